@@ -1,0 +1,16 @@
+//! torpor-core: the simulation core of torpor.
+//!
+//! Linux's latency-versus-power policies re-implemented from the kernel sources, run on
+//! simulated hardware and workloads. Pure Rust; the Python front end binds to it through
+//! `torpor-py` and holds no simulation logic. See DESIGN.md for the map.
+
+pub mod error;
+pub mod metrics;
+pub mod sim;
+pub mod storage;
+pub mod time;
+pub mod trace;
+pub mod workload;
+
+pub use error::InputError;
+pub use time::Nanos;

@@ -1,0 +1,4 @@
+//! Storage devices and the kernel policies that drive their power management.
+
+pub mod io;
+pub mod nvme;

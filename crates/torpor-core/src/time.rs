@@ -1,0 +1,198 @@
+//! Engine time: integer nanoseconds.
+//!
+//! Every instant and duration inside the engine is a [`Nanos`]. File formats keep the unit
+//! their ecosystem uses (`exit_latency_us`, `itpt_ms`, `"150ms"`) and convert once, at the
+//! edge, with the helpers here, so rounding happens in exactly one place.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+
+/// A time or a duration in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Nanos(pub u64);
+
+impl Nanos {
+    pub const ZERO: Nanos = Nanos(0);
+    pub const MAX: Nanos = Nanos(u64::MAX);
+
+    pub const fn from_ns(ns: u64) -> Nanos {
+        Nanos(ns)
+    }
+    pub const fn from_us(us: u64) -> Nanos {
+        Nanos(us.saturating_mul(1_000))
+    }
+    pub const fn from_ms(ms: u64) -> Nanos {
+        Nanos(ms.saturating_mul(1_000_000))
+    }
+    pub const fn from_secs(s: u64) -> Nanos {
+        Nanos(s.saturating_mul(1_000_000_000))
+    }
+    pub const fn as_ns(self) -> u64 {
+        self.0
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    pub fn as_ms_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    pub const fn saturating_sub(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0.saturating_sub(rhs.0))
+    }
+    pub const fn saturating_add(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl Add for Nanos {
+    type Output = Nanos;
+    fn add(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Nanos {
+    fn add_assign(&mut self, rhs: Nanos) {
+        self.0 += rhs.0;
+    }
+}
+impl Sub for Nanos {
+    type Output = Nanos;
+    fn sub(self, rhs: Nanos) -> Nanos {
+        Nanos(self.0 - rhs.0)
+    }
+}
+impl SubAssign for Nanos {
+    fn sub_assign(&mut self, rhs: Nanos) {
+        self.0 -= rhs.0;
+    }
+}
+
+impl fmt::Display for Nanos {
+    /// Prints with the largest unit that keeps the value exact (`150ms`, `1500us`, `7ns`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        if ns == 0 {
+            return write!(f, "0s");
+        }
+        for (div, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+            if ns % div == 0 {
+                return write!(f, "{}{}", ns / div, unit);
+            }
+        }
+        write!(f, "{ns}ns")
+    }
+}
+
+/// Why a duration string was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a duration with a unit (ns, us, ms, s, min), e.g. \"150ms\", got {0:?}")]
+pub struct DurationError(pub String);
+
+/// Parses a duration written with its unit: `"150ms"`, `"2s"`, `"1.5s"`, `"40us"`, `"7ns"`,
+/// `"2min"`. A bare number is refused: the unit is what makes a scenario file unambiguous.
+/// Fractions are allowed as long as the result is a whole number of nanoseconds.
+pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
+    let err = || DurationError(text.to_string());
+    let s = text.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(err)?;
+    let (num, unit) = s.split_at(split);
+    let scale: u64 = match unit.trim() {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        _ => return Err(err()),
+    };
+    if num.is_empty() {
+        return Err(err());
+    }
+    let (int_part, frac_part) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num, ""),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(err());
+    }
+    let int: u64 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| err())?
+    };
+    let mut total = int.checked_mul(scale).ok_or_else(err)?;
+    // Fractional digits: exact decimal arithmetic, refusing sub-nanosecond remainders.
+    let mut place = scale;
+    for d in frac_part.chars() {
+        let digit = d.to_digit(10).ok_or_else(err)? as u64;
+        if place % 10 != 0 {
+            if digit != 0 {
+                return Err(err());
+            }
+            continue;
+        }
+        place /= 10;
+        total = total.checked_add(digit * place).ok_or_else(err)?;
+    }
+    Ok(Nanos(total))
+}
+
+/// Parses a size with an optional binary suffix as fio writes it: `4096`, `4k`, `128K`, `1m`.
+pub fn parse_size_bytes(text: &str) -> Option<u64> {
+    let s = text.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_convert_to_whole_nanoseconds() {
+        assert_eq!(parse_duration("150ms"), Ok(Nanos(150_000_000)));
+        assert_eq!(parse_duration("2s"), Ok(Nanos(2_000_000_000)));
+        assert_eq!(parse_duration("1.5s"), Ok(Nanos(1_500_000_000)));
+        assert_eq!(parse_duration("40us"), Ok(Nanos(40_000)));
+        assert_eq!(parse_duration("0.5us"), Ok(Nanos(500)));
+        assert_eq!(parse_duration("7ns"), Ok(Nanos(7)));
+        assert_eq!(parse_duration("2min"), Ok(Nanos(120_000_000_000)));
+    }
+
+    #[test]
+    fn durations_without_unit_or_with_subnanosecond_fraction_are_refused() {
+        for bad in ["150", "ms", "1.5ns", "-3ms", "3 hours", "", "1e3ms", "..ms"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn display_picks_the_largest_exact_unit() {
+        assert_eq!(Nanos::from_ms(150).to_string(), "150ms");
+        assert_eq!(Nanos::from_us(1500).to_string(), "1500us");
+        assert_eq!(Nanos(7).to_string(), "7ns");
+        assert_eq!(Nanos::from_secs(2).to_string(), "2s");
+    }
+
+    #[test]
+    fn sizes_use_binary_multiples_like_fio() {
+        assert_eq!(parse_size_bytes("4k"), Some(4096));
+        assert_eq!(parse_size_bytes("128K"), Some(131072));
+        assert_eq!(parse_size_bytes("1m"), Some(1 << 20));
+        assert_eq!(parse_size_bytes("512"), Some(512));
+        assert_eq!(parse_size_bytes("4x"), None);
+    }
+}
