@@ -4,8 +4,11 @@
 //! simulated hardware and workloads. Pure Rust; the Python front end binds to it through
 //! `torpor-py` and holds no simulation logic. See DESIGN.md for the map.
 
+pub mod bench;
 pub mod error;
 pub mod metrics;
+pub mod run;
+pub mod scenario;
 pub mod sim;
 pub mod storage;
 pub mod time;

@@ -3,7 +3,10 @@
 //! `device.rs` executes a table and knows nothing about where it came from.
 
 pub mod apst;
+pub mod apst_view;
 pub mod device;
+pub mod idle_schedule;
+pub mod source;
 pub mod preset;
 pub mod psd;
 pub mod service;

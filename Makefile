@@ -1,0 +1,41 @@
+# The two commands: `make demo` (install + reproduce the built-in experiments into out/)
+# and `make test` (install + every check). Everything they need is installed here.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.torpor-installed
+SOURCES := $(shell find crates python presets -type f \( -name '*.rs' -o -name '*.py' -o -name '*.toml' \) 2>/dev/null) Cargo.toml pyproject.toml
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+$(VENV)/bin/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "torpor needs Python 3.11+"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pytest>=7" "ruff>=0.4"
+
+$(STAMP): $(VENV)/bin/python $(SOURCES)
+	command -v cargo >/dev/null || { echo "torpor needs a Rust toolchain (cargo)"; exit 1; }
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/maturin develop --release --quiet
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/torpor reproduce apst --out out/apst
+	@echo "report: out/apst/report.md"
+
+test: install
+	cargo test --workspace --exclude torpor-py
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo fmt --all -- --check
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/torpor bench
+
+clean:
+	rm -rf $(VENV) target out

@@ -1,0 +1,50 @@
+//! `torpor bench`: the engine's hot loops timed on this machine, as simulated work per
+//! wall-clock second. The criterion benchmarks in `benches/` measure the same loops more
+//! carefully; this one needs no Rust toolchain on the user's machine.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
+use crate::storage::nvme::device::NvmeDevice;
+use crate::storage::nvme::preset;
+use crate::time::Nanos;
+use crate::workload::{self, Workload};
+
+/// One benchmark's figure.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    pub name: String,
+    pub count: u64,
+    pub unit: String,
+    pub wall_s: f64,
+    pub per_s: f64,
+}
+
+/// Runs each benchmark for roughly `seconds` of wall time.
+pub fn run_all(seconds: f64) -> Vec<BenchResult> {
+    vec![nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"), nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)")]
+}
+
+/// Simulates APST workflow `n` on the SN530 preset with the v5.14 table, doubling the
+/// simulated span until the wall time exceeds the budget.
+fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
+    let drive = preset::find("wdc-pc-sn530-256gb").expect("built-in preset").expect("valid preset");
+    let table = match apst::build(&drive.controller, &ApstParams::default()) {
+        ApstConfig::Sent(t) => t,
+        ApstConfig::NotSent { reason } => panic!("SN530 preset sends no APST table: {reason}"),
+    };
+    let mut span = Nanos::from_secs(1);
+    loop {
+        let mut device = NvmeDevice::new(&drive.controller, Some(&table), drive.service.clone());
+        let mut loads = vec![Workload::Job(workload::apst_workflow(n).expect("1..=7"))];
+        let start = Instant::now();
+        let report = workload::run_io(&mut device, &mut loads, span, 1).expect("built-in workload");
+        let wall = start.elapsed().as_secs_f64();
+        if wall >= seconds || span >= Nanos::from_secs(1 << 20) {
+            return BenchResult { name: name.to_string(), count: report.ios, unit: "IOs".into(), wall_s: wall, per_s: report.ios as f64 / wall };
+        }
+        span = Nanos(span.0 * 2);
+    }
+}

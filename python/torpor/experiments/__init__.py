@@ -1,0 +1,1 @@
+"""Built-in experiments, one module per seed document they reproduce."""

@@ -1,0 +1,346 @@
+"""Seed 000: commit ebd8a93aa4f5 "nvme: extend and modify the APST configuration algorithm".
+
+The commit message reports, for five drives and seven workflows, how the v5.14 table builder
+changed the tables, average power and latency compared with the legacy one. This experiment
+runs the same 5 x 7 x 2 grid in the simulator and checks each statement with a rule written
+next to it: a direction and a stated tolerance, never a judgement by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from torpor import core
+
+SEED = "000"
+DRIVES = {
+    "wdc-pc-sn530-256gb": "WD SN530",
+    "intel-760p-ssdpekkw256g8": "Intel 760p",
+    "samsung-pm991-mzvlq256hajd": "Samsung PM991",
+    "skhynix-bc511-hfm256gdjtni": "SK hynix BC511",
+    "kioxia-bg4-kbg40zns256g": "Kioxia BG4",
+}
+WORKFLOWS = range(1, 8)
+ALGORITHMS = ("legacy", "v5.14")
+DURATION = "60s"
+
+
+def scenario_text(device: str, workflow: int) -> str:
+    """One scenario per (drive, workflow): both table builders as variants on identical IO."""
+    return f"""
+[platform]
+nvme = "{device}"
+
+[workload]
+apst_workflow = {workflow}
+
+[run]
+duration = "{DURATION}"
+seed = 1
+
+[[variant]]
+name = "legacy"
+apst = {{ algorithm = "legacy" }}
+
+[[variant]]
+name = "v5.14"
+apst = {{ algorithm = "v5.14" }}
+"""
+
+
+def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
+    report = core.run_scenario_text(
+        scenario_text(device, workflow), f"<apst {device} workflow {workflow}>"
+    )
+    rows = []
+    for v in report["variants"]:
+        lat = v["io"]["all"]
+        rows.append(
+            {
+                "device": device,
+                "workflow": workflow,
+                "algorithm": v["name"],
+                "avg_power_mw": v["nvme"]["avg_power_mw"],
+                "lat_mean_us": lat["mean_us"],
+                "lat_p99_us": lat["p99_us"],
+                "transitions": v["nvme"]["transitions"],
+            }
+        )
+    return rows
+
+
+def runs(progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
+
+    Runs go to two threads (the core releases the GIL); the order of the result does not
+    depend on which finishes first.
+    """
+    grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
+    out: list[dict[str, Any]] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for rows in pool.map(lambda dw: _run_one(*dw), grid):
+            out.extend(rows)
+            if progress:
+                progress()
+    return out
+
+
+def tables() -> dict[str, dict[str, dict[str, Any]]]:
+    """The APST table each builder produces for each drive, with its idle schedule."""
+    return {
+        d: {a: core.apst(d, {"algorithm": a}) for a in ALGORITHMS}
+        for d in DRIVES
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Claims: each returns (claim, seed_value, torpor_value, ok).
+
+
+def _row(rows: list[dict[str, Any]], device: str, workflow: int, algorithm: str) -> dict[str, Any]:
+    return next(
+        r
+        for r in rows
+        if r["device"] == device and r["workflow"] == workflow and r["algorithm"] == algorithm
+    )
+
+
+def _change(rows: list[dict[str, Any]], device: str, workflow: int, key: str) -> float:
+    """Relative change v5.14 vs legacy, as a fraction."""
+    old = _row(rows, device, workflow, "legacy")[key]
+    new = _row(rows, device, workflow, "v5.14")[key]
+    return (new - old) / old
+
+
+def _schedule(t: dict[str, Any]) -> list[tuple[int, float]]:
+    """(state, ms of idle after which it is reached) from PS0, following the table's chain."""
+    return [(s["ps"], s["reached_after_ms"]) for s in t["idle_schedule"]]
+
+
+def _schedule_text(t: dict[str, Any]) -> str:
+    sched = _schedule(t)
+    if not sched:
+        return "no transitions"
+    return ", ".join(f"PS{ps} after {ms:g} ms" for ps, ms in sched)
+
+
+def _claim(claim: str, seed_value: str, torpor_value: str, ok: bool) -> dict[str, Any]:
+    return {
+        "seed": SEED,
+        "claim": claim,
+        "seed_value": seed_value,
+        "torpor_value": torpor_value,
+        "ok": bool(ok),
+    }
+
+
+def claim_tables_identical(tabs: dict[str, Any]) -> dict[str, Any]:
+    # Rule: same ITPS in all 32 entries, and each non-zero ITPT within a factor 1.25.
+    d = "kioxia-bg4-kbg40zns256g"
+    old = tabs[d]["legacy"]["table"]["entries"]
+    new = tabs[d]["v5.14"]["table"]["entries"]
+    same_targets = all(a["itps"] == b["itps"] for a, b in zip(old, new, strict=True))
+    ratios = [
+        max(a["itpt_ms"], b["itpt_ms"]) / min(a["itpt_ms"], b["itpt_ms"])
+        for a, b in zip(old, new, strict=True)
+        if a["itpt_ms"] and b["itpt_ms"]
+    ]
+    ok = same_targets and all(r <= 1.25 for r in ratios)
+    return _claim(
+        "Kioxia BG4: legacy and v5.14 tables are virtually identical "
+        "(rule: same targets, ITPTs within x1.25)",
+        "virtually identical",
+        f"legacy: {_schedule_text(tabs[d]['legacy'])}; v5.14: {_schedule_text(tabs[d]['v5.14'])}",
+        ok,
+    )
+
+
+def claim_quicker(tabs: dict[str, Any], device: str) -> dict[str, Any]:
+    # Rule: v5.14 leaves PS0 at most half as late, and reaches the deepest state sooner.
+    old, new = _schedule(tabs[device]["legacy"]), _schedule(tabs[device]["v5.14"])
+    ok = bool(old and new) and new[0][1] <= 0.5 * old[0][1] and new[-1][0] >= old[-1][0]
+    ok = ok and new[-1][1] < old[-1][1]
+    return _claim(
+        f"{DRIVES[device]}: v5.14 makes the transitions to PS3/PS4 much quicker "
+        "(rule: first transition at most half as late, deepest state reached sooner)",
+        "much quicker transitions to PS3 and PS4",
+        f"legacy: {_schedule_text(tabs[device]['legacy'])}; "
+        f"v5.14: {_schedule_text(tabs[device]['v5.14'])}",
+        ok,
+    )
+
+
+def claim_deeper_similar_time(tabs: dict[str, Any]) -> dict[str, Any]:
+    # Rule: first target PS3 under legacy, PS4 under v5.14; first ITPTs within a factor 2.
+    d = "skhynix-bc511-hfm256gdjtni"
+    old, new = _schedule(tabs[d]["legacy"]), _schedule(tabs[d]["v5.14"])
+    ok = bool(old and new) and old[0][0] == 3 and new[0][0] == 4
+    ok = ok and max(old[0][1], new[0][1]) <= 2 * min(old[0][1], new[0][1])
+    return _claim(
+        "SK hynix BC511: PS4 rather than PS3 after a similar idle time "
+        "(rule: first target PS3 -> PS4, idle times within x2)",
+        "PS4 rather than PS3 after a similar amount of time",
+        f"legacy: {_schedule_text(tabs[d]['legacy'])}; v5.14: {_schedule_text(tabs[d]['v5.14'])}",
+        ok,
+    )
+
+
+def claim_deeper_later(tabs: dict[str, Any]) -> dict[str, Any]:
+    # Rule: the first transition under v5.14 goes to a deeper state and happens later.
+    d = "samsung-pm991-mzvlq256hajd"
+    old, new = _schedule(tabs[d]["legacy"]), _schedule(tabs[d]["v5.14"])
+    ok = bool(old and new) and new[0][0] > old[0][0] and new[0][1] > old[0][1]
+    return _claim(
+        "Samsung PM991: the first transition happens after a longer idle time but to a "
+        "lower power state (rule: deeper first target, later)",
+        "initial transition later, but to a lower power state",
+        f"legacy: {_schedule_text(tabs[d]['legacy'])}; v5.14: {_schedule_text(tabs[d]['v5.14'])}",
+        ok,
+    )
+
+
+def claim_sn530_savings(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: v5.14 lowers average power by at least 30 % on each of workflows 4, 5 and 6.
+    d = "wdc-pc-sn530-256gb"
+    savings = {w: -_change(rows, d, w, "avg_power_mw") for w in (4, 5, 6)}
+    return _claim(
+        "WD SN530: large power savings on workflows 4-6 (rule: >= 30 % lower average power on "
+        "each)",
+        "up to 62 % lower power on scenarios 4, 5 and 6",
+        ", ".join(f"workflow {w}: {s:.0%} lower" for w, s in savings.items()),
+        all(s >= 0.30 for s in savings.values()),
+    )
+
+
+def claim_kioxia_flat(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: |change in average power| <= 10 % on every workflow.
+    d = "kioxia-bg4-kbg40zns256g"
+    changes = [_change(rows, d, w, "avg_power_mw") for w in WORKFLOWS]
+    worst = max(changes, key=abs)
+    return _claim(
+        "Kioxia BG4: little or no change in average power on all workflows "
+        "(rule: |change| <= 10 % on each)",
+        "little or no change",
+        f"largest change {worst:+.1%} (workflows 1-7: "
+        + ", ".join(f"{c:+.1%}" for c in changes)
+        + ")",
+        all(abs(c) <= 0.10 for c in changes),
+    )
+
+
+def claim_pm991_increase(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: the worst workflow shows a power increase, between 0 and 2 x the seed's 18 %.
+    d = "samsung-pm991-mzvlq256hajd"
+    changes = {w: _change(rows, d, w, "avg_power_mw") for w in WORKFLOWS}
+    w, worst = max(changes.items(), key=lambda kv: kv[1])
+    return _claim(
+        "Samsung PM991: moderate increase in power in the worst case "
+        "(rule: worst-case increase > 0 and <= 36 %, twice the seed's figure)",
+        "up to 18 % more power in worst-case scenarios",
+        f"worst: workflow {w}, {worst:+.1%}",
+        0 < worst <= 0.36,
+    )
+
+
+def claim_sustained_unchanged(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: workflow 1 mean latency and power change by at most 1 % on every drive.
+    changes = [
+        max(abs(_change(rows, d, 1, "lat_mean_us")), abs(_change(rows, d, 1, "avg_power_mw")))
+        for d in DRIVES
+    ]
+    return _claim(
+        "Sustained writes (workflow 1): minimal effect, the drive does not enter low-power "
+        "states (rule: latency and power within 1 % on every drive)",
+        "effect minimal",
+        f"largest change {max(changes):.2%}",
+        max(changes) <= 0.01,
+    )
+
+
+def claim_w7_latency(rows: list[dict[str, Any]], tabs: dict[str, Any], device: str,
+                     seed_old_ms: float, seed_new_ms: float) -> list[dict[str, Any]]:
+    """Two rules: direction (v5.14 mean >= 3 x legacy) and magnitude (within x2 of the seed)."""
+    old = _row(rows, device, 7, "legacy")["lat_mean_us"] / 1000
+    new = _row(rows, device, 7, "v5.14")["lat_mean_us"] / 1000
+    name = DRIVES[device]
+    direction = _claim(
+        f"{name}: workflow 7 mean latency rises sharply under v5.14 (rule: >= 3 x legacy)",
+        f"{seed_old_ms:g} ms -> {seed_new_ms:g} ms",
+        f"{old:.3f} ms -> {new:.2f} ms",
+        new >= 3 * old,
+    )
+    ok = seed_new_ms / 2 <= new <= seed_new_ms * 2
+    deepest = _schedule(tabs[device]["v5.14"])
+    exlat_ms = None
+    if deepest:
+        ps = deepest[0][0]
+        exlat_ms = tabs[device]["v5.14"]["device"]["controller"]["power_states"][ps]["exit_lat_us"] / 1000
+    explain = ""
+    if not ok and exlat_ms is not None and exlat_ms < seed_new_ms / 2:
+        explain = (
+            f"; the declared exit latency of PS{deepest[0][0]} is {exlat_ms:g} ms, so a "
+            f"{seed_new_ms:g} ms mean cannot come from the declared latencies: the real drive "
+            "wakes slower than its descriptor says (or the host adds delay)"
+        )
+    magnitude = _claim(
+        f"{name}: workflow 7 mean latency under v5.14 matches the seed's figure "
+        "(rule: within x2)",
+        f"{seed_new_ms:g} ms",
+        f"{new:.2f} ms{explain}",
+        ok,
+    )
+    return [direction, magnitude]
+
+
+def claim_others_milder(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: on the three other drives the workflow-7 latency increase (ms) is smaller than the
+    # smaller of SN530's and 760p's.
+    def inc(d: str) -> float:
+        return (
+            _row(rows, d, 7, "v5.14")["lat_mean_us"] - _row(rows, d, 7, "legacy")["lat_mean_us"]
+        ) / 1000
+
+    bound = min(inc("wdc-pc-sn530-256gb"), inc("intel-760p-ssdpekkw256g8"))
+    others = {d: inc(d) for d in DRIVES if d not in ("wdc-pc-sn530-256gb", "intel-760p-ssdpekkw256g8")}
+    return _claim(
+        "Other drives: the workflow-7 latency increase is much milder or non-existent "
+        "(rule: smaller than both SN530's and 760p's increase)",
+        "much milder or non-existent",
+        f"increase bound {bound:.2f} ms; " + ", ".join(f"{DRIVES[d]} {v:+.2f} ms" for d, v in others.items()),
+        all(v < bound for v in others.values()),
+    )
+
+
+def claim_background_ops() -> dict[str, Any]:
+    return _claim(
+        "Intel and Samsung drives: longer stays in deep states trigger background operations "
+        "that raise power on workflows 3, 4 and 7",
+        "more complex impact observed on scenarios 3, 4 and 7",
+        "not modelled: torpor's drive model has no background-operation power; this claim is "
+        "not checked",
+        False,
+    )
+
+
+def claims(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        claim_tables_identical(tabs),
+        claim_quicker(tabs, "wdc-pc-sn530-256gb"),
+        claim_quicker(tabs, "intel-760p-ssdpekkw256g8"),
+        claim_deeper_similar_time(tabs),
+        claim_deeper_later(tabs),
+        claim_sn530_savings(rows),
+        claim_kioxia_flat(rows),
+        claim_pm991_increase(rows),
+        claim_sustained_unchanged(rows),
+    ]
+    out += claim_w7_latency(rows, tabs, "wdc-pc-sn530-256gb", 0.6, 10)
+    out += claim_w7_latency(rows, tabs, "intel-760p-ssdpekkw256g8", 2, 53)
+    out += [claim_others_milder(rows), claim_background_ops()]
+    return out
+
+
+def per_drive_rows(rows: Iterable[dict[str, Any]], device: str) -> list[dict[str, Any]]:
+    return [r for r in rows if r["device"] == device]

@@ -1,0 +1,1 @@
+"""Rendering: terminal tables, markdown reports. No simulation logic lives here."""

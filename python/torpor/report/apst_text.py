@@ -1,0 +1,83 @@
+"""Terminal views of APST tables and scenario runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _w(mw: float | None) -> str:
+    return "-" if mw is None else f"{mw / 1000:.4f} W"
+
+
+def power_state_table(device: dict[str, Any]) -> Table:
+    """The drive's power states, laid out like smartctl's "Supported Power States"."""
+    ctrl = device["controller"]
+    table = Table(title=f"{device['label']}: power states (NPSS {ctrl['npss']})")
+    for col in ("St", "Op", "Max", "Active", "Idle", "Ent_Lat us", "Ex_Lat us"):
+        table.add_column(col, justify="right")
+    for i, ps in enumerate(ctrl["power_states"]):
+        table.add_row(
+            str(i),
+            "-" if ps["non_operational"] else "+",
+            _w(ps["max_power_mw"]),
+            _w(ps["active_power_mw"]),
+            _w(ps["idle_power_mw"]),
+            str(ps["entry_lat_us"]),
+            str(ps["exit_lat_us"]),
+        )
+    return table
+
+
+def print_apst(console: Console, result: dict[str, Any]) -> None:
+    """Power-state table, the get-feature dump, and one line per transition."""
+    console.print(power_state_table(result["device"]))
+    p = result["params"]
+    console.print(
+        f"APST algorithm {p['algorithm']}: ps_max_latency_us={p['ps_max_latency_us']} "
+        f"primary {p['primary_timeout_ms']} ms / {p['primary_latency_tol_us']} us, "
+        f"secondary {p['secondary_timeout_ms']} ms / {p['secondary_latency_tol_us']} us"
+        + (", NO_DEEPEST_PS" if p["no_deepest_ps"] else "")
+    )
+    if not result["sent"]:
+        console.print(f"[bold]No APST table is sent:[/bold] {result['reason']}")
+        return
+    console.print()
+    console.print(result["get_feature_text"], markup=False)
+    console.print()
+    lines = result["transitions"] or ["no autonomous transitions (every ITPT is 0)"]
+    for line in lines:
+        console.print(line, markup=False)
+
+
+def print_run(console: Console, report: dict[str, Any]) -> None:
+    """One row per variant: fio-style latency and the drive's average power."""
+    table = Table(title=f"{report['scenario']} on {report['device']} ({report['duration_s']} s)")
+    for col in (
+        "variant",
+        "IOs",
+        "clat avg us",
+        "p50 us",
+        "p99 us",
+        "max us",
+        "avg power mW",
+        "energy mJ",
+        "transitions",
+    ):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for v in report["variants"]:
+        lat = v["io"]["all"]
+        table.add_row(
+            v["name"],
+            f"{lat['count']:,}",
+            f"{lat['mean_us']:.1f}",
+            f"{lat['p50_us']:.1f}",
+            f"{lat['p99_us']:.1f}",
+            f"{lat['max_us']:.1f}",
+            f"{v['nvme']['avg_power_mw']:.1f}",
+            f"{v['nvme']['energy_mj']:.1f}",
+            str(v["nvme"]["transitions"]),
+        )
+    console.print(table)

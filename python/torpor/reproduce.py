@@ -1,0 +1,45 @@
+"""`torpor reproduce`: run the built-in experiments and write results.json and report.md.
+
+results.json is one object per experiment: ``{"experiment", "claims", "runs"}`` (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from torpor.experiments import apst
+from torpor.report import markdown
+
+
+def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
+    grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
+    if console is not None:
+        with Progress(console=console, transient=True) as progress:
+            task = progress.add_task("apst: 5 drives x 7 workflows x 2 algorithms", total=grid)
+            rows = apst.runs(lambda: progress.advance(task))
+    else:
+        rows = apst.runs()
+    tabs = apst.tables()
+    results = {"experiment": "apst", "claims": apst.claims(rows, tabs), "runs": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (out / "report.md").write_text(markdown.apst_report(results, tabs))
+    if console is not None:
+        ok = sum(c["ok"] for c in results["claims"])
+        console.print(
+            f"apst: {len(rows)} runs, {ok}/{len(results['claims'])} claims hold -> "
+            f"{out / 'report.md'}"
+        )
+    return results
+
+
+def run(area: str, out: Path, console: Console | None = None) -> dict[str, Any]:
+    """Runs one experiment (or all of them) into ``out``."""
+    if area in ("apst", "all"):
+        return run_apst(out if area == "apst" else out / "apst", console)
+    raise ValueError(f"unknown experiment {area!r}")

@@ -1,0 +1,18 @@
+"""Shared helpers: run the real `torpor` CLI in-process and capture what a user would see."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from torpor.cli import main
+
+
+@pytest.fixture
+def cli():
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(main, list(args), catch_exceptions=False)
+
+    return invoke

@@ -1,0 +1,121 @@
+"""The CLI as a user meets it: versions, presets, tables, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torpor
+
+
+def test_version_matches_the_package(cli):
+    r = cli("--version")
+    assert r.exit_code == 0
+    assert r.output.strip() == f"torpor, version {torpor.__version__}"
+
+
+def test_devices_lists_the_seventeen_presets(cli):
+    r = cli("devices", "--json")
+    assert r.exit_code == 0
+    ids = {d["id"] for d in json.loads(r.output)}
+    assert len(ids) == 17
+    # The five drives named in commit ebd8a93aa4f5.
+    commit = {d["id"] for d in json.loads(r.output) if d["in_apst_commit"]}
+    assert commit == {
+        "wdc-pc-sn530-256gb",
+        "intel-760p-ssdpekkw256g8",
+        "samsung-pm991-mzvlq256hajd",
+        "skhynix-bc511-hfm256gdjtni",
+        "kioxia-bg4-kbg40zns256g",
+    }
+
+
+def test_apst_json_is_exactly_the_documented_shape(cli):
+    r = cli("apst", "wdc-pc-sn530-256gb", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.output)
+    assert set(doc) == {"apste", "entries"}
+    assert doc["apste"] == 1
+    assert len(doc["entries"]) == 32
+    assert all(set(e) == {"ps", "itps", "itpt_ms", "raw"} for e in doc["entries"])
+    # SN530 v5.14 by hand (spec 1.4): PS3 total 3900+11000 = 14900 <= 15000 -> primary
+    # (100 ms); PS4 total 44000 in (15000, 100000] -> secondary (2000 ms), found first.
+    # Entries PS0-PS2 -> (3, 100): raw = 3<<3 | 100<<8 = 25624; PS3 -> (4, 2000): 512032.
+    raw = [e["raw"] for e in doc["entries"]]
+    assert raw[:5] == [25624, 25624, 25624, 512032, 0]
+    assert raw[5:] == [0] * 27
+
+
+def test_apst_legacy_algorithm_gives_the_50x_rule(cli):
+    r = cli("apst", "wdc-pc-sn530-256gb", "--algorithm", "legacy", "--json")
+    # Legacy by hand: PS4 total 44000 us -> (44000+19)//20 = 2200 ms; PS3 14900 -> 745 ms.
+    entries = json.loads(r.output)["entries"]
+    assert [(e["itps"], e["itpt_ms"]) for e in entries[:5]] == [
+        (3, 745),
+        (3, 745),
+        (3, 745),
+        (4, 2200),
+        (0, 0),
+    ]
+
+
+def test_apst_text_shows_the_transitions(cli):
+    r = cli("apst", "wdc-pc-sn530-256gb")
+    assert r.exit_code == 0
+    assert "PS0 -> PS3 after 100 ms idle" in r.output
+    assert "PS3 -> PS4 after 2000 ms idle" in r.output
+
+
+def test_emit_nvme_cli_writes_the_256_byte_table(cli, tmp_path: Path):
+    data = tmp_path / "apst.bin"
+    r = cli("apst", "wdc-pc-sn530-256gb", "--emit", "nvme-cli", "--data-file", str(data))
+    assert r.exit_code == 0
+    assert "set-feature" in r.output and str(data) in r.output
+    blob = data.read_bytes()
+    assert len(blob) == 256
+    assert int.from_bytes(blob[0:8], "little") == 25624
+    assert int.from_bytes(blob[24:32], "little") == 512032
+
+
+def test_emit_kernel_for_legacy_sets_primary_timeout_zero(cli):
+    r = cli("apst", "wdc-pc-sn530-256gb", "--algorithm", "legacy", "--emit", "kernel")
+    assert r.exit_code == 0
+    assert "nvme_core.apst_primary_timeout_ms=0" in r.output
+
+
+def test_missing_device_is_one_line_exit_2(cli):
+    r = cli("apst", "no-such-drive.json")
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("torpor: error: no-such-drive.json: ")
+    assert "Traceback" not in r.output
+
+
+def test_malformed_device_dump_names_file_and_line(cli, tmp_path: Path):
+    bad = tmp_path / "ctrl.json"
+    bad.write_text('{\n  "npss": 4,\n  "apsta": 1,\n  "psds": [\n')
+    r = cli("apst", str(bad))
+    assert r.exit_code == 2
+    assert r.output.startswith(f"torpor: error: {bad}:")
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_malformed_scenario_names_file_line_and_key(cli, tmp_path: Path):
+    s = tmp_path / "s.toml"
+    s.write_text('[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
+                 '[run]\nduration = "10s"\nseed = 1\ncolour = "blue"\n')
+    r = cli("run", str(s))
+    assert r.exit_code == 2
+    assert r.output.startswith(f"torpor: error: {s}:8: ")
+    assert "colour" in r.output
+
+
+def test_debug_flag_shows_the_traceback(tmp_path: Path):
+    import pytest
+    from click.testing import CliRunner
+
+    from torpor.cli import main
+
+    with pytest.raises(torpor.InputError):
+        CliRunner().invoke(main, ["--debug", "apst", "nope.json"], catch_exceptions=False)
