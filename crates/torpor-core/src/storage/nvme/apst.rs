@@ -179,6 +179,8 @@ impl Default for ApstParams {
 }
 
 /// What `nvme_configure_apst()` does with the controller.
+// Built once per reconfiguration, never in the event loop: the unboxed 264-byte table is fine.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum ApstConfig {
     /// No Set Features command is sent; the drive keeps whatever it had.
@@ -248,7 +250,8 @@ pub fn entry(itps: u8, itpt_ms: u64) -> u64 {
 /// Legacy idle time: 50 × (ENLAT + EXLAT) µs = (ENLAT + EXLAT) / 20 ms, rounded up, capped at
 /// 24 bits. A total of 0 gives 0, which disables the transition.
 pub fn legacy_itpt_ms(total_lat_us: u64) -> u64 {
-    ((total_lat_us + 19) / 20).min(ITPT_MAX_MS)
+    // The kernel writes (total + 19) / 20; identical for totals that fit (ENLAT + EXLAT < 2^33).
+    total_lat_us.div_ceil(20).min(ITPT_MAX_MS)
 }
 
 /// The v5.14 rule's memory across the walk (`last_index` in the kernel: 1 once a primary was

@@ -294,30 +294,32 @@ fn service(
 /// A TOML syntax or schema error as file, line and one sentence naming the key.
 fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> InputError {
     let message = e.message().trim_end().replace('\n', " ");
-    match e.span() {
-        Some(span) => {
-            let line = InputError::line_of_offset(text, span.start);
-            let message = match key_on_line(text, line) {
-                Some(key) if !message.contains(&format!("`{key}`")) => {
-                    format!("{message} (key `{key}`)")
-                }
-                _ => message,
-            };
-            InputError::at(file, line, message)
+    let Some(span) = e.span() else {
+        return InputError::whole(file, message);
+    };
+    let line = InputError::line_of_offset(text, span.start);
+    let here = line_text(text, line).unwrap_or("");
+    let context = if message.starts_with("missing field") {
+        // Reported at the table that lacks it, or at the whole document.
+        if here.starts_with('[') {
+            format!(" in table `{here}`")
+        } else {
+            " at the top level".to_string()
         }
-        None => InputError::whole(file, message),
-    }
+    } else {
+        match here.split_once('=') {
+            Some((key, _)) if !message.contains(&format!("`{}`", key.trim())) => {
+                format!(" (key `{}`)", key.trim())
+            }
+            _ => String::new(),
+        }
+    };
+    InputError::at(file, line, format!("{message}{context}"))
 }
 
-/// The key (or `[table]` header) written on 1-based `line`, for error messages whose serde
-/// text does not name it (e.g. "invalid type: string, expected u32").
-fn key_on_line(text: &str, line: usize) -> Option<String> {
-    let l = text.lines().nth(line.checked_sub(1)?)?.trim();
-    if l.starts_with('[') {
-        return Some(l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-    }
-    let (key, _) = l.split_once('=')?;
-    Some(key.trim().to_string())
+/// The trimmed text of 1-based `line`.
+fn line_text(text: &str, line: usize) -> Option<&str> {
+    text.lines().nth(line.checked_sub(1)?).map(str::trim)
 }
 
 /// 1-based line of the first top-level `key = ...` in `text` (1 when absent).
