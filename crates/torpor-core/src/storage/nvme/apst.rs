@@ -1,10 +1,81 @@
-//! APST tables (NVMe Feature 0Ch). The table builders are being written; the table type is
-//! fixed here because the drive model executes it.
+//! APST tables (NVMe Feature 0Ch, Autonomous Power State Transition): the two table builders of
+//! Linux's `nvme_configure_apst()` (`drivers/nvme/host/core.c`), the table's wire form, and the
+//! ways a user sees or sets it (`nvme get-feature -H` text, JSON, `nvme set-feature`, module
+//! parameters).
+//!
+//! What it models. An NVMe drive with APST enabled leaves its current power state on its own
+//! after it has been idle for ITPT ms and moves to state ITPS; the host only programs the
+//! 32-entry table (entry `i` describes power state `i`). Linux builds that table from the
+//! drive's power-state descriptors each time the controller is (re)initialised and whenever the
+//! PM QoS latency tolerance (`ps_max_latency_us`) changes. Two algorithms exist:
+//!
+//! * **Legacy** (v4.11 … v5.13): every usable non-operational state is a target, and the idle
+//!   time before entering it is 50 × its transition cost, so at most ~2 % of time is spent
+//!   transitioning: ITPT = ceil((ENLAT + EXLAT) µs / 20) ms, capped at 2^24 − 1.
+//! * **v5.14** (commit ebd8a93aa4f5, "nvme: extend and modify the APST configuration
+//!   algorithm"): at most two targets, like the Windows drivers: a *primary* state (ENLAT + EXLAT
+//!   ≤ `apst_primary_latency_tol_us`) entered after `apst_primary_timeout_ms`, and a deeper
+//!   *secondary* state (ENLAT + EXLAT ≤ `apst_secondary_latency_tol_us`) entered after
+//!   `apst_secondary_timeout_ms`. With a zero primary timeout or zero primary tolerance it falls
+//!   back to the legacy formula for every state.
+//!
+//! The walk, common to both (numbered as [`build`] performs it):
+//!
+//! 1. APSTA = 0: send nothing at all. NPSS > 31: warn "NPSS is invalid; not using APST" and
+//!    send nothing.
+//! 2. `ps_max_latency_us == 0`: send APSTE = 0 with an all-zero table (the documented way to
+//!    turn APST off).
+//! 3. Walk the states from NPSS (deepest) down to PS0, carrying `target`, the entry chosen so
+//!    far from deeper states. At each state, first store `target` (if any) as that state's
+//!    entry, then decide whether the state itself becomes the new target:
+//!    * not the deepest state when the device has the `NO_DEEPEST_PS` quirk;
+//!    * non-operational (NOPS) only;
+//!    * EXLAT ≤ `ps_max_latency_us` (exit latency only, not entry + exit);
+//!    * an ITPT from the algorithm: legacy formula, or the v5.14 primary/secondary rule
+//!      (the state is skipped, `target` unchanged, when the rule rejects it).
+//!
+//!    Then `target = (state << 3) | (itpt_ms << 8)`.
+//! 4. Send APSTE = 1, even when no state qualified (the table is then all zero).
+//!
+//! The v5.14 module-parameter timeouts are not clamped to 24 bits: a value ≥ 2^24 ms spills
+//! into the entry's reserved upper bits exactly as the kernel's u64 arithmetic does (see
+//! [`entry`]). Where the kernel applies quirks (`NO_APST`) or `force_apst` before calling the
+//! builder, torpor's caller decides; only `NO_DEEPEST_PS` changes the walk and is a parameter
+//! here.
 
-use serde::Serialize;
+use std::fmt::{self, Write as _};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::storage::nvme::psd::NvmeController;
 
 /// Number of entries of the APST data structure (one per possible power state).
 pub const APST_ENTRIES: usize = 32;
+
+/// Feature identifier of Autonomous Power State Transition.
+pub const NVME_FEAT_AUTO_PST: u8 = 0x0c;
+
+/// Size of the Feature 0Ch data buffer, bytes (32 entries × 8).
+pub const APST_DATA_LEN: usize = APST_ENTRIES * 8;
+
+/// Kernel default of the `nvme_core.default_ps_max_latency_us` module parameter, µs.
+pub const DEFAULT_PS_MAX_LATENCY_US: u64 = 100_000;
+/// Kernel default of `nvme_core.apst_primary_timeout_ms` (v5.14+).
+pub const APST_PRIMARY_TIMEOUT_MS: u64 = 100;
+/// Kernel default of `nvme_core.apst_secondary_timeout_ms` (v5.14+); 0 disables the secondary.
+pub const APST_SECONDARY_TIMEOUT_MS: u64 = 2000;
+/// Kernel default of `nvme_core.apst_primary_latency_tol_us` (v5.14+).
+pub const APST_PRIMARY_LATENCY_TOL_US: u64 = 15_000;
+/// Kernel default of `nvme_core.apst_secondary_latency_tol_us` (v5.14+).
+pub const APST_SECONDARY_LATENCY_TOL_US: u64 = 100_000;
+
+/// Largest ITPT the legacy formula programs: the field is 24 bits wide.
+pub const ITPT_MAX_MS: u64 = (1 << 24) - 1;
+
+/// The kernel's `S32_MAX`: the module parameter's value is capped at this when it seeds the
+/// controller's `ps_max_latency_us` through the PM QoS latency tolerance.
+const S32_MAX: u64 = i32::MAX as u64;
 
 /// The Feature 0Ch payload: APSTE (CDW11 bit 0) and 32 little-endian 64-bit entries, entry `i`
 /// describing power state `i` as `(itps << 3) | (itpt_ms << 8)`.
@@ -23,5 +94,460 @@ impl ApstTable {
     /// ITPT of entry `ps`, ms; 0 disables the transition.
     pub fn itpt_ms(&self, ps: usize) -> u32 {
         ((self.entries[ps] >> 8) & 0xff_ffff) as u32
+    }
+}
+
+/// Which of the kernel's two table builders to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ApstAlgorithm {
+    /// v4.11 … v5.13: every usable non-operational state, ITPT = 50 × (ENLAT + EXLAT).
+    #[serde(rename = "legacy")]
+    Legacy,
+    /// v5.14+ (commit ebd8a93aa4f5): a primary and an optional secondary target.
+    #[serde(rename = "v5.14")]
+    V5_14,
+}
+
+impl ApstAlgorithm {
+    /// The name used in files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApstAlgorithm::Legacy => "legacy",
+            ApstAlgorithm::V5_14 => "v5.14",
+        }
+    }
+}
+
+impl fmt::Display for ApstAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is neither `legacy` nor `v5.14`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown APST algorithm `{0}`; expected `legacy` or `v5.14`")]
+pub struct UnknownAlgorithm(pub String);
+
+impl FromStr for ApstAlgorithm {
+    type Err = UnknownAlgorithm;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "legacy" => Ok(ApstAlgorithm::Legacy),
+            "v5.14" => Ok(ApstAlgorithm::V5_14),
+            other => Err(UnknownAlgorithm(other.to_string())),
+        }
+    }
+}
+
+/// Everything besides the drive that decides the table: the controller's latency limit, the
+/// `nvme_core` module parameters and the one quirk that changes the walk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApstParams {
+    pub algorithm: ApstAlgorithm,
+    /// The controller's `ps_max_latency_us`, µs: states whose EXLAT exceeds it are never
+    /// targets; 0 disables APST. Set by the PM QoS latency tolerance; its initial value is the
+    /// module parameter `default_ps_max_latency_us`. `u64::MAX` = no constraint.
+    pub ps_max_latency_us: u64,
+    /// `apst_primary_timeout_ms` (v5.14 only; 0 selects the legacy formula).
+    pub primary_timeout_ms: u64,
+    /// `apst_secondary_timeout_ms` (v5.14 only; 0 disables the secondary target).
+    pub secondary_timeout_ms: u64,
+    /// `apst_primary_latency_tol_us` (v5.14 only; 0 selects the legacy formula).
+    pub primary_latency_tol_us: u64,
+    /// `apst_secondary_latency_tol_us` (v5.14 only).
+    pub secondary_latency_tol_us: u64,
+    /// `NVME_QUIRK_NO_DEEPEST_PS`: the deepest state (NPSS) is never a target.
+    pub no_deepest_ps: bool,
+}
+
+impl Default for ApstParams {
+    /// The kernel's defaults on a v5.14+ kernel.
+    fn default() -> Self {
+        ApstParams {
+            algorithm: ApstAlgorithm::V5_14,
+            ps_max_latency_us: DEFAULT_PS_MAX_LATENCY_US,
+            primary_timeout_ms: APST_PRIMARY_TIMEOUT_MS,
+            secondary_timeout_ms: APST_SECONDARY_TIMEOUT_MS,
+            primary_latency_tol_us: APST_PRIMARY_LATENCY_TOL_US,
+            secondary_latency_tol_us: APST_SECONDARY_LATENCY_TOL_US,
+            no_deepest_ps: false,
+        }
+    }
+}
+
+/// What `nvme_configure_apst()` does with the controller.
+// Built once per reconfiguration, never in the event loop: the unboxed 264-byte table is fine.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum ApstConfig {
+    /// No Set Features command is sent; the drive keeps whatever it had.
+    NotSent { reason: String },
+    /// Set Features 0Ch is sent with this APSTE and table.
+    Sent(ApstTable),
+}
+
+/// Builds the APST table the kernel would send to `ctrl` (steps 1–4 of the module comment).
+pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
+    if !ctrl.apsta {
+        return ApstConfig::NotSent {
+            reason: "the controller does not support APST (APSTA = 0)".to_string(),
+        };
+    }
+    if ctrl.npss > 31 {
+        return ApstConfig::NotSent {
+            reason: "NPSS is invalid; not using APST".to_string(),
+        };
+    }
+    let mut table = ApstTable {
+        apste: false,
+        entries: [0; APST_ENTRIES],
+    };
+    if params.ps_max_latency_us == 0 {
+        return ApstConfig::Sent(table);
+    }
+    let npss = ctrl.npss as usize;
+    let states = ctrl.states();
+    let mut target = 0u64;
+    let mut choice = Choice::default();
+    for state in (0..=npss).rev() {
+        if target != 0 {
+            table.entries[state] = target;
+        }
+        if state == npss && params.no_deepest_ps {
+            continue;
+        }
+        // A descriptor the drive did not provide reads as zero: operational, never a target.
+        let Some(psd) = states.get(state).filter(|p| p.non_operational) else {
+            continue;
+        };
+        let exit_lat_us = u64::from(psd.exit_lat_us);
+        if exit_lat_us > params.ps_max_latency_us {
+            continue;
+        }
+        let total_lat_us = exit_lat_us + u64::from(psd.entry_lat_us);
+        let itpt_ms = match params.algorithm {
+            ApstAlgorithm::Legacy => Some(legacy_itpt_ms(total_lat_us)),
+            ApstAlgorithm::V5_14 => choice.transition_time(total_lat_us, params),
+        };
+        if let Some(itpt_ms) = itpt_ms {
+            target = entry(state as u8, itpt_ms);
+        }
+    }
+    table.apste = true;
+    ApstConfig::Sent(table)
+}
+
+/// One APST entry as the kernel computes it: `(itps << 3) | (itpt_ms << 8)` in u64. An
+/// `itpt_ms` of 2^24 or more is not masked: its high bits land in the reserved bits 63:32 (and
+/// bits beyond 63 are lost), as in the kernel, which clamps only the legacy formula.
+pub fn entry(itps: u8, itpt_ms: u64) -> u64 {
+    (u64::from(itps) << 3) | (itpt_ms << 8)
+}
+
+/// Legacy idle time: 50 × (ENLAT + EXLAT) µs = (ENLAT + EXLAT) / 20 ms, rounded up, capped at
+/// 24 bits. A total of 0 gives 0, which disables the transition.
+pub fn legacy_itpt_ms(total_lat_us: u64) -> u64 {
+    // The kernel writes (total + 19) / 20; identical for totals that fit (ENLAT + EXLAT < 2^33).
+    total_lat_us.div_ceil(20).min(ITPT_MAX_MS)
+}
+
+/// The v5.14 rule's memory across the walk (`last_index` in the kernel: 1 once a primary was
+/// chosen, 2 once a secondary was, `UINT_MAX` before either).
+struct Choice {
+    last_index: u32,
+}
+
+impl Default for Choice {
+    fn default() -> Self {
+        Choice {
+            last_index: u32::MAX,
+        }
+    }
+}
+
+impl Choice {
+    /// ITPT for a state of transition cost `total_lat_us`, or `None` when the state must be
+    /// skipped. Falls back to the legacy formula when the primary timeout or tolerance is 0.
+    fn transition_time(&mut self, total_lat_us: u64, params: &ApstParams) -> Option<u64> {
+        if params.primary_timeout_ms == 0 || params.primary_latency_tol_us == 0 {
+            return Some(legacy_itpt_ms(total_lat_us));
+        }
+        if total_lat_us <= params.primary_latency_tol_us {
+            // The deepest state within the primary tolerance wins; shallower ones are skipped.
+            if self.last_index == 1 {
+                return None;
+            }
+            self.last_index = 1;
+            return Some(params.primary_timeout_ms);
+        }
+        if params.secondary_timeout_ms != 0 && total_lat_us <= params.secondary_latency_tol_us {
+            // Only before any target: a secondary must be deeper than the primary.
+            if self.last_index <= 2 {
+                return None;
+            }
+            self.last_index = 2;
+            return Some(params.secondary_timeout_ms);
+        }
+        None
+    }
+}
+
+impl ApstTable {
+    /// The Set Features data buffer: 32 entries, each 8 bytes little endian.
+    pub fn to_bytes(&self) -> [u8; APST_DATA_LEN] {
+        let mut buf = [0u8; APST_DATA_LEN];
+        for (chunk, e) in buf.chunks_exact_mut(8).zip(self.entries.iter()) {
+            chunk.copy_from_slice(&e.to_le_bytes());
+        }
+        buf
+    }
+
+    /// Exactly what `nvme get-feature -f 0x0c -H` prints for this table: the header line, the
+    /// APSTE line and the 32 "Auto PST Entries" blocks.
+    ///
+    /// Layout matched: nvme-cli v2.9.1, `nvme-print-stdout.c`: `stdout_feature_show()` (header,
+    /// `"get-feature:%#0*x (%s), %s value:%#0*x"`: width 4 for a non-zero feature id, width 10
+    /// for a non-zero value and 8 for zero, where C's `#` adds no `0x` to a zero),
+    /// `stdout_feature_show_fields()` (APSTE line) and `stdout_auto_pst()` (entries; identical in
+    /// nvme-cli master as of v3.0-rc1; v2.8 and older print three spaces after `Entry[%2d]`).
+    /// The value Get Features returns in CDW0 is APSTE in bit 0.
+    pub fn format_get_feature(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        let value = if self.apste { "0x00000001" } else { "00000000" };
+        let _ = writeln!(
+            out,
+            "get-feature:{NVME_FEAT_AUTO_PST:#04x} (Autonomous Power State Transition), Current value:{value}"
+        );
+        let enabled = if self.apste { "Enabled" } else { "Disabled" };
+        let _ = writeln!(
+            out,
+            "\tAutonomous Power State Transition Enable (APSTE): {enabled}"
+        );
+        out.push_str("\tAuto PST Entries\t.................\n");
+        for ps in 0..APST_ENTRIES {
+            let _ = writeln!(out, "\tEntry[{ps:2}]");
+            out.push_str("\t.................\n");
+            let _ = writeln!(
+                out,
+                "\tIdle Time Prior to Transition (ITPT): {} ms",
+                self.itpt_ms(ps)
+            );
+            let _ = writeln!(
+                out,
+                "\tIdle Transition Power State   (ITPS): {}",
+                self.itps(ps)
+            );
+            out.push_str("\t.................\n");
+        }
+        out
+    }
+
+    /// One line per power state of `ctrl` whose entry makes the drive move on, e.g.
+    /// `PS0 -> PS3 after 100 ms idle`. Empty when APSTE is 0; entries with ITPT 0 are skipped
+    /// because ITPT 0 disables the transition.
+    pub fn describe_transitions(&self, ctrl: &NvmeController) -> Vec<String> {
+        if !self.apste {
+            return Vec::new();
+        }
+        let n = (ctrl.npss as usize + 1).min(APST_ENTRIES);
+        (0..n)
+            .filter(|&ps| self.itpt_ms(ps) != 0)
+            .map(|ps| {
+                format!(
+                    "PS{ps} -> PS{} after {} ms idle",
+                    self.itps(ps),
+                    self.itpt_ms(ps)
+                )
+            })
+            .collect()
+    }
+
+    /// `{"apste": 0|1, "entries": [{"ps", "itps", "itpt_ms", "raw"} × 32]}`; `raw` is the whole
+    /// 64-bit entry, reserved bits included.
+    pub fn to_json_value(&self) -> serde_json::Value {
+        let entries: Vec<serde_json::Value> = (0..APST_ENTRIES)
+            .map(|ps| {
+                serde_json::json!({
+                    "ps": ps,
+                    "itps": self.itps(ps),
+                    "itpt_ms": self.itpt_ms(ps),
+                    "raw": self.entries[ps],
+                })
+            })
+            .collect();
+        serde_json::json!({ "apste": u8::from(self.apste), "entries": entries })
+    }
+}
+
+/// The nvme-cli command that programs `table` on `device`, reading the 256-byte buffer
+/// ([`ApstTable::to_bytes`]) from `data_file`. Option names as in nvme-cli's `set_feature()`
+/// (`nvme.c`, v1.x–v2.x long options; the short form of `--value` changed from `-v` to `-V`,
+/// so the long forms are used).
+///
+/// The kernel does not know about such a write: it rebuilds and resends its own table on the
+/// next reconfiguration (controller reset, resume with reset, or any change of the PM QoS
+/// latency tolerance), undoing this command. Use [`emit_kernel_params`] to make it stick.
+pub fn emit_nvme_cli(table: &ApstTable, data_file: &str, device: &str) -> String {
+    format!(
+        "nvme set-feature {} --feature-id={:#04x} --value={} --data-len={} --data={}",
+        shell_word(device),
+        NVME_FEAT_AUTO_PST,
+        u8::from(table.apste),
+        APST_DATA_LEN,
+        shell_word(data_file)
+    )
+}
+
+/// The `nvme_core` module parameters that make the kernel build the table `params` describes:
+/// a kernel command line and the equivalent `/etc/modprobe.d` line, with comments for what
+/// cannot be expressed.
+pub fn emit_kernel_params(params: &ApstParams) -> String {
+    let mut pairs = vec![(
+        "default_ps_max_latency_us",
+        params.ps_max_latency_us.min(S32_MAX),
+    )];
+    match params.algorithm {
+        // v5.14+ falls back to the legacy formula when the primary timeout is 0; v4.11–v5.13
+        // kernels have no apst_* parameters and always build the legacy table.
+        ApstAlgorithm::Legacy => pairs.push(("apst_primary_timeout_ms", 0)),
+        ApstAlgorithm::V5_14 => pairs.extend([
+            ("apst_primary_timeout_ms", params.primary_timeout_ms),
+            ("apst_secondary_timeout_ms", params.secondary_timeout_ms),
+            ("apst_primary_latency_tol_us", params.primary_latency_tol_us),
+            (
+                "apst_secondary_latency_tol_us",
+                params.secondary_latency_tol_us,
+            ),
+        ]),
+    }
+    let cmdline: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("nvme_core.{k}={v}"))
+        .collect();
+    let options: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut out = String::new();
+    out.push_str("# kernel command line\n");
+    let _ = writeln!(out, "{}", cmdline.join(" "));
+    out.push_str("# /etc/modprobe.d/nvme_core.conf\n");
+    let _ = writeln!(out, "options nvme_core {}", options.join(" "));
+    if params.algorithm == ApstAlgorithm::Legacy {
+        out.push_str(
+            "# apst_primary_timeout_ms=0 selects the legacy formula on v5.14+ kernels; \
+             v4.11-v5.13 kernels always use it and have no apst_* parameters: omit it there\n",
+        );
+    }
+    if params.ps_max_latency_us > S32_MAX {
+        let _ = writeln!(
+            out,
+            "# the kernel caps default_ps_max_latency_us at S32_MAX ({S32_MAX}); for no limit write \
+             `any` to /sys/class/nvme/nvmeX/power/pm_qos_latency_tolerance_us"
+        );
+    }
+    if params.no_deepest_ps {
+        out.push_str(
+            "# no_deepest_ps is NVME_QUIRK_NO_DEEPEST_PS, a per-device quirk from the kernel's \
+             PCI/DMI tables, not a module parameter: it cannot be set here\n",
+        );
+    }
+    out
+}
+
+/// `s` as one POSIX shell word: unchanged when it has only safe characters, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:=,@%".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::nvme::psd::PowerState;
+
+    fn op() -> PowerState {
+        PowerState {
+            max_power_mw: 3000.0,
+            non_operational: false,
+            entry_lat_us: 0,
+            exit_lat_us: 0,
+            active_power_mw: None,
+            idle_power_mw: None,
+        }
+    }
+
+    fn nonop(entry_lat_us: u32, exit_lat_us: u32) -> PowerState {
+        PowerState {
+            max_power_mw: 5.0,
+            non_operational: true,
+            entry_lat_us,
+            exit_lat_us,
+            ..op()
+        }
+    }
+
+    #[test]
+    fn entry_packs_itps_at_bit_3_and_itpt_at_bit_8() {
+        // 4 << 3 = 0x20; 100 << 8 = 0x6400.
+        assert_eq!(entry(4, 100), 0x6420);
+        let t = ApstTable {
+            apste: true,
+            entries: [0x6420; APST_ENTRIES],
+        };
+        assert_eq!((t.itps(0), t.itpt_ms(0)), (4, 100));
+    }
+
+    #[test]
+    fn legacy_formula_rounds_up_and_caps_at_24_bits() {
+        // ceil(1410 / 20) = ceil(70.5) = 71; ceil(10000 / 20) = 500 exactly.
+        assert_eq!(legacy_itpt_ms(1410), 71);
+        assert_eq!(legacy_itpt_ms(10_000), 500);
+        assert_eq!(legacy_itpt_ms(0), 0);
+        // 20 · 2^24 µs → 2^24 ms, one more than the field holds.
+        assert_eq!(legacy_itpt_ms(20 << 24), (1 << 24) - 1);
+    }
+
+    #[test]
+    fn algorithm_names_round_trip_and_unknown_names_are_errors() {
+        assert_eq!("legacy".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::Legacy));
+        assert_eq!("v5.14".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::V5_14));
+        assert_eq!(ApstAlgorithm::V5_14.to_string(), "v5.14");
+        let e = "v6".parse::<ApstAlgorithm>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown APST algorithm `v6`; expected `legacy` or `v5.14`"
+        );
+    }
+
+    #[test]
+    fn missing_descriptor_below_npss_is_treated_as_operational() {
+        // NPSS says 3 but only PS0..PS2 were given; PS2 is the only non-op state: legacy
+        // ITPT = ceil(2000 / 20) = 100 ms for PS0 and PS1.
+        let ctrl = NvmeController {
+            model: "short".into(),
+            npss: 3,
+            apsta: true,
+            power_states: vec![op(), op(), nonop(1000, 1000)],
+        };
+        let params = ApstParams {
+            algorithm: ApstAlgorithm::Legacy,
+            ..ApstParams::default()
+        };
+        let ApstConfig::Sent(t) = build(&ctrl, &params) else {
+            panic!("expected a table")
+        };
+        assert_eq!(&t.entries[..4], &[entry(2, 100), entry(2, 100), 0, 0]);
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("/dev/nvme0"), "/dev/nvme0");
+        assert_eq!(shell_word("my apst.bin"), "'my apst.bin'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
     }
 }
