@@ -85,7 +85,7 @@ def devices(as_json: bool) -> None:
             r["vendor"],
             r["model"],
             r["firmware"],
-            str(r["npss"] + 1),
+            str(r["controller"]["npss"] + 1),
             "yes" if r["in_apst_commit"] else "",
         )
     console.print(table)

@@ -78,7 +78,7 @@ impl fmt::Display for Nanos {
             return write!(f, "0s");
         }
         for (div, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
-            if ns % div == 0 {
+            if ns.is_multiple_of(div) {
                 return write!(f, "{}{}", ns / div, unit);
             }
         }
@@ -129,7 +129,7 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     let mut place = scale;
     for d in frac_part.chars() {
         let digit = d.to_digit(10).ok_or_else(err)? as u64;
-        if place % 10 != 0 {
+        if !place.is_multiple_of(10) {
             if digit != 0 {
                 return Err(err());
             }

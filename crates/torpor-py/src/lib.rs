@@ -34,7 +34,7 @@ fn version() -> &'static str {
 /// Built-in presets as a JSON list.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    let rows = preset::builtin().map(|p| p.map(|p| p.summary())).collect::<Result<Vec<_>, _>>().map_err(to_py)?;
+    let rows = preset::builtin().collect::<Result<Vec<_>, _>>().map_err(to_py)?;
     to_json(&rows)
 }
 
