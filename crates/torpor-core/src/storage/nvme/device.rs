@@ -4,7 +4,7 @@
 //! Linux only *writes* the table (`nvme_configure_apst` in `drivers/nvme/host/core.c`: the
 //! legacy builder of v4.11–v5.13 and the v5.14+ one, both in `apst.rs`); the drive runs it. This
 //! module models that drive as the NVMe base specification describes it (Feature 0Ch and the
-//! power-state descriptors, NVMe 2.0 §8.1.19 / Figs. 475–477), following the state machine of
+//! power-state descriptors, NVMe 2.0 §8.1.19, Figs. 475 and 477), following the state machine of
 //! spec-storage §1.6. It executes whatever table it is given and knows nothing of its origin.
 //!
 //! # What the drive does
@@ -33,8 +33,8 @@
 //!    first state whose timer has not expired by `now`, or in the middle of an entry.
 //! 3. Wake (spec-storage §1.6): in an operational state the drive is ready at `now`; settled in
 //!    a non-operational `q` it is ready at `now + EXLAT(q)`; still entering `q` (entry ends at
-//!    `t_end`) it is ready at `t_end + EXLAT(q)`, the spec's worst-case bound "old state's exit
-//!    + new state's entry". Both wakes count in `wakeups`, and the drive returns to the last
+//!    `t_end`) it is ready at `t_end + EXLAT(q)`, the spec's worst-case bound (old state's exit
+//!    plus new state's entry). Both wakes count in `wakeups`, and the drive returns to the last
 //!    operational state.
 //! 4. A request that finds a wake in progress waits for the same ready time (no second wake).
 //! 5. Service: the request takes `ServiceModel::service_time` on the earliest free of
@@ -265,15 +265,17 @@ impl NvmeDevice {
         if let Some(busy) = self.busy.filter(|b| end >= b.until) {
             self.end_busy(busy);
         }
-        let (meter, busy_ns) = match self.busy {
+        match self.busy {
             None => {
                 self.walk_idle(end);
                 self.meter.charge(end);
-                (self.meter.clone(), self.counters.busy_ns)
+                self.stats(&self.meter, end, self.counters.busy_ns)
             }
-            Some(busy) => self.in_flight_snapshot(busy, end),
-        };
-        self.stats(&meter, end, busy_ns)
+            Some(busy) => {
+                let (meter, busy_ns) = self.in_flight_snapshot(busy, end);
+                self.stats(&meter, end, busy_ns)
+            }
+        }
     }
 
     /// The meter and busy time as they stand at `end` while requests are still in service:
