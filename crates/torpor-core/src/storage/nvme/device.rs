@@ -1,1 +1,482 @@
-//! (being written)
+//! The drive's side of APST: an NVMe controller executing an Autonomous Power State Transition
+//! table while it services block IO.
+//!
+//! Linux only *writes* the table (`nvme_configure_apst` in `drivers/nvme/host/core.c`: the
+//! legacy builder of v4.11–v5.13 and the v5.14+ one, both in `apst.rs`); the drive runs it. This
+//! module models that drive as the NVMe base specification describes it (Feature 0Ch and the
+//! power-state descriptors, NVMe 2.0 §8.1.19, Figs. 475 and 477), following the state machine of
+//! spec-storage §1.6. It executes whatever table it is given and knows nothing of its origin.
+//!
+//! # What the drive does
+//!
+//! Each APST entry `p` says: after the controller has been idle in power state `p` for longer
+//! than ITPT\[p\] ms, move to the non-operational state ITPS\[p\]. Entering a state takes at most
+//! its ENLAT, leaving it at most its EXLAT. The idle timer restarts in every state the drive
+//! reaches, so a chain PS0 → PS3 → PS4 measures PS3's timer from the end of the entry into PS3.
+//! A non-operational state processes no IO: an IO doorbell sends the drive back to the last
+//! operational state it left, and the IO waits for the exit.
+//!
+//! # The algorithm (lazy: no timer events in the engine's queue)
+//!
+//! The device computes every completion time at submission, so it always knows when it last
+//! became idle; the idle chain is replayed only when the next IO (or [`NvmeDevice::finish`])
+//! arrives. Submissions arrive in non-decreasing time.
+//!
+//! 1. A request arrives at `now`. If an earlier request completes after `now`, the drive is
+//!    busy (servicing, or waking for an earlier request): go to 4 with the busy period's ready
+//!    time. Otherwise the drive has been idle since its last completion (time 0 at start, in
+//!    PS0).
+//! 2. Walk the idle chain from the idle start `t` in state `p`: if entry `p` is enabled and
+//!    `t + ITPT[p] < now` (idle for *longer* than ITPT), the drive begins an autonomous
+//!    transition into `q = ITPS[p]` at `t + ITPT[p]` (counted in `transitions`); the entry ends
+//!    ENLAT(q) later, and `q`'s idle timer starts then. Repeat from `q`. The walk stops at the
+//!    first state whose timer has not expired by `now`, or in the middle of an entry.
+//! 3. Wake (spec-storage §1.6): in an operational state the drive is ready at `now`; settled in
+//!    a non-operational `q` it is ready at `now + EXLAT(q)`; still entering `q` (entry ends at
+//!    `t_end`) it is ready at `t_end + EXLAT(q)`, the spec's worst-case bound (old state's exit
+//!    plus new state's entry). Both wakes count in `wakeups`, and the drive returns to the last
+//!    operational state.
+//! 4. A request that finds a wake in progress waits for the same ready time (no second wake).
+//! 5. Service: the request takes `ServiceModel::service_time` on the earliest free of
+//!    `parallelism` slots (FIFO), starting no earlier than the ready time. Its completion time
+//!    is returned; the extra latency of 3–4 is its wake penalty.
+//! 6. [`NvmeDevice::finish`] runs step 2 up to the end of the run (stopping inside an entry if
+//!    the run ends there) and reads the meter.
+//!
+//! Boundaries: an IO arriving exactly when ITPT expires finds the drive still in the old state
+//! (the spec's "longer than"). An IO arriving exactly when an entry ends is ready at the same
+//! time whether it is counted as "entering" or "in" the state, so the choice only decides
+//! metering: the entry is complete.
+//!
+//! # Power model (spec-storage §1.1, §1.6)
+//!
+//! - **active power**: while at least one request is in service in operational state `p` (the
+//!   drive counts as active once, however many requests overlap): ACTP\[p\] if reported, else
+//!   MP\[p\].
+//! - **idle power**: idle in any state `p`: IDLP\[p\] if reported, else MP\[p\] (the spec's
+//!   upper bound; pessimistic for drives such as the SN530 that report no IDLP).
+//! - **transition power**: entering or exiting a non-operational state: MP of the last
+//!   operational state (the spec bounds non-operational activity by it).
+//!
+//! Time and energy are metered per power state (`PS0`..`PSn`, active and idle charged to the
+//! same state at their own power) plus one `transition` bucket for entries and exits.
+//!
+//! # Tables the model refuses
+//!
+//! ITPT = 0 disables an entry (spec), and so does an all-zero entry. APSTE = 0 or no table means
+//! no autonomous transition at all. An enabled entry is *ignored* (disabled, and counted in
+//! `ignored_entries`) when
+//! - its ITPS is beyond the drive's descriptors or names an operational state: the spec defines
+//!   ITPS as a non-operational state and leaves any other value's effect to the vendor, so the
+//!   model does not guess;
+//! - it belongs to a non-operational state and points at a state that is not deeper (a higher
+//!   index): Linux never writes one, and allowing it would let the chain cycle. With this rule a
+//!   chain visits each state at most once, so one walk takes at most 32 steps;
+//! - it belongs to a state the drive does not report (the spec wants those entries zero).
+
+use serde::Serialize;
+
+use crate::metrics::{EnergyMeter, StateEnergy};
+use crate::storage::io::{BlockDevice, IoRequest};
+use crate::storage::nvme::apst::{ApstTable, APST_ENTRIES};
+use crate::storage::nvme::psd::{NvmeController, PowerState};
+use crate::storage::nvme::service::ServiceModel;
+use crate::time::Nanos;
+
+/// Name of the meter bucket that collects entry and exit time.
+const TRANSITION: &str = "transition";
+
+/// Stand-in for a controller that reports no descriptor at all (NVMe requires PS0, so only a
+/// broken parser produces one): a single operational state that draws nothing.
+const NO_DESCRIPTOR: PowerState = PowerState {
+    max_power_mw: 0.0,
+    non_operational: false,
+    entry_lat_us: 0,
+    exit_lat_us: 0,
+    active_power_mw: None,
+    idle_power_mw: None,
+};
+
+/// Everything the machine needs about one power state, precomputed in engine units.
+#[derive(Clone, Copy, Debug)]
+struct StateParams {
+    non_operational: bool,
+    /// ITPT; zero when the entry is disabled.
+    itpt: Nanos,
+    /// ITPS; meaningful only when `itpt` is non-zero.
+    itps: usize,
+    enlat: Nanos,
+    exlat: Nanos,
+    active_mw: f64,
+    idle_mw: f64,
+    max_mw: f64,
+}
+
+impl StateParams {
+    fn from_descriptor(ps: &PowerState) -> StateParams {
+        StateParams {
+            non_operational: ps.non_operational,
+            itpt: Nanos::ZERO,
+            itps: 0,
+            enlat: Nanos::from_us(ps.entry_lat_us as u64),
+            exlat: Nanos::from_us(ps.exit_lat_us as u64),
+            active_mw: ps.active_power_mw.unwrap_or(ps.max_power_mw),
+            idle_mw: ps.idle_power_mw.unwrap_or(ps.max_power_mw),
+            max_mw: ps.max_power_mw,
+        }
+    }
+}
+
+/// Where the idle drive is in its chain (meaningful only while no request is outstanding).
+#[derive(Clone, Copy, Debug)]
+enum IdlePhase {
+    /// Settled in the current state; its idle timer started at `since`.
+    Settled { since: Nanos },
+    /// Autonomously entering the current state; the entry ends at `until`.
+    Entering { until: Nanos },
+}
+
+/// A busy period: from the wake (or the first submission) to the last known completion.
+#[derive(Clone, Copy, Debug)]
+struct Busy {
+    /// When the drive is operational and can start servicing.
+    ready: Nanos,
+    /// Latest completion of any request submitted so far.
+    until: Nanos,
+}
+
+/// Counters accumulated as the run goes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    ios: u64,
+    transitions: u64,
+    wakeups: u64,
+    wake_delayed_ios: u64,
+    wake_latency_total_ns: u64,
+    busy_ns: u64,
+}
+
+/// What one run of the drive measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NvmeStats {
+    /// Length of the metered run (from time 0 to `finish`'s end).
+    pub duration_ns: u64,
+    /// Total energy, all states and transitions, mJ.
+    pub energy_mj: f64,
+    /// `energy_mj / duration`, mW.
+    pub avg_power_mw: f64,
+    /// Per power state `PS0`..`PSn`: residency (active + idle), energy, and how many times the
+    /// drive settled into it (an entry interrupted by a wake does not count here).
+    pub power_states: Vec<StateEnergy>,
+    /// Time spent entering and exiting non-operational states (at **transition power**).
+    pub transition_ns: u64,
+    /// Energy of those entries and exits, mJ.
+    pub transition_energy_mj: f64,
+    /// Time with at least one request in service (at **active power**).
+    pub busy_ns: u64,
+    /// Requests submitted.
+    pub ios: u64,
+    /// Autonomous transitions begun into non-operational states, including those a wake cut
+    /// short: the endurance proxy.
+    pub transitions: u64,
+    /// Requests that found the drive in a non-operational state or entering one.
+    pub wakeups: u64,
+    /// Requests delayed by a wake: the `wakeups` plus those arriving while a wake was in
+    /// progress.
+    pub wake_delayed_ios: u64,
+    /// Sum over requests of the latency the wakes added (ready time − submission).
+    pub wake_latency_total_ns: u64,
+    /// Enabled APST entries the drive refused (see the module documentation).
+    pub ignored_entries: u32,
+}
+
+/// An NVMe drive running an APST table. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct NvmeDevice {
+    states: Vec<StateParams>,
+    service: ServiceModel,
+    /// Time each service slot becomes free.
+    slots: Vec<Nanos>,
+    /// Current power state (while entering: the target).
+    ps: usize,
+    /// The operational state a wake returns to.
+    last_op: usize,
+    idle: IdlePhase,
+    busy: Option<Busy>,
+    last_now: Nanos,
+    last_wake_penalty: Nanos,
+    meter: EnergyMeter,
+    counters: Counters,
+    ignored_entries: u32,
+}
+
+impl NvmeDevice {
+    /// A drive with `ctrl`'s power states, executing `table` (`None`, or APSTE = 0: no
+    /// autonomous transition), idle in PS0 at time 0. A `parallelism` of 0 is taken as 1.
+    pub fn new(
+        ctrl: &NvmeController,
+        table: Option<&ApstTable>,
+        service: ServiceModel,
+    ) -> NvmeDevice {
+        let descriptors = match ctrl.states() {
+            [] => std::slice::from_ref(&NO_DESCRIPTOR),
+            all => &all[..all.len().min(APST_ENTRIES)],
+        };
+        let mut states: Vec<StateParams> = descriptors
+            .iter()
+            .map(StateParams::from_descriptor)
+            .collect();
+        let ignored_entries = match table.filter(|t| t.apste) {
+            Some(t) => load_table(&mut states, t),
+            None => 0,
+        };
+        let mut names: Vec<String> = (0..states.len()).map(|p| format!("PS{p}")).collect();
+        names.push(TRANSITION.to_string());
+        let meter = EnergyMeter::new(names, 0, states[0].idle_mw);
+        let slots = vec![Nanos::ZERO; service.parallelism.max(1) as usize];
+        NvmeDevice {
+            states,
+            service,
+            slots,
+            ps: 0,
+            last_op: 0,
+            idle: IdlePhase::Settled { since: Nanos::ZERO },
+            busy: None,
+            last_now: Nanos::ZERO,
+            last_wake_penalty: Nanos::ZERO,
+            meter,
+            counters: Counters::default(),
+            ignored_entries,
+        }
+    }
+
+    /// Latency the wake added to the most recent request (zero if it found the drive
+    /// operational).
+    pub fn last_wake_penalty(&self) -> Nanos {
+        self.last_wake_penalty
+    }
+
+    /// Ends the run at `end`: replays the idle chain up to `end` (stopping inside an entry if
+    /// the run ends there) and returns what was measured. Requests still in service at `end` are
+    /// metered up to `end` only. An `end` before the last submission is taken as that
+    /// submission's time. The drive stays usable for submissions at or after `end`.
+    pub fn finish(&mut self, end: Nanos) -> NvmeStats {
+        let end = end.max(self.last_now);
+        if let Some(busy) = self.busy.filter(|b| end >= b.until) {
+            self.end_busy(busy);
+        }
+        match self.busy {
+            None => {
+                self.walk_idle(end);
+                self.meter.charge(end);
+                self.stats(&self.meter, end, self.counters.busy_ns)
+            }
+            Some(busy) => {
+                let (meter, busy_ns) = self.in_flight_snapshot(busy, end);
+                self.stats(&meter, end, busy_ns)
+            }
+        }
+    }
+
+    /// The meter and busy time as they stand at `end` while requests are still in service:
+    /// metered on a copy, so the busy period can still be closed properly by a later submission.
+    fn in_flight_snapshot(&self, busy: Busy, end: Nanos) -> (EnergyMeter, u64) {
+        let mut meter = self.meter.clone();
+        let mut busy_ns = self.counters.busy_ns;
+        if busy.ready < end {
+            meter.set(
+                busy.ready,
+                self.last_op,
+                self.states[self.last_op].active_mw,
+            );
+            busy_ns += (end - busy.ready).0;
+        }
+        meter.charge(end);
+        (meter, busy_ns)
+    }
+
+    fn stats(&self, meter: &EnergyMeter, end: Nanos, busy_ns: u64) -> NvmeStats {
+        let mut power_states = meter.states();
+        let transition = power_states.pop().unwrap_or_default();
+        let c = self.counters;
+        NvmeStats {
+            duration_ns: end.0,
+            energy_mj: meter.total_energy_mj(),
+            avg_power_mw: meter.avg_power_mw(),
+            power_states,
+            transition_ns: transition.time_ns,
+            transition_energy_mj: transition.energy_mj,
+            busy_ns,
+            ios: c.ios,
+            transitions: c.transitions,
+            wakeups: c.wakeups,
+            wake_delayed_ios: c.wake_delayed_ios,
+            wake_latency_total_ns: c.wake_latency_total_ns,
+            ignored_entries: self.ignored_entries,
+        }
+    }
+
+    /// Steps 1–4: when the drive can start servicing a request submitted at `now`.
+    #[inline]
+    fn ready_for_io(&mut self, now: Nanos) -> Nanos {
+        if let Some(busy) = self.busy {
+            if now < busy.until {
+                return busy.ready.max(now);
+            }
+            self.end_busy(busy);
+        }
+        self.walk_idle(now);
+        let ready = self.wake(now);
+        self.busy = Some(Busy {
+            ready,
+            until: ready,
+        });
+        ready
+    }
+
+    /// Closes a busy period that is over: active power from its ready time to its last
+    /// completion, then idle in the operational state, whose idle timer starts.
+    #[inline]
+    fn end_busy(&mut self, busy: Busy) {
+        let op = &self.states[self.last_op];
+        self.meter.set(busy.ready, self.last_op, op.active_mw);
+        self.meter.set(busy.until, self.last_op, op.idle_mw);
+        self.counters.busy_ns += (busy.until - busy.ready).0;
+        self.ps = self.last_op;
+        self.idle = IdlePhase::Settled { since: busy.until };
+        self.busy = None;
+    }
+
+    /// Step 2: replays the autonomous transitions of an idle drive up to `now`.
+    #[inline]
+    fn walk_idle(&mut self, now: Nanos) {
+        loop {
+            let since = match self.idle {
+                IdlePhase::Entering { until } if until > now => return,
+                IdlePhase::Entering { until } => {
+                    self.meter.set(until, self.ps, self.states[self.ps].idle_mw);
+                    self.idle = IdlePhase::Settled { since: until };
+                    until
+                }
+                IdlePhase::Settled { since } => since,
+            };
+            let state = self.states[self.ps];
+            if state.itpt == Nanos::ZERO || since + state.itpt >= now {
+                return;
+            }
+            self.begin_entry(since + state.itpt, state.itps);
+        }
+    }
+
+    /// The idle timer of the current state expired at `at`: start entering `target`.
+    #[inline]
+    fn begin_entry(&mut self, at: Nanos, target: usize) {
+        if !self.states[self.ps].non_operational {
+            self.last_op = self.ps;
+        }
+        let transition = self.states.len();
+        self.meter
+            .set(at, transition, self.states[self.last_op].max_mw);
+        self.counters.transitions += 1;
+        self.ps = target;
+        self.idle = IdlePhase::Entering {
+            until: at + self.states[target].enlat,
+        };
+    }
+
+    /// Step 3: a doorbell at `now` on an idle drive; returns when it is operational again.
+    #[inline]
+    fn wake(&mut self, now: Nanos) -> Nanos {
+        let state = &self.states[self.ps];
+        if !state.non_operational {
+            return now;
+        }
+        let ready = match self.idle {
+            IdlePhase::Settled { .. } => {
+                let transition = self.states.len();
+                self.meter
+                    .set(now, transition, self.states[self.last_op].max_mw);
+                now + state.exlat
+            }
+            // Already metering the entry at transition power, which the exit continues.
+            IdlePhase::Entering { until } => until + state.exlat,
+        };
+        self.counters.wakeups += 1;
+        self.ps = self.last_op;
+        ready
+    }
+
+    /// Step 5: the earliest free service slot (FIFO: ties go to the lowest index).
+    #[inline]
+    fn earliest_slot(&self) -> usize {
+        let mut best = 0;
+        for (i, free) in self.slots.iter().enumerate().skip(1) {
+            if *free < self.slots[best] {
+                best = i;
+            }
+        }
+        best
+    }
+}
+
+impl BlockDevice for NvmeDevice {
+    /// Submits `req` at `now` (taken as the previous submission time if earlier) and returns its
+    /// completion time.
+    #[inline]
+    fn submit(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        let ready = self.ready_for_io(now);
+        let penalty = ready - now;
+        self.last_wake_penalty = penalty;
+        self.counters.ios += 1;
+        if penalty > Nanos::ZERO {
+            self.counters.wake_delayed_ios += 1;
+            self.counters.wake_latency_total_ns += penalty.0;
+        }
+        let slot = self.earliest_slot();
+        let start = ready.max(self.slots[slot]);
+        let done = start + self.service.service_time(req.op, req.bytes);
+        self.slots[slot] = done;
+        if let Some(busy) = self.busy.as_mut() {
+            busy.until = busy.until.max(done);
+        }
+        done
+    }
+}
+
+/// Copies the enabled, valid entries of `table` into `states`; returns how many enabled
+/// entries were ignored (see the module documentation for why).
+fn load_table(states: &mut [StateParams], table: &ApstTable) -> u32 {
+    let mut ignored = 0;
+    for p in 0..APST_ENTRIES {
+        if table.entries[p] == 0 {
+            continue;
+        }
+        if p >= states.len() {
+            ignored += 1;
+            continue;
+        }
+        let itpt_ms = table.itpt_ms(p);
+        if itpt_ms == 0 {
+            continue;
+        }
+        let target = table.itps(p) as usize;
+        if !valid_target(states, p, target) {
+            ignored += 1;
+            continue;
+        }
+        states[p].itpt = Nanos::from_ms(itpt_ms as u64);
+        states[p].itps = target;
+    }
+    ignored
+}
+
+/// A target must be a reported non-operational state, deeper than `from` when `from` is itself
+/// non-operational (so chains cannot cycle).
+fn valid_target(states: &[StateParams], from: usize, target: usize) -> bool {
+    match states.get(target) {
+        Some(t) if t.non_operational => !states[from].non_operational || target > from,
+        _ => false,
+    }
+}
