@@ -53,14 +53,17 @@ const EXPECTED_INPUT: &str = "expected the output of `nvme id-ctrl -o json`";
 pub fn parse(file: &str, text: &str) -> Result<NvmeController, InputError> {
     let doc = Doc { file, text };
     if text.trim().is_empty() {
-        return Err(InputError::at(file, 1, format!("empty file: {EXPECTED_INPUT}")));
+        return Err(InputError::at(
+            file,
+            1,
+            format!("empty file: {EXPECTED_INPUT}"),
+        ));
     }
     doc.check_syntax()?;
     let root = doc.root()?;
     let psds = doc.psds(&root)?;
     let npss = root.require(&doc, &NPSS)?;
-    let npss_member = root.get("npss");
-    check_psd_count(&doc, npss, npss_member, psds.len())?;
+    check_psd_count(&doc, &root, npss, psds.len())?;
     let apsta = root.require(&doc, &APSTA)?;
     let model = read_model(&doc, &root)?;
     let power_states = psds
@@ -84,7 +87,11 @@ struct Doc<'t> {
 
 impl<'t> Doc<'t> {
     fn err(&self, offset: usize, message: String) -> InputError {
-        InputError::at(self.file, InputError::line_of_offset(self.text, offset), message)
+        InputError::at(
+            self.file,
+            InputError::line_of_offset(self.text, offset),
+            message,
+        )
     }
 
     /// Step 1: serde_json validates the whole text and locates syntax errors.
@@ -93,9 +100,17 @@ impl<'t> Doc<'t> {
             return Ok(());
         };
         let full = e.to_string();
-        let what = full.rsplit_once(" at line ").map_or(full.as_str(), |(w, _)| w);
-        let message = format!("invalid JSON ({what}, column {}); {EXPECTED_INPUT}", e.column());
-        Err(InputError::at(self.file, e.line().max(1), message))
+        let what = full
+            .rsplit_once(" at line ")
+            .map_or(full.as_str(), |(w, _)| w);
+        let message = match e.column() {
+            0 => format!("invalid JSON ({what}); {EXPECTED_INPUT}"),
+            column => format!("invalid JSON ({what}, column {column}); {EXPECTED_INPUT}"),
+        };
+        // A file cut short after its last newline fails on the empty line past the end:
+        // point at the last line that exists instead.
+        let line = e.line().clamp(1, self.text.lines().count().max(1));
+        Err(InputError::at(self.file, line, message))
     }
 
     /// The root object's members; the text is known to be valid JSON here.
@@ -105,11 +120,18 @@ impl<'t> Doc<'t> {
         let open_at = scan.pos;
         if scan.peek() != Some(b'{') {
             let raw = scan.value().unwrap_or_default();
-            let message = format!("expected a JSON object, got {}; {EXPECTED_INPUT}", shown(raw));
+            let message = format!(
+                "expected a JSON object, got {}; {EXPECTED_INPUT}",
+                shown(raw)
+            );
             return Err(self.err(open_at, message));
         }
         let members = scan.members().ok_or_else(|| self.lost(open_at))?;
-        Ok(Object { path: String::new(), open_at, members })
+        Ok(Object {
+            path: String::new(),
+            open_at,
+            members,
+        })
     }
 
     /// The `psds` array as objects, or what this file is instead.
@@ -126,24 +148,37 @@ impl<'t> Doc<'t> {
             return Err(self.err(member.key_at, message));
         }
         let elements = scan.elements().ok_or_else(|| self.lost(member.value_at))?;
-        elements.into_iter().enumerate().map(|(i, (at, raw))| self.psd_object(i, at, raw)).collect()
+        elements
+            .into_iter()
+            .enumerate()
+            .map(|(i, (at, raw))| self.psd_object(i, at, raw))
+            .collect()
     }
 
     fn psd_object(&self, index: usize, at: usize, raw: &str) -> Result<Object<'t>, InputError> {
         let path = format!("psds[{index}]");
         let mut scan = Scanner::new(self.text, at);
         if scan.peek() != Some(b'{') {
-            let message =
-                format!("{path}: expected an object (a power-state descriptor), got {}", shown(raw));
+            let message = format!(
+                "{path}: expected an object (a power-state descriptor), got {}",
+                shown(raw)
+            );
             return Err(self.err(at, message));
         }
         let members = scan.members().ok_or_else(|| self.lost(at))?;
-        Ok(Object { path, open_at: at, members })
+        Ok(Object {
+            path,
+            open_at: at,
+            members,
+        })
     }
 
     /// The scanner disagreed with serde_json about valid JSON: a bug, reported, not panicked.
     fn lost(&self, offset: usize) -> InputError {
-        self.err(offset, "could not re-read this JSON value (a torpor bug; please report it)".into())
+        self.err(
+            offset,
+            "could not re-read this JSON value (a torpor bug; please report it)".into(),
+        )
     }
 }
 
@@ -154,7 +189,10 @@ fn missing_psds_message(root: &Object<'_>) -> String {
         ("nsze", "nvme id-ns"),
         ("Devices", "nvme list"),
     ];
-    match OTHER_COMMANDS.iter().find(|(key, _)| root.get(key).is_some()) {
+    match OTHER_COMMANDS
+        .iter()
+        .find(|(key, _)| root.get(key).is_some())
+    {
         Some((key, command)) => format!(
             "this looks like `{command}` output (it has `{key}`), not `nvme id-ctrl`; \
              {EXPECTED_INPUT}, which has a `psds` array"
@@ -166,15 +204,15 @@ fn missing_psds_message(root: &Object<'_>) -> String {
 /// nvme-cli prints psd[0..=npss]; with NPSS ≤ 31 the count must match.
 fn check_psd_count(
     doc: &Doc<'_>,
+    root: &Object<'_>,
     npss: u64,
-    npss_member: Option<&Member<'_>>,
     count: usize,
 ) -> Result<(), InputError> {
     let expected = npss as usize + 1;
     if expected > MAX_PSDS || count == expected {
         return Ok(());
     }
-    let at = npss_member.map_or(0, |m| m.key_at);
+    let at = root.get(NPSS.key).map_or(root.open_at, |m| m.key_at);
     let message = format!(
         "npss is {npss}, so `psds` should have {expected} entries (PS0..=PS{npss}), \
          but it has {count}"
@@ -189,7 +227,10 @@ fn read_model(doc: &Doc<'_>, root: &Object<'_>) -> Result<String, InputError> {
     };
     match serde_json::from_str::<String>(m.raw) {
         Ok(mn) => Ok(mn.trim().to_string()),
-        Err(_) => Err(doc.err(m.key_at, format!("mn: expected {EXPECTED}, got {}", shown(m.raw)))),
+        Err(_) => Err(doc.err(
+            m.key_at,
+            format!("mn: expected {EXPECTED}, got {}", shown(m.raw)),
+        )),
     }
 }
 
@@ -282,8 +323,13 @@ fn read_psd(doc: &Doc<'_>, psd: &Object<'_>) -> Result<PowerState, InputError> {
     let entry_lat_us = psd.require(doc, &ENTRY_LAT)? as u32; // ENTRY_LAT.max is u32::MAX
     let exit_lat_us = psd.require(doc, &EXIT_LAT)? as u32; // EXIT_LAT.max is u32::MAX
     let (idle_scale, active_scale) = read_power_scales(doc, psd)?;
+    let max_power_scale = if mxps {
+        SCALE_100_MICRO_W
+    } else {
+        SCALE_10_MILLI_W
+    };
     Ok(PowerState {
-        max_power_mw: scaled_mw(max_power, if mxps { SCALE_100_MICRO_W } else { SCALE_10_MILLI_W }),
+        max_power_mw: scaled_mw(max_power, max_power_scale),
         non_operational,
         entry_lat_us,
         exit_lat_us,
@@ -352,7 +398,9 @@ fn read_power_scales(
     let idle = if two_bit {
         psd.read(doc, &IDLE_SCALE)?
     } else {
-        psd.read(doc, &IDLE_SCALE_BYTE)?.map(|byte| scale_bits(doc, psd, &IDLE_SCALE_BYTE, byte)).transpose()?
+        psd.read(doc, &IDLE_SCALE_BYTE)?
+            .map(|byte| scale_bits(doc, psd, &IDLE_SCALE_BYTE, byte))
+            .transpose()?
     };
     let active = match psd.read(doc, &ACTIVE_SCALE)? {
         Some(scale) => Some(scale),
@@ -364,8 +412,8 @@ fn read_power_scales(
 /// `active_work_scale`: PSD byte 22 in nvme-cli 1.x, the 2-bit scale in nvme-cli 2.0.
 ///
 /// The two cannot be told apart by their keys. A value of 1 or 2 with a non-zero
-/// `active_power` is read as 2.0's scale: as a 1.x byte they would mean "active power not reported" next to
-/// a reported active power, which only the 2.0 encoding explains.
+/// `active_power` is read as 2.0's scale: as a 1.x byte it would mean "active power not
+/// reported" next to a reported active power, which only the 2.0 encoding explains.
 fn active_scale(doc: &Doc<'_>, psd: &Object<'_>) -> Result<Option<u64>, InputError> {
     let Some(value) = psd.read(doc, &ACTIVE_WORK_SCALE)? else {
         return Ok(None);
@@ -378,7 +426,12 @@ fn active_scale(doc: &Doc<'_>, psd: &Object<'_>) -> Result<Option<u64>, InputErr
 }
 
 /// Bits 7:6 of a raw scale byte; 3 is reserved.
-fn scale_bits(doc: &Doc<'_>, psd: &Object<'_>, field: &Field, byte: u64) -> Result<u64, InputError> {
+fn scale_bits(
+    doc: &Doc<'_>,
+    psd: &Object<'_>,
+    field: &Field,
+    byte: u64,
+) -> Result<u64, InputError> {
     let scale = byte >> 6;
     if scale <= 2 {
         return Ok(scale);
@@ -392,10 +445,13 @@ fn scale_bits(doc: &Doc<'_>, psd: &Object<'_>, field: &Field, byte: u64) -> Resu
     Err(doc.err(at, message))
 }
 
-/// mW per unit of each power scale: 0.01 W = 10 mW; 0.0001 W = 0.1 mW (applied as ÷ 10).
+/// The 2-bit power scale codes (PSD IPS/APS; MXPS maps onto them): 2 = 0.01 W units,
+/// 1 = 0.0001 W units.
 const SCALE_10_MILLI_W: u64 = 2;
 const SCALE_100_MICRO_W: u64 = 1;
 
+/// `value` units of `scale` in mW: 0.01 W = 10 mW; 0.0001 W = 0.1 mW, applied as ÷ 10 so
+/// results such as 250 → 25 mW are exact.
 fn scaled_mw(value: u64, scale: u64) -> f64 {
     if scale == SCALE_100_MICRO_W {
         value as f64 / 10.0
@@ -469,11 +525,16 @@ impl<'t> Object<'t> {
     }
 
     fn require(&self, doc: &Doc<'_>, field: &Field) -> Result<u64, InputError> {
-        self.read(doc, field)?.ok_or_else(|| self.missing(doc, field))
+        self.read(doc, field)?
+            .ok_or_else(|| self.missing(doc, field))
     }
 
     fn missing(&self, doc: &Doc<'_>, field: &Field) -> InputError {
-        let what = if self.path.is_empty() { String::new() } else { format!("{}: ", self.path) };
+        let what = if self.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.path)
+        };
         let message = format!(
             "{what}missing `{}`; expected {} (0..={})",
             field.key, field.expected, field.max
@@ -569,7 +630,10 @@ impl<'t> Scanner<'t> {
             b'"' => self.skip_string()?,
             b'{' | b'[' => self.skip_container()?,
             _ => {
-                while !matches!(self.peek(), None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')) {
+                while !matches!(
+                    self.peek(),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
                     self.pos += 1;
                 }
             }
@@ -614,7 +678,12 @@ impl<'t> Scanner<'t> {
             self.skip_ws();
             let value_at = self.pos;
             let raw = self.value()?;
-            members.push(Member { key, key_at, value_at, raw });
+            members.push(Member {
+                key,
+                key_at,
+                value_at,
+                raw,
+            });
             if self.eat(b'}') {
                 return Some(members);
             }
@@ -647,7 +716,9 @@ impl<'t> Scanner<'t> {
 
 /// A key without its quotes; escapes (never seen in nvme-cli output) decoded by serde_json.
 fn decode_key(quoted: &str) -> String {
-    let inner = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default();
+    let inner = quoted
+        .get(1..quoted.len().saturating_sub(1))
+        .unwrap_or_default();
     if !inner.contains('\\') {
         return inner.to_string();
     }
@@ -662,7 +733,10 @@ mod tests {
     fn scanner_records_key_offsets_and_raw_values() {
         let text = "{\"a\" : [1, {\"b\":\"x}\"}],\n \"c\":-5 }";
         let members = Scanner::new(text, 0).members().expect("valid JSON");
-        let keys: Vec<_> = members.iter().map(|m| (m.key.as_str(), m.key_at, m.raw)).collect();
+        let keys: Vec<_> = members
+            .iter()
+            .map(|m| (m.key.as_str(), m.key_at, m.raw))
+            .collect();
         // `"a"` opens at byte 1. The array `[1, {"b":"x}"}]` spans bytes 7..=21, then `,` (22),
         // `\n` (23), a space (24): `"c"` opens at byte 25. The `}` inside "x}" is not a close.
         assert_eq!(keys, vec![("a", 1, "[1, {\"b\":\"x}\"}]"), ("c", 25, "-5")]);
@@ -670,14 +744,25 @@ mod tests {
 
     #[test]
     fn escaped_keys_are_decoded() {
-        assert_eq!(decode_key(r#""non-operational_state""#), "non-operational_state");
+        assert_eq!(
+            decode_key(r#""non-operational_state""#),
+            "non-operational_state"
+        );
         assert_eq!(decode_key(r#""a\u0062""#), "ab");
     }
 
     #[test]
     fn only_plain_digits_are_integers() {
         assert_eq!(parse_uint("4294967295"), Some(4_294_967_295));
-        for bad in ["-5", "3.5", "1e3", "\"12\"", "null", "", "99999999999999999999999"] {
+        for bad in [
+            "-5",
+            "3.5",
+            "1e3",
+            "\"12\"",
+            "null",
+            "",
+            "99999999999999999999999",
+        ] {
             assert_eq!(parse_uint(bad), None, "{bad}");
         }
     }

@@ -33,8 +33,9 @@ use crate::error::InputError;
 use crate::storage::nvme::psd::{NvmeController, PowerState};
 
 /// The column names, as smartmontools prints them.
-const HEADER: [&str; 11] =
-    ["St", "Op", "Max", "Active", "Idle", "RL", "RT", "WL", "WT", "Ent_Lat", "Ex_Lat"];
+const HEADER: [&str; 11] = [
+    "St", "Op", "Max", "Active", "Idle", "RL", "RT", "WL", "WT", "Ent_Lat", "Ex_Lat",
+];
 
 /// The line smartmontools prints just above the header.
 const TITLE: &str = "Supported Power States";
@@ -64,7 +65,10 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
     let header_line = find_header(file, &mut lines)?;
     let power_states = read_rows(file, header_line, lines, &mut notes)?;
     notes.push(APSTA_NOTE.to_string());
-    if power_states.iter().any(|ps| ps.active_power_mw.is_some() || ps.idle_power_mw.is_some()) {
+    if power_states
+        .iter()
+        .any(|ps| ps.active_power_mw.is_some() || ps.idle_power_mw.is_some())
+    {
         notes.push(ACTIVE_IDLE_NOTE.to_string());
     }
     let controller = NvmeController {
@@ -108,7 +112,10 @@ fn find_header<'t>(
         Some(n) => InputError::at(
             file,
             n + 1,
-            format!("expected the column header `{}` after `{TITLE}`", HEADER.join(" ")),
+            format!(
+                "expected the column header `{}` after `{TITLE}`",
+                HEADER.join(" ")
+            ),
         ),
         None => InputError::at(
             file,
@@ -137,7 +144,11 @@ fn read_rows<'t>(
         if !starts_with_number {
             break;
         }
-        let row = Row { file, line: n, state: states.len() };
+        let row = Row {
+            file,
+            line: n,
+            state: states.len(),
+        };
         states.push(row.parse(line, notes)?);
     }
     if states.is_empty() {
@@ -292,7 +303,9 @@ mod tests {
         assert_eq!(parse_watts_mw("3.50W"), Some(3500.0));
         assert_eq!(parse_watts_mw("0.0250W"), Some(25.0));
         assert_eq!(parse_watts_mw("0.0050W"), Some(5.0));
-        for bad in ["3.50", "3.5W", "3.500W", ".50W", "3.W", "-1.00W", "W", "3,50W"] {
+        for bad in [
+            "3.50", "3.5W", "3.500W", ".50W", "3.W", "-1.00W", "W", "3,50W",
+        ] {
             assert_eq!(parse_watts_mw(bad), None, "{bad}");
         }
     }
