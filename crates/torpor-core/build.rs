@@ -16,7 +16,10 @@ fn main() {
                 continue;
             }
             println!("cargo:rerun-if-changed={}", kind_path.display());
-            for f in fs::read_dir(&kind_path).expect("readable preset dir").flatten() {
+            for f in fs::read_dir(&kind_path)
+                .expect("readable preset dir")
+                .flatten()
+            {
                 let p = f.path();
                 if p.extension().is_some_and(|e| e == "toml") {
                     let kind_name = kind.file_name().to_string_lossy().into_owned();
@@ -29,8 +32,15 @@ fn main() {
     entries.sort();
     let mut out = String::from("/// (kind, id, TOML text) of every built-in preset, sorted.\npub static PRESETS: &[(&str, &str, &str)] = &[\n");
     for (kind, id, path) in entries {
-        out.push_str(&format!("    ({kind:?}, {id:?}, include_str!({:?})),\n", path.display().to_string()));
+        out.push_str(&format!(
+            "    ({kind:?}, {id:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
     }
     out.push_str("];\n");
-    fs::write(Path::new(&env::var("OUT_DIR").unwrap()).join("presets.rs"), out).unwrap();
+    fs::write(
+        Path::new(&env::var("OUT_DIR").unwrap()).join("presets.rs"),
+        out,
+    )
+    .unwrap();
 }

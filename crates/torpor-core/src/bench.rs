@@ -24,13 +24,18 @@ pub struct BenchResult {
 
 /// Runs each benchmark for roughly `seconds` of wall time.
 pub fn run_all(seconds: f64) -> Vec<BenchResult> {
-    vec![nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"), nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)")]
+    vec![
+        nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"),
+        nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)"),
+    ]
 }
 
 /// Simulates APST workflow `n` on the SN530 preset with the v5.14 table, doubling the
 /// simulated span until the wall time exceeds the budget.
 fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
-    let drive = preset::find("wdc-pc-sn530-256gb").expect("built-in preset").expect("valid preset");
+    let drive = preset::find("wdc-pc-sn530-256gb")
+        .expect("built-in preset")
+        .expect("valid preset");
     let table = match apst::build(&drive.controller, &ApstParams::default()) {
         ApstConfig::Sent(t) => t,
         ApstConfig::NotSent { reason } => panic!("SN530 preset sends no APST table: {reason}"),
@@ -43,7 +48,13 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
         let report = workload::run_io(&mut device, &mut loads, span, 1).expect("built-in workload");
         let wall = start.elapsed().as_secs_f64();
         if wall >= seconds || span >= Nanos::from_secs(1 << 20) {
-            return BenchResult { name: name.to_string(), count: report.ios, unit: "IOs".into(), wall_s: wall, per_s: report.ios as f64 / wall };
+            return BenchResult {
+                name: name.to_string(),
+                count: report.ios,
+                unit: "IOs".into(),
+                wall_s: wall,
+                per_s: report.ios as f64 / wall,
+            };
         }
         span = Nanos(span.0 * 2);
     }

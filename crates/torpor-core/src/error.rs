@@ -18,7 +18,11 @@ pub struct InputError {
 
 impl InputError {
     pub fn new(file: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
-        InputError { file: file.into(), line, message: message.into() }
+        InputError {
+            file: file.into(),
+            line,
+            message: message.into(),
+        }
     }
 
     pub fn at(file: &str, line: usize, message: impl Into<String>) -> Self {
@@ -32,7 +36,11 @@ impl InputError {
     /// Converts a byte offset into `text` to a 1-based line number.
     pub fn line_of_offset(text: &str, offset: usize) -> usize {
         let end = offset.min(text.len());
-        text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+        text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
     }
 }
 
@@ -54,8 +62,14 @@ mod tests {
     #[test]
     fn formats_file_line_and_message() {
         let e = InputError::at("drive.json", 3, "expected a number for `exit_lat`");
-        assert_eq!(e.to_string(), "drive.json:3: expected a number for `exit_lat`");
-        assert_eq!(InputError::whole("x.toml", "empty").to_string(), "x.toml: empty");
+        assert_eq!(
+            e.to_string(),
+            "drive.json:3: expected a number for `exit_lat`"
+        );
+        assert_eq!(
+            InputError::whole("x.toml", "empty").to_string(),
+            "x.toml: empty"
+        );
     }
 
     #[test]

@@ -53,7 +53,8 @@ pub struct IoSummary {
 /// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
 pub fn run_file(path: &Path) -> Result<Report, InputError> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::whole(&label, format!("cannot read the scenario: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::whole(&label, format!("cannot read the scenario: {e}")))?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     run_text(&text, &label, &base)
 }
@@ -81,7 +82,10 @@ fn load_drive(scenario: &Scenario, base: &Path) -> Result<DriveSpec, InputError>
     match (&p.nvme, &p.nvme_file) {
         (Some(id), _) => match crate::storage::nvme::preset::find(id) {
             Some(found) => source::load(&found?.id, None),
-            None => Err(InputError::whole(id, "[platform] nvme: no built-in preset has this id (see `torpor devices`)")),
+            None => Err(InputError::whole(
+                id,
+                "[platform] nvme: no built-in preset has this id (see `torpor devices`)",
+            )),
         },
         (None, Some(file)) => source::load(file, Some(base)),
         (None, None) => unreachable!("validated by Scenario::parse"),
@@ -92,7 +96,9 @@ fn workloads(scenario: &Scenario, base: &Path) -> Result<Vec<Workload>, InputErr
     let w = &scenario.workload;
     let mut out = Vec::new();
     if let Some(n) = w.apst_workflow {
-        out.push(Workload::Job(workload::apst_workflow(n).expect("validated 1..=7")));
+        out.push(Workload::Job(
+            workload::apst_workflow(n).expect("validated 1..=7"),
+        ));
     }
     out.extend(w.jobs.iter().cloned().map(Workload::Job));
     if let Some(log) = &w.iolog {
@@ -102,7 +108,13 @@ fn workloads(scenario: &Scenario, base: &Path) -> Result<Vec<Workload>, InputErr
     Ok(out)
 }
 
-fn run_variant(scenario: &Scenario, base: &Path, drive: &DriveSpec, name: String, params: ApstParams) -> Result<VariantReport, InputError> {
+fn run_variant(
+    scenario: &Scenario,
+    base: &Path,
+    drive: &DriveSpec,
+    name: String,
+    params: ApstParams,
+) -> Result<VariantReport, InputError> {
     let config = apst::build(&drive.controller, &params);
     let (table, not_sent) = match &config {
         ApstConfig::Sent(t) => (Some(t), None),
@@ -112,7 +124,12 @@ fn run_variant(scenario: &Scenario, base: &Path, drive: &DriveSpec, name: String
     let active = table.filter(|t| t.apste);
     let mut device = NvmeDevice::new(&drive.controller, active, drive.service.clone());
     let mut loads = workloads(scenario, base)?;
-    let io = workload::run_io(&mut device, &mut loads, scenario.run.duration, scenario.run.seed)?;
+    let io = workload::run_io(
+        &mut device,
+        &mut loads,
+        scenario.run.duration,
+        scenario.run.seed,
+    )?;
     let nvme = device.finish(scenario.run.duration);
     let secs = scenario.run.duration.as_secs_f64();
     let mut all = io.read.clone();
@@ -122,7 +139,9 @@ fn run_variant(scenario: &Scenario, base: &Path, drive: &DriveSpec, name: String
         apst: params,
         apst_not_sent: not_sent,
         apst_table: table.map(|t| t.to_json_value()),
-        idle_schedule: active.map(|t| idle_schedule(t, &drive.controller)).unwrap_or_default(),
+        idle_schedule: active
+            .map(|t| idle_schedule(t, &drive.controller))
+            .unwrap_or_default(),
         io: IoSummary {
             ios: io.ios,
             bytes: io.bytes,

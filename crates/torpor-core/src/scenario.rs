@@ -94,8 +94,14 @@ impl ApstOverrides {
         set(&mut base.ps_max_latency_us, self.ps_max_latency_us);
         set(&mut base.primary_timeout_ms, self.primary_timeout_ms);
         set(&mut base.secondary_timeout_ms, self.secondary_timeout_ms);
-        set(&mut base.primary_latency_tol_us, self.primary_latency_tol_us);
-        set(&mut base.secondary_latency_tol_us, self.secondary_latency_tol_us);
+        set(
+            &mut base.primary_latency_tol_us,
+            self.primary_latency_tol_us,
+        );
+        set(
+            &mut base.secondary_latency_tol_us,
+            self.secondary_latency_tol_us,
+        );
         if let Some(v) = self.no_deepest_ps {
             base.no_deepest_ps = v;
         }
@@ -127,7 +133,10 @@ pub struct RunSpec {
 
 impl Default for RunSpec {
     fn default() -> Self {
-        RunSpec { duration: Nanos::from_secs(60), seed: 1 }
+        RunSpec {
+            duration: Nanos::from_secs(60),
+            seed: 1,
+        }
     }
 }
 
@@ -175,32 +184,52 @@ impl Scenario {
         let at = |key: &str, msg: String| InputError::new(file, line_of_key(text, key), msg);
         match (&self.platform.nvme, &self.platform.nvme_file) {
             (Some(_), Some(_)) => {
-                return Err(at("nvme_file", "[platform]: give either `nvme` (a preset id) or `nvme_file`, not both".into()))
+                return Err(at(
+                    "nvme_file",
+                    "[platform]: give either `nvme` (a preset id) or `nvme_file`, not both".into(),
+                ))
             }
             (None, None) => {
-                return Err(at("[platform]", "[platform]: expected `nvme = \"<preset id>\"` or `nvme_file = \"<path>\"`".into()))
+                return Err(at(
+                    "[platform]",
+                    "[platform]: expected `nvme = \"<preset id>\"` or `nvme_file = \"<path>\"`"
+                        .into(),
+                ))
             }
             _ => {}
         }
         if let Some(n) = self.workload.apst_workflow {
             if !(1..=7).contains(&n) {
-                return Err(at("apst_workflow", format!("[workload] apst_workflow: expected 1..=7, got {n}")));
+                return Err(at(
+                    "apst_workflow",
+                    format!("[workload] apst_workflow: expected 1..=7, got {n}"),
+                ));
             }
         }
         let w = &self.workload;
         if w.apst_workflow.is_none() && w.jobs.is_empty() && w.iolog.is_none() {
-            return Err(at("[workload]", "[workload]: expected `apst_workflow`, `[[workload.job]]` or `iolog`".into()));
+            return Err(at(
+                "[workload]",
+                "[workload]: expected `apst_workflow`, `[[workload.job]]` or `iolog`".into(),
+            ));
         }
         for job in &w.jobs {
-            job.validate().map_err(|(key, msg)| at(&key, format!("[[workload.job]] {}: {msg}", job.name)))?;
+            job.validate()
+                .map_err(|(key, msg)| at(&key, format!("[[workload.job]] {}: {msg}", job.name)))?;
         }
         if self.run.duration == Nanos::ZERO {
-            return Err(at("duration", "[run] duration: expected a positive duration such as \"60s\"".into()));
+            return Err(at(
+                "duration",
+                "[run] duration: expected a positive duration such as \"60s\"".into(),
+            ));
         }
         let mut names: Vec<&str> = self.variants.iter().map(|v| v.name.as_str()).collect();
         names.sort_unstable();
         if let Some(dup) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(at("name", format!("[[variant]]: the name {:?} is used twice", dup[0])));
+            return Err(at(
+                "name",
+                format!("[[variant]]: the name {:?} is used twice", dup[0]),
+            ));
         }
         Ok(())
     }
@@ -223,15 +252,17 @@ fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> InputError {
 /// The 1-based line where `key` is first written (as `key =` or a `[table]` header), for
 /// semantic errors found after deserialisation.
 fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        let t = l.trim_start();
-        if key.starts_with('[') {
-            t.starts_with(key)
-        } else {
-            t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
-        }
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            if key.starts_with('[') {
+                t.starts_with(key)
+            } else {
+                t.strip_prefix(key)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+            }
+        })
+        .map(|i| i + 1)
 }
 
 #[cfg(test)]
@@ -287,7 +318,11 @@ name = "v5.14"
         let bad = GOOD.replace("\"30s\"", "\"30\"");
         let e = Scenario::parse("s.toml", &bad).unwrap_err();
         assert_eq!(e.line, Some(12));
-        assert!(e.message.contains("expected a duration with a unit"), "{}", e.message);
+        assert!(
+            e.message.contains("expected a duration with a unit"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -303,7 +338,10 @@ name = "v5.14"
         let bad = GOOD.replace("nvme = \"wdc-pc-sn530-256gb\"", "");
         let e = Scenario::parse("s.toml", &bad).unwrap_err();
         assert_eq!(e.line, Some(2));
-        let both = GOOD.replace("nvme = \"wdc-pc-sn530-256gb\"", "nvme = \"a\"\nnvme_file = \"b\"");
+        let both = GOOD.replace(
+            "nvme = \"wdc-pc-sn530-256gb\"",
+            "nvme = \"a\"\nnvme_file = \"b\"",
+        );
         assert_eq!(Scenario::parse("s.toml", &both).unwrap_err().line, Some(4));
     }
 

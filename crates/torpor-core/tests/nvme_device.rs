@@ -227,14 +227,14 @@ fn one_second_idle_energy_under_v514() {
     let t = sn530_v514();
     let mut d = sn530_device(Some(&t), 1);
     let stats = d.finish(Nanos::from_secs(1));
-    // PS0 idle (no IDLP → MP): 100 ms × 3500 mW = 350 mJ.
+    // PS0 idle (no IDLP; capped at ACTP 1800 < MP): 100 ms × 1800 mW = 180 mJ.
     // Entry into PS3 at PS0's MP: 3.9 ms × 3500 mW = 13.65 mJ.
-    // PS3 idle (no IDLP → MP): 896.1 ms × 25 mW = 22.4025 mJ.
-    // Total 386.0525 mJ over 1 s → 386.0525 mW.
-    assert_mj(stats.energy_mj, 386.0525);
-    assert!((stats.avg_power_mw - 386.0525).abs() < 1e-6);
+    // PS3 idle (no IDLP, no ACTP → MP): 896.1 ms × 25 mW = 22.4025 mJ.
+    // Total 216.0525 mJ over 1 s → 216.0525 mW.
+    assert_mj(stats.energy_mj, 216.0525);
+    assert!((stats.avg_power_mw - 216.0525).abs() < 1e-6);
     assert_eq!(stats.duration_ns, 1_000_000_000);
-    assert_mj(state(&stats, "PS0").energy_mj, 350.0);
+    assert_mj(state(&stats, "PS0").energy_mj, 180.0);
     assert_mj(stats.transition_energy_mj, 13.65);
     assert_mj(state(&stats, "PS3").energy_mj, 22.4025);
     assert_eq!(state(&stats, "PS3").time_ns, ms(896.1).0);
@@ -248,15 +248,15 @@ fn energy_of_a_wake_and_read_timeline() {
     let mut d = sn530_device(Some(&t), 1);
     d.submit(Nanos::from_ms(150), &READ_4K);
     let stats = d.finish(Nanos::from_ms(200));
-    // 0 → 100 ms       PS0 idle        100 ms × 3500 mW = 350 mJ
+    // 0 → 100 ms       PS0 idle        100 ms × 1800 mW = 180 mJ
     // 100 → 103.9 ms   entry           3.9 ms × 3500 mW = 13.65 mJ
     // 103.9 → 150 ms   PS3 idle       46.1 ms × 25 mW   = 1.1525 mJ
     // 150 → 161 ms     exit             11 ms × 3500 mW = 38.5 mJ
     // 161 → 161.06 ms  PS0 active     0.06 ms × 1800 mW = 0.108 mJ
-    // 161.06 → 200 ms  PS0 idle      38.94 ms × 3500 mW = 136.29 mJ
-    // Total 539.7005 mJ.
-    assert_mj(stats.energy_mj, 539.7005);
-    assert_mj(state(&stats, "PS0").energy_mj, 350.0 + 0.108 + 136.29);
+    // 161.06 → 200 ms  PS0 idle      38.94 ms × 1800 mW = 70.092 mJ
+    // Total 303.5025 mJ.
+    assert_mj(stats.energy_mj, 303.5025);
+    assert_mj(state(&stats, "PS0").energy_mj, 180.0 + 0.108 + 70.092);
     assert_eq!(state(&stats, "PS0").entries, 2);
     assert_eq!(stats.transition_ns, ms(14.9).0);
     assert_eq!(stats.busy_ns, READ_NS);
@@ -297,9 +297,9 @@ fn parallelism_two_overlaps_requests_and_charges_active_power_once() {
     assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
     assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
     let stats = d.finish(Nanos::from_ms(1));
-    // Active 0.06 ms × 1800 mW = 0.108 mJ, then idle 0.94 ms × 3500 mW = 3.29 mJ.
+    // Active 0.06 ms × 1800 mW = 0.108 mJ, then idle 0.94 ms × 1800 mW = 1.692 mJ.
     assert_eq!(stats.busy_ns, READ_NS);
-    assert_mj(stats.energy_mj, 0.108 + 3.29);
+    assert_mj(stats.energy_mj, 0.108 + 1.692);
 }
 
 #[test]
@@ -342,8 +342,8 @@ fn finish_in_the_middle_of_an_entry_meters_the_partial_entry() {
     let t = sn530_v514();
     let mut d = sn530_device(Some(&t), 1);
     let stats = d.finish(Nanos::from_ms(102));
-    // PS0 idle 100 ms × 3500 mW = 350 mJ; entry 100 → 102 ms: 2 ms × 3500 mW = 7 mJ.
-    assert_mj(stats.energy_mj, 357.0);
+    // PS0 idle 100 ms × 1800 mW = 180 mJ; entry 100 → 102 ms: 2 ms × 3500 mW = 7 mJ.
+    assert_mj(stats.energy_mj, 187.0);
     assert_eq!(stats.transition_ns, Nanos::from_ms(2).0);
     assert_eq!(stats.transitions, 1);
     assert_eq!(state(&stats, "PS3").entries, 0);

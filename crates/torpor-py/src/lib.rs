@@ -15,7 +15,12 @@ use torpor_core::storage::nvme::apst::ApstParams;
 use torpor_core::storage::nvme::{apst_view, preset, source};
 use torpor_core::InputError as CoreInputError;
 
-create_exception!(_core, InputError, PyException, "Bad input: FILE:LINE: what was expected.");
+create_exception!(
+    _core,
+    InputError,
+    PyException,
+    "Bad input: FILE:LINE: what was expected."
+);
 
 fn to_py(e: CoreInputError) -> PyErr {
     InputError::new_err(e.to_string())
@@ -34,7 +39,9 @@ fn version() -> &'static str {
 /// Built-in presets as a JSON list.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    let rows = preset::builtin().collect::<Result<Vec<_>, _>>().map_err(to_py)?;
+    let rows = preset::builtin()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(to_py)?;
     to_json(&rows)
 }
 
@@ -47,7 +54,8 @@ fn load_device(spec: &str) -> PyResult<String> {
 /// The APST table for `spec` under the JSON `params` (any subset of the APST settings).
 #[pyfunction]
 fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> PyResult<String> {
-    let overrides: ApstOverrides = serde_json::from_str(params_json).map_err(|e| InputError::new_err(format!("<apst parameters>: {e}")))?;
+    let overrides: ApstOverrides = serde_json::from_str(params_json)
+        .map_err(|e| InputError::new_err(format!("<apst parameters>: {e}")))?;
     let mut params = ApstParams::default();
     overrides.apply(&mut params);
     let drive = source::load(spec, None).map_err(to_py)?;
@@ -57,14 +65,18 @@ fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> Py
 /// Runs a scenario file; returns the report as JSON.
 #[pyfunction]
 fn run_scenario_file(py: Python<'_>, path: &str) -> PyResult<String> {
-    let report = py.allow_threads(|| torpor_core::run::run_file(Path::new(path))).map_err(to_py)?;
+    let report = py
+        .allow_threads(|| torpor_core::run::run_file(Path::new(path)))
+        .map_err(to_py)?;
     to_json(&report)
 }
 
 /// Runs scenario text (`label` names it in errors); relative paths resolve from the cwd.
 #[pyfunction]
 fn run_scenario_text(py: Python<'_>, text: &str, label: &str) -> PyResult<String> {
-    let report = py.allow_threads(|| torpor_core::run::run_text(text, label, Path::new("."))).map_err(to_py)?;
+    let report = py
+        .allow_threads(|| torpor_core::run::run_text(text, label, Path::new(".")))
+        .map_err(to_py)?;
     to_json(&report)
 }
 

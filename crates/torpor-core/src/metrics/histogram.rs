@@ -67,7 +67,13 @@ fn bucket_bounds(i: usize) -> (u64, u64) {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        LatencyHistogram { counts: vec![0; BUCKETS], count: 0, sum_ns: 0, min_ns: u64::MAX, max_ns: 0 }
+        LatencyHistogram {
+            counts: vec![0; BUCKETS],
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
     }
 
     #[inline]
@@ -121,7 +127,11 @@ impl LatencyHistogram {
             seen += c;
             if seen >= rank {
                 let (lo, hi) = bucket_bounds(i);
-                let mid = if hi - lo == 1 { lo as f64 } else { (lo as f64 + hi as f64 - 1.0) / 2.0 };
+                let mid = if hi - lo == 1 {
+                    lo as f64
+                } else {
+                    (lo as f64 + hi as f64 - 1.0) / 2.0
+                };
                 return Some(mid.clamp(self.min_ns as f64, self.max_ns as f64));
             }
         }
@@ -158,7 +168,10 @@ mod tests {
         for _ in 0..100_000 {
             let v = r.next_u64() >> r.below(64);
             let (lo, hi) = bucket_bounds(bucket_of(v));
-            assert!(lo <= v && (v < hi || hi == u64::MAX), "{v} not in [{lo},{hi})");
+            assert!(
+                lo <= v && (v < hi || hi == u64::MAX),
+                "{v} not in [{lo},{hi})"
+            );
         }
         assert_eq!(bucket_of(u64::MAX), BUCKETS - 1);
     }
@@ -182,7 +195,10 @@ mod tests {
         for q in [0.5, 0.9, 0.99, 0.999] {
             let exact = xs[((q * xs.len() as f64).ceil() as usize) - 1] as f64;
             let got = h.quantile_ns(q).unwrap();
-            assert!((got - exact).abs() / exact <= 0.01, "q={q} exact={exact} got={got}");
+            assert!(
+                (got - exact).abs() / exact <= 0.01,
+                "q={q} exact={exact} got={got}"
+            );
         }
         let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / xs.len() as f64;
         assert!((h.mean_ns().unwrap() - mean).abs() < 1e-6 * mean);
@@ -197,12 +213,19 @@ mod tests {
             h.record(Nanos::from_us(11_070));
         }
         let s = h.summary();
-        assert_eq!((s.min_us, s.max_us, s.mean_us, s.p50_us, s.p99_us), (11070.0, 11070.0, 11070.0, 11070.0, 11070.0));
+        assert_eq!(
+            (s.min_us, s.max_us, s.mean_us, s.p50_us, s.p99_us),
+            (11070.0, 11070.0, 11070.0, 11070.0, 11070.0)
+        );
     }
 
     #[test]
     fn merge_equals_recording_into_one() {
-        let (mut a, mut b, mut all) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
+        let (mut a, mut b, mut all) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+        );
         for v in [5u64, 900, 70_000, 3_000_000] {
             a.record(Nanos(v));
             all.record(Nanos(v));

@@ -30,7 +30,11 @@ pub enum Stop {
 
 /// Runs `model` from the events already in `queue` until the queue is empty or the next event
 /// lies after `until`. Returns why it stopped and the time of the last handled event.
-pub fn run<M: Model>(model: &mut M, queue: &mut EventQueue<M::Event>, until: Nanos) -> (Stop, Nanos) {
+pub fn run<M: Model>(
+    model: &mut M,
+    queue: &mut EventQueue<M::Event>,
+    until: Nanos,
+) -> (Stop, Nanos) {
     let mut last = queue.now();
     loop {
         match queue.peek_time() {

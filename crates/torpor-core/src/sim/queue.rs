@@ -47,12 +47,20 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_seq: 0, now: Nanos::ZERO }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            now: Nanos::ZERO,
+        }
     }
 
     /// Creates a queue whose heap can hold `n` events without reallocating.
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), next_seq: 0, now: Nanos::ZERO }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(n),
+            next_seq: 0,
+            now: Nanos::ZERO,
+        }
     }
 
     pub fn now(&self) -> Nanos {
@@ -69,7 +77,11 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `at`. Scheduling in the past is a model bug.
     pub fn schedule(&mut self, at: Nanos, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
+        debug_assert!(
+            at >= self.now,
+            "event scheduled in the past: {at:?} < {:?}",
+            self.now
+        );
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry { at, seq, event });
@@ -101,7 +113,12 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            vec![(Nanos(10), "a1"), (Nanos(10), "a2"), (Nanos(20), "b"), (Nanos(30), "c")]
+            vec![
+                (Nanos(10), "a1"),
+                (Nanos(10), "a2"),
+                (Nanos(20), "b"),
+                (Nanos(30), "c")
+            ]
         );
         assert_eq!(q.now(), Nanos(30));
     }

@@ -13,7 +13,10 @@ const MULTIPLIER: u64 = 6364136223846793005;
 impl Pcg32 {
     /// Seeds the generator as the reference `pcg32_srandom_r(seed, stream)` does.
     pub fn new(seed: u64, stream: u64) -> Pcg32 {
-        let mut rng = Pcg32 { state: 0, inc: (stream << 1) | 1 };
+        let mut rng = Pcg32 {
+            state: 0,
+            inc: (stream << 1) | 1,
+        };
         rng.next_u32();
         rng.state = rng.state.wrapping_add(seed);
         rng.next_u32();
@@ -61,7 +64,10 @@ mod tests {
     fn matches_reference_pcg32_demo_outputs() {
         let mut r = Pcg32::new(42, 54);
         let got: Vec<u32> = (0..6).map(|_| r.next_u32()).collect();
-        assert_eq!(got, vec![0xa15c02b7, 0x7b47f409, 0xba1d3330, 0x83d2f293, 0xbfa4784b, 0xcbed606e]);
+        assert_eq!(
+            got,
+            vec![0xa15c02b7, 0x7b47f409, 0xba1d3330, 0x83d2f293, 0xbfa4784b, 0xcbed606e]
+        );
     }
 
     #[test]

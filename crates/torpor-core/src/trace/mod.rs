@@ -12,7 +12,10 @@ use crate::storage::nvme::psd::NvmeController;
 /// choosing the parser by content (JSON starts with `{`).
 pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     if text.trim_start().starts_with('{') {
-        nvme_cli::parse(file, text).map(|c| Parsed { controller: c, notes: vec![] })
+        nvme_cli::parse(file, text).map(|c| Parsed {
+            controller: c,
+            notes: vec![],
+        })
     } else {
         smartctl::parse(file, text)
     }

@@ -35,7 +35,14 @@ pub fn view(drive: DriveSpec, params: ApstParams, data_file: &str, nvme_device: 
     let config = apst::build(&drive.controller, &params);
     let (table, sent, reason) = match config {
         ApstConfig::Sent(t) => (t, true, None),
-        ApstConfig::NotSent { reason } => (ApstTable { apste: false, entries: [0; apst::APST_ENTRIES] }, false, Some(reason)),
+        ApstConfig::NotSent { reason } => (
+            ApstTable {
+                apste: false,
+                entries: [0; apst::APST_ENTRIES],
+            },
+            false,
+            Some(reason),
+        ),
     };
     ApstView {
         notes: drive.notes.clone(),

@@ -53,8 +53,10 @@
 //! - **active power**: while at least one request is in service in operational state `p` (the
 //!   drive counts as active once, however many requests overlap): ACTP\[p\] if reported, else
 //!   MP\[p\].
-//! - **idle power**: idle in any state `p`: IDLP\[p\] if reported, else MP\[p\] (the spec's
-//!   upper bound; pessimistic for drives such as the SN530 that report no IDLP).
+//! - **idle power**: idle in any state `p`: IDLP\[p\] if reported; else the smaller of MP\[p\]
+//!   (the spec's upper bound) and ACTP\[p\] when the drive reports ACTP, since an idle drive
+//!   draws no more than a busy one (the SN530 reports ACTP 1.8 W but no IDLP for its 3.5 W PS0;
+//!   MP alone would make its idle PS0 cost more than its active PS0). Still an upper bound.
 //! - **transition power**: entering or exiting a non-operational state: MP of the last
 //!   operational state (the spec bounds non-operational activity by it).
 //!
@@ -121,9 +123,18 @@ impl StateParams {
             enlat: Nanos::from_us(ps.entry_lat_us as u64),
             exlat: Nanos::from_us(ps.exit_lat_us as u64),
             active_mw: ps.active_power_mw.unwrap_or(ps.max_power_mw),
-            idle_mw: ps.idle_power_mw.unwrap_or(ps.max_power_mw),
+            idle_mw: idle_power_mw(ps),
             max_mw: ps.max_power_mw,
         }
+    }
+}
+
+/// Idle power of a state: IDLP, else min(MP, ACTP) — see the module comment.
+fn idle_power_mw(ps: &PowerState) -> f64 {
+    match (ps.idle_power_mw, ps.active_power_mw) {
+        (Some(idle), _) => idle,
+        (None, Some(active)) => active.min(ps.max_power_mw),
+        (None, None) => ps.max_power_mw,
     }
 }
 

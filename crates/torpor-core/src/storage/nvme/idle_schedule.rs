@@ -31,7 +31,10 @@ pub fn idle_schedule(table: &ApstTable, ctrl: &NvmeController) -> Vec<Reached> {
             break;
         }
         t_us += itpt * 1000 + states[next].entry_lat_us as u64;
-        out.push(Reached { ps: next, reached_after_ms: t_us as f64 / 1000.0 });
+        out.push(Reached {
+            ps: next,
+            reached_after_ms: t_us as f64 / 1000.0,
+        });
         ps = next;
     }
     out
@@ -43,7 +46,14 @@ mod tests {
     use crate::storage::nvme::psd::PowerState;
 
     fn ps(non_op: bool, enlat: u32, exlat: u32) -> PowerState {
-        PowerState { max_power_mw: 1.0, non_operational: non_op, entry_lat_us: enlat, exit_lat_us: exlat, active_power_mw: None, idle_power_mw: None }
+        PowerState {
+            max_power_mw: 1.0,
+            non_operational: non_op,
+            entry_lat_us: enlat,
+            exit_lat_us: exlat,
+            active_power_mw: None,
+            idle_power_mw: None,
+        }
     }
 
     #[test]
@@ -53,20 +63,41 @@ mod tests {
             model: "SN530".into(),
             npss: 4,
             apsta: true,
-            power_states: vec![ps(false, 0, 0), ps(false, 0, 0), ps(false, 0, 0), ps(true, 3900, 11000), ps(true, 5000, 39000)],
+            power_states: vec![
+                ps(false, 0, 0),
+                ps(false, 0, 0),
+                ps(false, 0, 0),
+                ps(true, 3900, 11000),
+                ps(true, 5000, 39000),
+            ],
         };
         let mut entries = [0u64; 32];
         for e in entries.iter_mut().take(3) {
             *e = (3 << 3) | (100 << 8);
         }
         entries[3] = (4 << 3) | (2000 << 8);
-        let table = ApstTable { apste: true, entries };
+        let table = ApstTable {
+            apste: true,
+            entries,
+        };
         // PS3: 100 ms idle + 3.9 ms entry = 103.9 ms; PS4: + 2000 ms + 5 ms = 2108.9 ms.
         assert_eq!(
             idle_schedule(&table, &ctrl),
-            vec![Reached { ps: 3, reached_after_ms: 103.9 }, Reached { ps: 4, reached_after_ms: 2108.9 }]
+            vec![
+                Reached {
+                    ps: 3,
+                    reached_after_ms: 103.9
+                },
+                Reached {
+                    ps: 4,
+                    reached_after_ms: 2108.9
+                }
+            ]
         );
-        let off = ApstTable { apste: false, entries };
+        let off = ApstTable {
+            apste: false,
+            entries,
+        };
         assert!(idle_schedule(&off, &ctrl).is_empty());
     }
 }

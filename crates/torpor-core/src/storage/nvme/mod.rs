@@ -6,7 +6,7 @@ pub mod apst;
 pub mod apst_view;
 pub mod device;
 pub mod idle_schedule;
-pub mod source;
 pub mod preset;
 pub mod psd;
 pub mod service;
+pub mod source;

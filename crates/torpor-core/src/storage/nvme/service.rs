@@ -63,7 +63,13 @@ mod tests {
 
     #[test]
     fn small_requests_take_the_qd1_latency_and_large_ones_add_transfer_time() {
-        let m = ServiceModel { read_4k_us: 60.0, write_4k_us: 16.7, read_mb_s: 2000.0, write_mb_s: 1000.0, parallelism: 4 };
+        let m = ServiceModel {
+            read_4k_us: 60.0,
+            write_4k_us: 16.7,
+            read_mb_s: 2000.0,
+            write_mb_s: 1000.0,
+            parallelism: 4,
+        };
         assert_eq!(m.service_time(IoOp::Read, 4096), Nanos(60_000));
         assert_eq!(m.service_time(IoOp::Write, 512), Nanos(16_700));
         // 128 KiB write: 16.7 µs + (131072 - 4096) B / 1000 B/µs = 16.7 + 126.976 µs

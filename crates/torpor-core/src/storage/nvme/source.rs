@@ -26,7 +26,12 @@ pub struct DriveSpec {
 pub fn load(spec: &str, base: Option<&Path>) -> Result<DriveSpec, InputError> {
     if let Some(found) = preset::find(spec) {
         let p = found?;
-        return Ok(DriveSpec { label: p.id, controller: p.controller, service: p.service, notes: vec![] });
+        return Ok(DriveSpec {
+            label: p.id,
+            controller: p.controller,
+            service: p.service,
+            notes: vec![],
+        });
     }
     let path = match base {
         Some(b) => b.join(spec),
@@ -48,5 +53,10 @@ pub fn load(spec: &str, base: Option<&Path>) -> Result<DriveSpec, InputError> {
         ServiceModel::CLIENT_DEFAULT.read_4k_us,
         ServiceModel::CLIENT_DEFAULT.write_4k_us
     ));
-    Ok(DriveSpec { label: spec.to_string(), controller: parsed.controller, service: ServiceModel::CLIENT_DEFAULT, notes })
+    Ok(DriveSpec {
+        label: spec.to_string(),
+        controller: parsed.controller,
+        service: ServiceModel::CLIENT_DEFAULT,
+        notes,
+    })
 }
