@@ -472,7 +472,7 @@ fn validation_names_the_offending_key() {
 fn replay_file(path: &str, options: ReplayOptions) -> Workload {
     let full = format!("{}/tests/data/iolog/{path}", env!("CARGO_MANIFEST_DIR"));
     let f = std::fs::File::open(&full).expect("fixture exists");
-    let reader: Box<dyn BufRead> = Box::new(BufReader::new(f));
+    let reader: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
     Workload::Replay(IologReplay::new(reader, path, options).expect("valid header"))
 }
 
@@ -639,7 +639,7 @@ fn malformed_iologs_are_refused_with_file_and_line() {
 #[test]
 fn a_malformed_line_met_during_replay_stops_the_run_with_its_line() {
     let text = "fio version 2 iolog\n/d add\n/d open\n/d read 0 4096\n/d raed 0 4096\n";
-    let reader: Box<dyn BufRead> = Box::new(text.as_bytes());
+    let reader: Box<dyn BufRead + Send> = Box::new(text.as_bytes());
     let replay = IologReplay::new(reader, "typo.iolog", ReplayOptions::default()).unwrap();
     let e = run_io(
         &mut SerialDevice::new(Nanos(1)),
@@ -663,7 +663,7 @@ fn replay_options_refuse_zero_scale_and_depth() {
             ..ReplayOptions::default()
         },
     ] {
-        let reader: Box<dyn BufRead> = Box::new(&b"fio version 3 iolog\n"[..]);
+        let reader: Box<dyn BufRead + Send> = Box::new(&b"fio version 3 iolog\n"[..]);
         assert!(IologReplay::new(reader, "x.iolog", opts).is_err());
     }
 }
@@ -713,7 +713,7 @@ fn a_200k_line_iolog_replays_from_a_stream() {
         line: Vec::new(),
         pos: 0,
     };
-    let reader: Box<dyn BufRead> = Box::new(BufReader::with_capacity(4096, log));
+    let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(4096, log));
     let replay = IologReplay::new(reader, "<generated>", ReplayOptions::default()).unwrap();
     let mut dev = ParallelDevice {
         service: Nanos::from_us(1),

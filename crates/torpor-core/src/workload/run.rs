@@ -24,10 +24,11 @@ use crate::storage::io::{BlockDevice, IoOp, IoRequest};
 use crate::time::Nanos;
 use crate::trace::fio_iolog::IologCounts;
 
-/// One workload of a run.
+/// One workload of a run. A replay's reader is `Send` so a whole run can move to a worker
+/// thread (sweeps run scenarios in parallel).
 pub enum Workload {
     Job(FioJob),
-    Replay(IologReplay<Box<dyn BufRead>>),
+    Replay(IologReplay<Box<dyn BufRead + Send>>),
 }
 
 /// What one workload did.
@@ -98,7 +99,12 @@ pub fn run_io<D: BlockDevice>(
         .enumerate()
         .map(|(i, w)| Runner::new(w, seed, i as u64))
         .collect::<Result<Vec<_>, _>>()?;
-    let slots: usize = runners.iter().map(|r| r.depth as usize + 1).sum();
+    // One completion per slot plus one issue event per workload; a huge `iodepth` from a user
+    // file must not become a huge up-front allocation, so beyond 4096 the heap grows as needed.
+    let slots: usize = runners
+        .iter()
+        .map(|r| (r.depth as usize).min(4096) + 1)
+        .sum();
     let mut queue = EventQueue::with_capacity(slots);
     for (w, runner) in runners.iter_mut().enumerate() {
         queue.schedule(Nanos::ZERO, Event::Issue(w as u32));
@@ -173,7 +179,7 @@ struct Runner<'a> {
 
 enum Source<'a> {
     Job(JobState<'a>),
-    Replay(&'a mut IologReplay<Box<dyn BufRead>>),
+    Replay(&'a mut IologReplay<Box<dyn BufRead + Send>>),
 }
 
 impl<'a> Runner<'a> {
