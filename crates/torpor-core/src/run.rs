@@ -2,7 +2,9 @@
 //! engine, and gathers one [`Report`]. Every variant sees identical input (same workload, same
 //! seed), so differences between variants are the policy's doing.
 
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -13,7 +15,7 @@ use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
 use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
 use crate::storage::nvme::source::{self, DriveSpec};
-use crate::workload::{self, Workload};
+use crate::workload::{self, IologReplay, ReplayOptions, Workload};
 
 /// Everything measured in one scenario run.
 #[derive(Debug, Serialize)]
@@ -102,10 +104,17 @@ fn workloads(scenario: &Scenario, base: &Path) -> Result<Vec<Workload>, InputErr
     }
     out.extend(w.jobs.iter().cloned().map(Workload::Job));
     if let Some(log) = &w.iolog {
-        let path: PathBuf = base.join(log);
-        out.push(Workload::replay_file(&path, log)?);
+        out.push(replay_file(&base.join(log), log, w.replay.clone())?);
     }
     Ok(out)
+}
+
+/// Opens an iolog for streaming replay; `label` is the name the user wrote.
+fn replay_file(path: &Path, label: &str, options: ReplayOptions) -> Result<Workload, InputError> {
+    let file = File::open(path)
+        .map_err(|e| InputError::whole(label, format!("cannot open the iolog: {e}")))?;
+    let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
+    Ok(Workload::Replay(IologReplay::new(reader, label, options)?))
 }
 
 fn run_variant(

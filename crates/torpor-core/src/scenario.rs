@@ -32,7 +32,7 @@ use serde::Deserialize;
 use crate::error::InputError;
 use crate::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use crate::time::{parse_duration, Nanos};
-use crate::workload::FioJob;
+use crate::workload::{FioJob, ReplayOptions};
 
 /// A whole scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -119,6 +119,9 @@ pub struct WorkloadSpec {
     pub jobs: Vec<FioJob>,
     /// A fio iolog (v2 or v3) to replay, relative to the scenario.
     pub iolog: Option<String>,
+    /// How to replay `iolog` (fio's replay options).
+    #[serde(default)]
+    pub replay: ReplayOptions,
 }
 
 /// Run settings.
@@ -214,9 +217,19 @@ impl Scenario {
             ));
         }
         for job in &w.jobs {
-            job.validate()
-                .map_err(|(key, msg)| at(&key, format!("[[workload.job]] {}: {msg}", job.name)))?;
+            job.validate().map_err(|e| {
+                at(
+                    e.key,
+                    format!("[[workload.job]] {}: `{}`: {}", job.name, e.key, e.message),
+                )
+            })?;
         }
+        w.replay.validate().map_err(|e| {
+            at(
+                e.key,
+                format!("[workload.replay] `{}`: {}", e.key, e.message),
+            )
+        })?;
         if self.run.duration == Nanos::ZERO {
             return Err(at(
                 "duration",
