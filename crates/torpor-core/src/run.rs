@@ -104,7 +104,7 @@ fn workloads(scenario: &Scenario, base: &Path) -> Result<Vec<Workload>, InputErr
     }
     out.extend(w.jobs.iter().cloned().map(Workload::Job));
     if let Some(log) = &w.iolog {
-        out.push(replay_file(&base.join(log), log, w.replay.clone())?);
+        out.push(replay_file(&base.join(log), log, w.replay)?);
     }
     Ok(out)
 }

@@ -82,7 +82,8 @@ fn run_scenario_text(py: Python<'_>, text: &str, label: &str) -> PyResult<String
 
 /// Times the engine's hot loops, about `seconds` each.
 #[pyfunction]
-fn bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
+#[pyo3(name = "bench")]
+fn run_bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
     to_json(&py.allow_threads(|| torpor_core::bench::run_all(seconds)))
 }
 
@@ -95,6 +96,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apst, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
-    m.add_function(wrap_pyfunction!(bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     Ok(())
 }
