@@ -103,8 +103,10 @@ def test_malformed_device_dump_names_file_and_line(cli, tmp_path: Path):
 
 def test_malformed_scenario_names_file_line_and_key(cli, tmp_path: Path):
     s = tmp_path / "s.toml"
-    s.write_text('[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
-                 '[run]\nduration = "10s"\nseed = 1\ncolour = "blue"\n')
+    s.write_text(
+        '[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
+        '[run]\nduration = "10s"\nseed = 1\ncolour = "blue"\n'
+    )
     r = cli("run", str(s))
     assert r.exit_code == 2
     assert r.output.startswith(f"torpor: error: {s}:8: ")

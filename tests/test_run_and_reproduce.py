@@ -44,8 +44,15 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["experiment"] == "apst"
     assert len(results["runs"]) == 5 * 7 * 2
-    keys = {"device", "workflow", "algorithm", "avg_power_mw", "lat_mean_us", "lat_p99_us",
-            "transitions"}
+    keys = {
+        "device",
+        "workflow",
+        "algorithm",
+        "avg_power_mw",
+        "lat_mean_us",
+        "lat_p99_us",
+        "transitions",
+    }
     assert all(set(row) == keys for row in results["runs"])
     assert {row["algorithm"] for row in results["runs"]} == {"legacy", "v5.14"}
     for c in results["claims"]:

@@ -19,7 +19,8 @@ from rich.table import Table
 from torpor import InputError, __version__, core
 from torpor.report import apst_text
 
-console = Console(highlight=False)
+# Wide enough for the run table when output goes to a file or a pipe (Rich assumes 80).
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
 
 class TorporGroup(click.Group):
@@ -77,7 +78,8 @@ def devices(as_json: bool) -> None:
         emit_json(rows)
         return
     table = Table(title="Built-in NVMe presets")
-    for col in ("id", "vendor", "model", "firmware", "states", "APST commit"):
+    table.add_column("id", no_wrap=True)
+    for col in ("vendor", "model", "firmware", "states", "APST commit"):
         table.add_column(col)
     for r in rows:
         table.add_row(
@@ -102,7 +104,9 @@ def devices(as_json: bool) -> None:
 )
 @click.option("--primary-timeout-ms", type=click.IntRange(min=0), default=100, show_default=True)
 @click.option("--secondary-timeout-ms", type=click.IntRange(min=0), default=2000, show_default=True)
-@click.option("--primary-latency-tol-us", type=click.IntRange(min=0), default=15000, show_default=True)
+@click.option(
+    "--primary-latency-tol-us", type=click.IntRange(min=0), default=15000, show_default=True
+)
 @click.option(
     "--secondary-latency-tol-us", type=click.IntRange(min=0), default=100000, show_default=True
 )
@@ -127,7 +131,9 @@ def devices(as_json: bool) -> None:
     help="Where --emit nvme-cli writes the 256-byte table.",
 )
 @click.option("--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli.")
-def apst(device: str, as_json: bool, emit: str | None, data_file: str, nvme_device: str, **kw: Any) -> None:
+def apst(
+    device: str, as_json: bool, emit: str | None, data_file: str, nvme_device: str, **kw: Any
+) -> None:
     """Build the APST table Linux would program for DEVICE.
 
     DEVICE is a preset id (see `torpor devices`), `nvme id-ctrl -o json` output (nvme-cli 1.x
@@ -188,7 +194,9 @@ def run(scenario: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("area", type=click.Choice(["apst", "all"]))
-@click.option("--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False)
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
 def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     """Re-run a built-in experiment and check the seed document's claims.
@@ -224,7 +232,9 @@ def bench(seconds: float, as_json: bool) -> None:
     for col in ("benchmark", "simulated", "wall s", "per second"):
         table.add_column(col, justify="right" if col != "benchmark" else "left")
     for r in rows:
-        table.add_row(r["name"], f"{r['count']:,} {r['unit']}", f"{r['wall_s']:.3f}", f"{r['per_s']:,.0f}")
+        table.add_row(
+            r["name"], f"{r['count']:,} {r['unit']}", f"{r['wall_s']:.3f}", f"{r['per_s']:,.0f}"
+        )
     console.print(table)
 
 

@@ -23,7 +23,10 @@ def load_device(spec: str) -> dict[str, Any]:
 
 
 def apst(
-    spec: str, params: dict[str, Any], data_file: str = "apst-table.bin", nvme_device: str = "/dev/nvme0"
+    spec: str,
+    params: dict[str, Any],
+    data_file: str = "apst-table.bin",
+    nvme_device: str = "/dev/nvme0",
 ) -> dict[str, Any]:
     """Builds the APST table the kernel would program for ``spec`` under ``params``.
 
@@ -46,3 +49,8 @@ def run_scenario_text(text: str, label: str) -> dict[str, Any]:
 def bench(seconds: float) -> dict[str, Any]:
     """Times the engine's hot loops for about ``seconds`` each."""
     return json.loads(_core.bench(seconds))
+
+
+def apst_workflow_titles() -> list[str]:
+    """One line per workflow of the APST commit message (1-7)."""
+    return json.loads(_core.apst_workflow_titles())

@@ -62,6 +62,12 @@ fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> Py
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }
 
+/// The seven workflows of the APST commit message, one line each.
+#[pyfunction]
+fn apst_workflow_titles() -> PyResult<String> {
+    to_json(&torpor_core::workload::APST_WORKFLOW_TITLES)
+}
+
 /// Runs a scenario file; returns the report as JSON.
 #[pyfunction]
 fn run_scenario_file(py: Python<'_>, path: &str) -> PyResult<String> {
@@ -94,6 +100,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;
+    m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;

@@ -55,18 +55,9 @@ def print_apst(console: Console, result: dict[str, Any]) -> None:
 def print_run(console: Console, report: dict[str, Any]) -> None:
     """One row per variant: fio-style latency and the drive's average power."""
     table = Table(title=f"{report['scenario']} on {report['device']} ({report['duration_s']} s)")
-    for col in (
-        "variant",
-        "IOs",
-        "clat avg us",
-        "p50 us",
-        "p99 us",
-        "max us",
-        "avg power mW",
-        "energy mJ",
-        "transitions",
-    ):
-        table.add_column(col, justify="left" if col == "variant" else "right")
+    table.add_column("variant", no_wrap=True)
+    for col in ("IOs", "avg us", "p50 us", "p99 us", "max us", "power mW", "energy mJ", "trans."):
+        table.add_column(col, justify="right")
     for v in report["variants"]:
         lat = v["io"]["all"]
         table.add_row(
@@ -76,8 +67,8 @@ def print_run(console: Console, report: dict[str, Any]) -> None:
             f"{lat['p50_us']:.1f}",
             f"{lat['p99_us']:.1f}",
             f"{lat['max_us']:.1f}",
-            f"{v['nvme']['avg_power_mw']:.1f}",
-            f"{v['nvme']['energy_mj']:.1f}",
+            f"{v['nvme']['avg_power_mw']:.0f}",
+            f"{v['nvme']['energy_mj']:.0f}",
             str(v["nvme"]["transitions"]),
         )
     console.print(table)

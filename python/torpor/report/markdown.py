@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from torpor import core
 from torpor.experiments import apst
 
 
@@ -23,13 +24,13 @@ def _drive_section(device: str, rows: list[dict[str, Any]], tabs: dict[str, Any]
     name = apst.DRIVES[device]
     out = [f"### {name} (`{device}`)", ""]
     for alg in apst.ALGORITHMS:
-        sched = apst._schedule_text(tabs[device][alg])
+        sched = apst.schedule_text(tabs[device][alg])
         out.append(f"- {alg} table: {sched}")
     out.append("")
     body = []
     for w in apst.WORKFLOWS:
-        old = apst._row(rows, device, w, "legacy")
-        new = apst._row(rows, device, w, "v5.14")
+        old = apst.row(rows, device, w, "legacy")
+        new = apst.row(rows, device, w, "v5.14")
         body.append(
             [
                 str(w),
@@ -73,10 +74,12 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
         '("nvme: extend and modify the APST configuration algorithm", seed 000) in simulation: '
         f"5 drives x 7 workflows x 2 algorithms, {apst.DURATION} of simulated time per run.",
         "",
-        "Workflows: " + "; ".join(f"{i}) {t}" for i, t in enumerate(WORKFLOW_TITLES, 1)) + ".",
+        "Workflows: "
+        + "; ".join(f"{i}) {t}" for i, t in enumerate(core.apst_workflow_titles(), 1)),
         "",
         "Model: drive power states and latencies from each drive's own descriptors; power is "
-        "ACTP while servicing IO (MP when not reported), IDLP when idle (MP when not reported), "
+        "ACTP while servicing IO (MP when not reported), IDLP when idle (when not reported: MP, "
+        "capped at ACTP when the drive reports ACTP; an upper bound), "
         "the last operational state's MP while entering or leaving a non-operational state; an "
         "IO that finds the drive asleep waits for the declared exit latency. Latency is "
         "device-side (submission to completion); the seed measured it on the host.",
@@ -97,14 +100,3 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
     for device in apst.DRIVES:
         parts += [_drive_section(device, rows, tabs), ""]
     return "\n".join(parts)
-
-
-WORKFLOW_TITLES = [
-    "sustained writes at queue depth 2",
-    "1000 x 4 KiB writes then 50 ms idle, repeated",
-    "1000 x 4 KiB writes then 150 ms idle, repeated",
-    "1000 x 4 KiB writes then 500 ms idle, repeated",
-    "1000 x 4 KiB writes then 1.5 s idle, repeated",
-    "1000 x 4 KiB writes then 5 s idle, repeated",
-    "one random 4 KiB read then 150 ms idle, repeated",
-]
