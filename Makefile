@@ -23,8 +23,8 @@ $(STAMP): $(VENV)/bin/python $(SOURCES)
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/torpor reproduce apst --out out/apst
-	@echo "report: out/apst/report.md"
+	$(BIN)/torpor reproduce all --out out
+	@echo "reports: out/*/report.md"
 
 test: install
 	cargo test --workspace --exclude torpor-py

@@ -186,6 +186,8 @@ def run(scenario: str, as_json: bool) -> None:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
     report = core.run_scenario_file(scenario)
+    for note in report["notes"]:
+        click.echo(f"torpor: note: {note}", err=True)
     if as_json:
         emit_json(report)
         return

@@ -14,6 +14,7 @@ use crate::scenario::Scenario;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
 use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
+use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
 use crate::workload::{self, IologReplay, ReplayOptions, Workload};
 
@@ -64,7 +65,15 @@ pub fn run_file(path: &Path) -> Result<Report, InputError> {
 /// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
 pub fn run_text(text: &str, label: &str, base: &Path) -> Result<Report, InputError> {
     let scenario = Scenario::parse(label, text)?;
-    let drive = load_drive(&scenario, base)?;
+    let mut drive = load_drive(&scenario, base)?;
+    if scenario.platform.nvme_file.is_some() {
+        let d = ServiceModel::CLIENT_DEFAULT;
+        drive.notes.push(format!(
+            "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB \
+             write): a device dump carries none",
+            d.read_4k_us, d.write_4k_us
+        ));
+    }
     let mut variants = Vec::new();
     for (name, params) in scenario.variant_params() {
         variants.push(run_variant(&scenario, base, &drive, name, params)?);

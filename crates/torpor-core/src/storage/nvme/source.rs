@@ -46,17 +46,10 @@ pub fn load(spec: &str, base: Option<&Path>) -> Result<DriveSpec, InputError> {
         InputError::whole(spec, what)
     })?;
     let parsed = trace::parse_controller(spec, &text)?;
-    let mut notes = parsed.notes;
-    notes.push(format!(
-        "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB write): \
-         the dump has none",
-        ServiceModel::CLIENT_DEFAULT.read_4k_us,
-        ServiceModel::CLIENT_DEFAULT.write_4k_us
-    ));
     Ok(DriveSpec {
         label: spec.to_string(),
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
-        notes,
+        notes: parsed.notes,
     })
 }
