@@ -7,6 +7,8 @@ from pathlib import Path
 
 import torpor
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def test_version_matches_the_package(cli):
     r = cli("--version")
@@ -121,3 +123,47 @@ def test_debug_flag_shows_the_traceback(tmp_path: Path):
 
     with pytest.raises(torpor.InputError):
         CliRunner().invoke(main, ["--debug", "apst", "nope.json"], catch_exceptions=False)
+
+
+def test_apsta_zero_sends_no_table(cli, tmp_path: Path):
+    fixture = ROOT / "crates/torpor-core/tests/data/nvme/samsung-950-pro.nvme-cli-1.x.json"
+    ctrl = tmp_path / "apsta0.json"
+    ctrl.write_text(fixture.read_text().replace('"apsta" : 1', '"apsta" : 0'))
+    r = cli("apst", str(ctrl))
+    assert r.exit_code == 0
+    assert "No APST table is sent" in r.output and "APSTA = 0" in r.output
+
+
+def test_smartctl_dump_notes_the_apsta_assumption(cli):
+    dump = ROOT / "scenarios/data/intel-760p-ssdpekkw256g8.smartctl.txt"
+    r = cli("apst", str(dump), "--algorithm", "legacy")
+    assert r.exit_code == 0
+    # 760p legacy by hand: PS3 total 4000 us -> 200 ms; PS4 total 14000 us -> 700 ms.
+    assert "PS0 -> PS3 after 200 ms idle" in r.output
+    assert "PS3 -> PS4 after 700 ms idle" in r.output
+
+
+def test_iolog_replay_scenario_replays_every_io(cli):
+    r = cli("run", str(ROOT / "scenarios/apst-iolog-replay.toml"), "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output[r.output.index("{") :])
+    # scenarios/data/read-bursts.iolog: 12 repeats x 7 gaps = 84 bursts of 8 reads + 1 write.
+    for v in rep["variants"]:
+        assert v["io"]["ios"] == 84 * 9
+        assert v["io"]["read"]["count"] == 84 * 8
+        assert v["io"]["write"]["count"] == 84
+
+
+def test_malformed_iolog_names_its_line(cli, tmp_path: Path):
+    (tmp_path / "bad.iolog").write_text(
+        "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n10 /dev/x read 0 4096\n"
+        "20 /dev/x read zero 4096\n"
+    )
+    s = tmp_path / "s.toml"
+    s.write_text(
+        '[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\niolog = "bad.iolog"\n'
+        '[run]\nduration = "1s"\nseed = 1\n'
+    )
+    r = cli("run", str(s))
+    assert r.exit_code == 2
+    assert r.output.startswith("torpor: error: bad.iolog:5: ")

@@ -94,6 +94,21 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
             ],
         ),
         "",
+        "## Where the model and the seed part ways",
+        "",
+        "- None of the five drives reports idle power (IDLP) for its operational states, so "
+        "idle PS0 is charged at an upper bound (MP, or ACTP where reported). Power changes "
+        "are therefore exaggerated wherever a table changes how long the drive idles in PS0 "
+        "before its first transition: the savings on the SN530 exceed the seed's 62 %, and "
+        "the PM991's worst-case increase exceeds its 18 %.",
+        "- Latency here is the device's (submission to completion) with the declared, maximum "
+        "entry and exit latencies. The seed measured on the host, so its small baselines "
+        "(0.6 ms, ~2 ms) include the host stack, and a wake slower than the descriptor "
+        "declares (the 760p's ~53 ms against a declared 8 ms exit) cannot be reproduced from "
+        "the descriptors.",
+        "- The drives' background operations during long deep-state stays, which the seed "
+        "observed on Intel and Samsung drives, are not modelled.",
+        "",
         "## Per drive",
         "",
     ]
