@@ -178,7 +178,8 @@ def apst(
 @main.command()
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def run(scenario: str, as_json: bool) -> None:
+@click.option("--brief", is_flag=True, help="Only the summary table, no per-variant detail.")
+def run(scenario: str, as_json: bool, brief: bool) -> None:
     """Run a scenario file and print each variant's latency and power.
 
     \b
@@ -191,7 +192,7 @@ def run(scenario: str, as_json: bool) -> None:
     if as_json:
         emit_json(report)
         return
-    apst_text.print_run(console, report)
+    apst_text.print_run(console, report, detail=not brief)
 
 
 @main.command()

@@ -52,8 +52,48 @@ def print_apst(console: Console, result: dict[str, Any]) -> None:
         console.print(line, markup=False)
 
 
-def print_run(console: Console, report: dict[str, Any]) -> None:
-    """One row per variant: fio-style latency and the drive's average power."""
+def fio_latency_lines(name: str, lat: dict[str, Any], seconds: float) -> list[str]:
+    """A direction's latency in fio's layout, so it reads like a real fio run beside it."""
+    iops = lat["count"] / seconds if seconds else 0.0
+    return [
+        f"  {name}: IOPS={iops:.1f}, ios={lat['count']}",
+        f"    clat (usec): min={lat['min_us']:.0f}, max={lat['max_us']:.0f}, "
+        f"avg={lat['mean_us']:.2f}",
+        "     clat percentiles (usec):",
+        f"     | 50.00th=[{lat['p50_us']:6.0f}], 90.00th=[{lat['p90_us']:6.0f}], "
+        f"99.00th=[{lat['p99_us']:6.0f}], 99.90th=[{lat['p99_9_us']:6.0f}]",
+    ]
+
+
+def residency_table(variant: dict[str, Any]) -> Table:
+    """Time, entries and energy per power state, plus the transitions between them."""
+    nvme = variant["nvme"]
+    total = nvme["duration_ns"] or 1
+    table = Table(title=f"{variant['name']}: power states", title_justify="left")
+    for col in ("state", "time %", "time ms", "entries", "energy mJ"):
+        table.add_column(col, justify="left" if col == "state" else "right")
+    for st in nvme["power_states"]:
+        if st["time_ns"] == 0 and st["entries"] == 0:
+            continue
+        table.add_row(
+            st["name"],
+            f"{100 * st['time_ns'] / total:.2f}",
+            f"{st['time_ns'] / 1e6:.1f}",
+            str(st["entries"]),
+            f"{st['energy_mj']:.1f}",
+        )
+    table.add_row(
+        "entry/exit",
+        f"{100 * nvme['transition_ns'] / total:.2f}",
+        f"{nvme['transition_ns'] / 1e6:.1f}",
+        str(nvme["transitions"]),
+        f"{nvme['transition_energy_mj']:.1f}",
+    )
+    return table
+
+
+def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
+    """One row per variant, then (with ``detail``) fio-style latency and residency per variant."""
     table = Table(title=f"{report['scenario']} on {report['device']} ({report['duration_s']} s)")
     table.add_column("variant", no_wrap=True)
     for col in ("IOs", "avg us", "p50 us", "p99 us", "max us", "power mW", "energy mJ", "trans."):
@@ -72,3 +112,20 @@ def print_run(console: Console, report: dict[str, Any]) -> None:
             str(v["nvme"]["transitions"]),
         )
     console.print(table)
+    if not detail:
+        return
+    for v in report["variants"]:
+        console.print()
+        console.print(f"[bold]{v['name']}[/bold]")
+        for direction in ("read", "write"):
+            if v["io"][direction]["count"]:
+                for line in fio_latency_lines(direction, v["io"][direction], report["duration_s"]):
+                    console.print(line, markup=False)
+        nvme = v["nvme"]
+        console.print(
+            f"  wakeups={nvme['wakeups']} (latency added: "
+            f"{nvme['wake_latency_total_ns'] / 1e6:.1f} ms in all), "
+            f"avg power={nvme['avg_power_mw']:.1f} mW",
+            markup=False,
+        )
+        console.print(residency_table(v))
