@@ -44,6 +44,52 @@ impl InputError {
     }
 }
 
+/// A TOML syntax or schema error as one `InputError`: the line of the offending span and one
+/// sentence, naming the key when the parser's message does not.
+pub fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> InputError {
+    let mut message = e.message().trim().replace('\n', "; ");
+    if message.is_empty() {
+        // The parser gives no words when the text stops where a value should start.
+        message = "the file ends where a value was expected".to_string();
+    }
+    let Some(span) = e.span() else {
+        return InputError::whole(file, message);
+    };
+    let line = InputError::line_of_offset(text, span.start);
+    let here = text.lines().nth(line - 1).map(str::trim).unwrap_or("");
+    let context = if message.starts_with("missing field") {
+        // Reported at the table that lacks it, or at the whole document.
+        if here.starts_with('[') {
+            format!(" in table `{here}`")
+        } else {
+            " at the top level".to_string()
+        }
+    } else {
+        match here.split_once('=') {
+            Some((key, _)) if !message.contains(&format!("`{}`", key.trim())) => {
+                format!(" (key `{}`)", key.trim())
+            }
+            _ => String::new(),
+        }
+    };
+    InputError::at(file, line, format!("{message}{context}"))
+}
+
+/// The 1-based line where `key` is first written in TOML `text`: as `key = ...`, or, for a key
+/// written with its brackets (`"[workload]"`), as that table header.
+pub fn line_of_toml_key(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            if key.starts_with('[') {
+                t.starts_with(key)
+            } else {
+                t.split_once('=').is_some_and(|(k, _)| k.trim() == key)
+            }
+        })
+        .map(|i| i + 1)
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
@@ -70,6 +116,21 @@ mod tests {
             InputError::whole("x.toml", "empty").to_string(),
             "x.toml: empty"
         );
+    }
+
+    #[test]
+    fn toml_errors_name_the_line_and_the_key() {
+        let text = "a = 1\nb = \"x\"\nc = ";
+        let e = toml::from_str::<toml::Value>(text).unwrap_err();
+        let got = from_toml("f.toml", text, &e);
+        assert_eq!((got.file.as_str(), got.line), ("f.toml", Some(3)));
+        assert_eq!(
+            got.message,
+            "the file ends where a value was expected (key `c`)"
+        );
+        assert_eq!(line_of_toml_key("x = 1\n[t]\ny = 2\n", "y"), Some(3));
+        assert_eq!(line_of_toml_key("x = 1\n[t]\ny = 2\n", "[t]"), Some(2));
+        assert_eq!(line_of_toml_key("x = 1\n", "z"), None);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! seed), so differences between variants are the policy's doing.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::error::InputError;
+use crate::error::{self, InputError};
 use crate::metrics::LatencySummary;
 use crate::scenario::Scenario;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
@@ -16,7 +16,7 @@ use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
 use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
-use crate::workload::{self, IologReplay, ReplayOptions, Workload};
+use crate::workload::{self, IologReplay, Workload};
 
 /// Everything measured in one scenario run.
 #[derive(Debug, Serialize)]
@@ -64,72 +64,98 @@ pub fn run_file(path: &Path) -> Result<Report, InputError> {
 
 /// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
 pub fn run_text(text: &str, label: &str, base: &Path) -> Result<Report, InputError> {
+    let input = Input { label, text, base };
     let scenario = Scenario::parse(label, text)?;
-    let mut drive = load_drive(&scenario, base)?;
-    if scenario.platform.nvme_file.is_some() {
-        let d = ServiceModel::CLIENT_DEFAULT;
-        drive.notes.push(format!(
-            "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB \
-             write): a device dump carries none",
-            d.read_4k_us, d.write_4k_us
-        ));
-    }
+    let drive = input.drive(&scenario)?;
     let mut variants = Vec::new();
     for (name, params) in scenario.variant_params() {
-        variants.push(run_variant(&scenario, base, &drive, name, params)?);
+        let loads = input.workloads(&scenario)?;
+        variants.push(run_variant(&scenario, &drive, loads, name, params)?);
     }
     Ok(Report {
         scenario: label.to_string(),
         device: drive.label.clone(),
         duration_s: scenario.run.duration.as_secs_f64(),
         seed: scenario.run.seed,
-        notes: drive.notes.clone(),
+        notes: drive.notes,
         variants,
     })
 }
 
-fn load_drive(scenario: &Scenario, base: &Path) -> Result<DriveSpec, InputError> {
-    let p = &scenario.platform;
-    match (&p.nvme, &p.nvme_file) {
-        (Some(id), _) => match crate::storage::nvme::preset::find(id) {
-            Some(found) => source::load(&found?.id, None),
-            None => Err(InputError::whole(
-                id,
-                "[platform] nvme: no built-in preset has this id (see `torpor devices`)",
-            )),
-        },
-        (None, Some(file)) => source::load(file, Some(base)),
-        (None, None) => unreachable!("validated by Scenario::parse"),
-    }
+/// The scenario text being run: problems with what it names are reported at its lines.
+struct Input<'a> {
+    label: &'a str,
+    text: &'a str,
+    base: &'a Path,
 }
 
-fn workloads(scenario: &Scenario, base: &Path) -> Result<Vec<Workload>, InputError> {
-    let w = &scenario.workload;
-    let mut out = Vec::new();
-    if let Some(n) = w.apst_workflow {
-        out.push(Workload::Job(
-            workload::apst_workflow(n).expect("validated 1..=7"),
+impl Input<'_> {
+    fn at(&self, key: &str, message: String) -> InputError {
+        InputError::new(self.label, error::line_of_toml_key(self.text, key), message)
+    }
+
+    /// Reads a file the scenario names under `key`, relative to the scenario.
+    fn open(&self, key: &str, name: &str) -> Result<File, InputError> {
+        File::open(self.base.join(name))
+            .map_err(|e| self.at(key, format!("`{key}`: cannot open {name:?}: {e}")))
+    }
+
+    fn drive(&self, scenario: &Scenario) -> Result<DriveSpec, InputError> {
+        let p = &scenario.platform;
+        if let Some(id) = &p.nvme {
+            return source::from_preset(id).unwrap_or_else(|| {
+                Err(self.at(
+                    "nvme",
+                    format!("`nvme`: no built-in preset has the id {id:?} (see `torpor devices`)"),
+                ))
+            });
+        }
+        let name = p
+            .nvme_file
+            .as_deref()
+            .expect("validated by Scenario::parse");
+        let mut text = String::new();
+        self.open("nvme_file", name)?
+            .read_to_string(&mut text)
+            .map_err(|e| {
+                self.at(
+                    "nvme_file",
+                    format!("`nvme_file`: cannot read {name:?}: {e}"),
+                )
+            })?;
+        let mut drive = source::from_dump(name, &text)?;
+        let d = ServiceModel::CLIENT_DEFAULT;
+        drive.notes.push(format!(
+            "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB \
+             write): a device dump carries none",
+            d.read_4k_us, d.write_4k_us
         ));
+        Ok(drive)
     }
-    out.extend(w.jobs.iter().cloned().map(Workload::Job));
-    if let Some(log) = &w.iolog {
-        out.push(replay_file(&base.join(log), log, w.replay)?);
-    }
-    Ok(out)
-}
 
-/// Opens an iolog for streaming replay; `label` is the name the user wrote.
-fn replay_file(path: &Path, label: &str, options: ReplayOptions) -> Result<Workload, InputError> {
-    let file = File::open(path)
-        .map_err(|e| InputError::whole(label, format!("cannot open the iolog: {e}")))?;
-    let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
-    Ok(Workload::Replay(IologReplay::new(reader, label, options)?))
+    /// The scenario's workloads, fresh for each variant (an iolog is re-read from its start).
+    fn workloads(&self, scenario: &Scenario) -> Result<Vec<Workload>, InputError> {
+        let w = &scenario.workload;
+        let mut out = Vec::new();
+        if let Some(n) = w.apst_workflow {
+            out.push(Workload::Job(
+                workload::apst_workflow(n).expect("validated 1..=7"),
+            ));
+        }
+        out.extend(w.jobs.iter().cloned().map(Workload::Job));
+        if let Some(log) = &w.iolog {
+            let file = self.open("iolog", log)?;
+            let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
+            out.push(Workload::Replay(IologReplay::new(reader, log, w.replay)?));
+        }
+        Ok(out)
+    }
 }
 
 fn run_variant(
     scenario: &Scenario,
-    base: &Path,
     drive: &DriveSpec,
+    mut loads: Vec<Workload>,
     name: String,
     params: ApstParams,
 ) -> Result<VariantReport, InputError> {
@@ -141,7 +167,6 @@ fn run_variant(
     // APSTE = 0 programs an all-zero table: the drive never transitions on its own.
     let active = table.filter(|t| t.apste);
     let mut device = NvmeDevice::new(&drive.controller, active, drive.service.clone());
-    let mut loads = workloads(scenario, base)?;
     let io = workload::run_io(
         &mut device,
         &mut loads,
@@ -170,4 +195,50 @@ fn run_variant(
         },
         nvme,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str) -> Result<Report, InputError> {
+        run_text(text, "s.toml", Path::new("/nonexistent-dir"))
+    }
+
+    #[test]
+    fn unknown_preset_is_reported_at_its_scenario_line() {
+        let e = run("[platform]\nnvme = \"no-such-drive\"\n[workload]\napst_workflow = 1\n")
+            .unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
+        assert!(e
+            .message
+            .contains("no built-in preset has the id \"no-such-drive\""));
+    }
+
+    #[test]
+    fn missing_files_are_reported_at_the_key_that_names_them() {
+        let e =
+            run("[platform]\nnvme_file = \"x.json\"\n[workload]\napst_workflow = 1\n").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
+        assert!(e.message.starts_with("`nvme_file`: cannot open \"x.json\""));
+        let e = run("[platform]\nnvme = \"wdc-pc-sn530-256gb\"\n[workload]\niolog = \"t.log\"\n")
+            .unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(4)));
+    }
+
+    #[test]
+    fn every_variant_sees_the_same_io() {
+        // Workflow 2 never idles 100 ms, so no table changes the IO: identical counts.
+        let r = run(
+            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\n[workload]\napst_workflow = 2\n\
+                     [run]\nduration = \"1s\"\nseed = 1\n[[variant]]\nname = \"a\"\n\
+                     apst = { algorithm = \"legacy\" }\n[[variant]]\nname = \"b\"\n",
+        )
+        .unwrap();
+        assert_eq!(r.variants.len(), 2);
+        assert_eq!(r.variants[0].io.ios, r.variants[1].io.ios);
+        // 1000 writes of 15 us then 50 ms idle: cycles of 65 ms; in 1 s, 15 full cycles end at
+        // 975 ms and the 16th burst (975 - 990 ms) completes too: 16 000 writes.
+        assert_eq!(r.variants[0].io.ios, 16_000);
+    }
 }

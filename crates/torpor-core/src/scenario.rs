@@ -29,7 +29,7 @@
 
 use serde::Deserialize;
 
-use crate::error::InputError;
+use crate::error::{self, InputError};
 use crate::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use crate::time::{parse_duration, Nanos};
 use crate::workload::{FioJob, ReplayOptions};
@@ -160,7 +160,8 @@ fn de_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Nanos, D::Error
 impl Scenario {
     /// Parses scenario text; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Scenario, InputError> {
-        let scenario: Scenario = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+        let scenario: Scenario =
+            toml::from_str(text).map_err(|e| error::from_toml(file, text, &e))?;
         scenario.validate(file, text)?;
         Ok(scenario)
     }
@@ -184,7 +185,8 @@ impl Scenario {
     }
 
     fn validate(&self, file: &str, text: &str) -> Result<(), InputError> {
-        let at = |key: &str, msg: String| InputError::new(file, line_of_key(text, key), msg);
+        let at =
+            |key: &str, msg: String| InputError::new(file, error::line_of_toml_key(text, key), msg);
         match (&self.platform.nvme, &self.platform.nvme_file) {
             (Some(_), Some(_)) => {
                 return Err(at(
@@ -254,28 +256,6 @@ pub fn algorithm_name(a: ApstAlgorithm) -> &'static str {
         ApstAlgorithm::Legacy => "legacy",
         ApstAlgorithm::V5_14 => "v5.14",
     }
-}
-
-/// Turns a TOML/serde error into one line: file, line of the offending span, the message.
-fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> InputError {
-    let line = e.span().map(|s| InputError::line_of_offset(text, s.start));
-    InputError::new(file, line, e.message().trim().to_string())
-}
-
-/// The 1-based line where `key` is first written (as `key =` or a `[table]` header), for
-/// semantic errors found after deserialisation.
-fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            if key.starts_with('[') {
-                t.starts_with(key)
-            } else {
-                t.strip_prefix(key)
-                    .is_some_and(|rest| rest.trim_start().starts_with('='))
-            }
-        })
-        .map(|i| i + 1)
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ fn presets() -> PyResult<String> {
 /// A preset id or a device dump path, as JSON.
 #[pyfunction]
 fn load_device(spec: &str) -> PyResult<String> {
-    to_json(&source::load(spec, None).map_err(to_py)?)
+    to_json(&source::load(spec).map_err(to_py)?)
 }
 
 /// The APST table for `spec` under the JSON `params` (any subset of the APST settings).
@@ -58,7 +58,7 @@ fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> Py
         .map_err(|e| InputError::new_err(format!("<apst parameters>: {e}")))?;
     let mut params = ApstParams::default();
     overrides.apply(&mut params);
-    let drive = source::load(spec, None).map_err(to_py)?;
+    let drive = source::load(spec).map_err(to_py)?;
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }
 

@@ -36,7 +36,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::error::InputError;
+use crate::error::{self, InputError};
 use crate::storage::nvme::psd::{NvmeController, PowerState};
 use crate::storage::nvme::service::ServiceModel;
 
@@ -120,7 +120,7 @@ struct ServiceSources {
 
 /// Parses and checks one preset; `file` names it in errors.
 pub fn parse_preset(file: &str, text: &str) -> Result<NvmePreset, InputError> {
-    let raw: PresetFile = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    let raw: PresetFile = toml::from_str(text).map_err(|e| error::from_toml(file, text, &e))?;
     let at = |span: Range<usize>, msg: String| {
         InputError::at(file, InputError::line_of_offset(text, span.start), msg)
     };
@@ -182,7 +182,11 @@ fn load_embedded(id: &str, text: &str) -> Result<NvmePreset, InputError> {
             "`id` is \"{}\"; expected the file name, \"{id}\"",
             preset.id
         );
-        return Err(InputError::at(&file, line_of_key(text, "id"), msg));
+        return Err(InputError::at(
+            &file,
+            error::line_of_toml_key(text, "id").unwrap_or(1),
+            msg,
+        ));
     }
     Ok(preset)
 }
@@ -289,42 +293,4 @@ fn service(
         write_mb_s: positive(&raw.write_mb_s, "write_mb_s")?,
         parallelism,
     })
-}
-
-/// A TOML syntax or schema error as file, line and one sentence naming the key.
-fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> InputError {
-    let message = e.message().trim_end().replace('\n', " ");
-    let Some(span) = e.span() else {
-        return InputError::whole(file, message);
-    };
-    let line = InputError::line_of_offset(text, span.start);
-    let here = line_text(text, line).unwrap_or("");
-    let context = if message.starts_with("missing field") {
-        // Reported at the table that lacks it, or at the whole document.
-        if here.starts_with('[') {
-            format!(" in table `{here}`")
-        } else {
-            " at the top level".to_string()
-        }
-    } else {
-        match here.split_once('=') {
-            Some((key, _)) if !message.contains(&format!("`{}`", key.trim())) => {
-                format!(" (key `{}`)", key.trim())
-            }
-            _ => String::new(),
-        }
-    };
-    InputError::at(file, line, format!("{message}{context}"))
-}
-
-/// The trimmed text of 1-based `line`.
-fn line_text(text: &str, line: usize) -> Option<&str> {
-    text.lines().nth(line.checked_sub(1)?).map(str::trim)
-}
-
-/// 1-based line of the first top-level `key = ...` in `text` (1 when absent).
-fn line_of_key(text: &str, key: &str) -> usize {
-    text.lines()
-        .position(|l| l.split_once('=').is_some_and(|(k, _)| k.trim() == key))
-        .map_or(1, |i| i + 1)
 }

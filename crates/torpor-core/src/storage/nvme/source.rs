@@ -1,8 +1,6 @@
 //! Where a drive description comes from: a built-in preset id, or the user's own
 //! `nvme id-ctrl -o json` / `smartctl -a` dump.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::preset;
@@ -22,22 +20,12 @@ pub struct DriveSpec {
     pub notes: Vec<String>,
 }
 
-/// Loads `spec`: a preset id when one matches, else a file path (resolved against `base`).
-pub fn load(spec: &str, base: Option<&Path>) -> Result<DriveSpec, InputError> {
-    if let Some(found) = preset::find(spec) {
-        let p = found?;
-        return Ok(DriveSpec {
-            label: p.id,
-            controller: p.controller,
-            service: p.service,
-            notes: vec![],
-        });
+/// Loads `spec`: a preset id when one matches, else a device dump at that path.
+pub fn load(spec: &str) -> Result<DriveSpec, InputError> {
+    if let Some(found) = from_preset(spec) {
+        return found;
     }
-    let path = match base {
-        Some(b) => b.join(spec),
-        None => Path::new(spec).to_path_buf(),
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = std::fs::read_to_string(spec).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
             "no such file, and no built-in preset has this id (see `torpor devices`)".to_string()
         } else {
@@ -45,9 +33,27 @@ pub fn load(spec: &str, base: Option<&Path>) -> Result<DriveSpec, InputError> {
         };
         InputError::whole(spec, what)
     })?;
-    let parsed = trace::parse_controller(spec, &text)?;
+    from_dump(spec, &text)
+}
+
+/// The built-in preset `id`, if there is one.
+pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
+    preset::find(id).map(|found| {
+        found.map(|p| DriveSpec {
+            label: p.id,
+            controller: p.controller,
+            service: p.service,
+            notes: vec![],
+        })
+    })
+}
+
+/// A drive from the text of the user's `nvme id-ctrl -o json` or `smartctl -a` output
+/// (`label` names it in errors). Dumps carry no timing, so the client defaults serve.
+pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
+    let parsed = trace::parse_controller(label, text)?;
     Ok(DriveSpec {
-        label: spec.to_string(),
+        label: label.to_string(),
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
         notes: parsed.notes,
