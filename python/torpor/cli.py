@@ -102,13 +102,33 @@ def devices(as_json: bool) -> None:
     show_default=True,
     help="Kernel table builder: v5.14+ (commit ebd8a93aa4f5) or v4.11-v5.13.",
 )
-@click.option("--primary-timeout-ms", type=click.IntRange(min=0), default=100, show_default=True)
-@click.option("--secondary-timeout-ms", type=click.IntRange(min=0), default=2000, show_default=True)
 @click.option(
-    "--primary-latency-tol-us", type=click.IntRange(min=0), default=15000, show_default=True
+    "--primary-timeout-ms",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="nvme_core.apst_primary_timeout_ms; 0 falls back to the legacy formula.",
 )
 @click.option(
-    "--secondary-latency-tol-us", type=click.IntRange(min=0), default=100000, show_default=True
+    "--secondary-timeout-ms",
+    type=click.IntRange(min=0),
+    default=2000,
+    show_default=True,
+    help="nvme_core.apst_secondary_timeout_ms; 0 disables the secondary target.",
+)
+@click.option(
+    "--primary-latency-tol-us",
+    type=click.IntRange(min=0),
+    default=15000,
+    show_default=True,
+    help="nvme_core.apst_primary_latency_tol_us (entry + exit latency); 0: legacy formula.",
+)
+@click.option(
+    "--secondary-latency-tol-us",
+    type=click.IntRange(min=0),
+    default=100000,
+    show_default=True,
+    help="nvme_core.apst_secondary_latency_tol_us (entry + exit latency).",
 )
 @click.option(
     "--ps-max-latency-us",

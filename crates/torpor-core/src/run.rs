@@ -14,6 +14,7 @@ use crate::scenario::Scenario;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
 use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
+use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
 use crate::workload::{self, IologReplay, Workload};
@@ -166,7 +167,8 @@ fn run_variant(
     };
     // APSTE = 0 programs an all-zero table: the drive never transitions on its own.
     let active = table.filter(|t| t.apste);
-    let mut device = NvmeDevice::new(&drive.controller, active, drive.service.clone());
+    let real = scaled_latencies(&drive.controller, scenario.platform.latency_scale);
+    let mut device = NvmeDevice::new(&real, active, drive.service.clone());
     let io = workload::run_io(
         &mut device,
         &mut loads,
@@ -197,6 +199,21 @@ fn run_variant(
     })
 }
 
+/// The drive as it really behaves when its entry and exit latencies are `scale` times the
+/// declared ones (rounded to whole microseconds, as descriptors state them).
+fn scaled_latencies(ctrl: &NvmeController, scale: f64) -> NvmeController {
+    let mut real = ctrl.clone();
+    if scale != 1.0 {
+        for ps in &mut real.power_states {
+            ps.entry_lat_us = (ps.entry_lat_us as f64 * scale)
+                .round()
+                .min(u32::MAX as f64) as u32;
+            ps.exit_lat_us = (ps.exit_lat_us as f64 * scale).round().min(u32::MAX as f64) as u32;
+        }
+    }
+    real
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +241,28 @@ mod tests {
         let e = run("[platform]\nnvme = \"wdc-pc-sn530-256gb\"\n[workload]\niolog = \"t.log\"\n")
             .unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(4)));
+    }
+
+    #[test]
+    fn latency_scale_changes_the_drive_not_the_table() {
+        // SN530, workflow 7, v5.14: the table still sends PS0 to PS3 after 100 ms (declared
+        // latencies), but the drive enters PS3 in 2 x 3.9 ms and wakes in 2 x 11 ms: every read
+        // after the first waits 22 ms + 75 us of service = 22 075 us.
+        let r = run(
+            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 2.0\n\
+                     [workload]\napst_workflow = 7\n[run]\nduration = \"2s\"\nseed = 1\n",
+        )
+        .unwrap();
+        let v = &r.variants[0];
+        assert_eq!(v.io.all.max_us, 22_075.0);
+        assert_eq!(v.io.all.p50_us, 22_075.0);
+        assert_eq!(v.idle_schedule[0].reached_after_ms, 103.9);
+        let e = run(
+            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 0.0\n\
+                     [workload]\napst_workflow = 7\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3));
     }
 
     #[test]

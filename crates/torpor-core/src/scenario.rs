@@ -10,6 +10,7 @@
 //! [platform]
 //! nvme = "wdc-pc-sn530-256gb"        # a built-in preset id, or
 //! # nvme_file = "id-ctrl.json"       # nvme-cli JSON or smartctl -a text, relative to the scenario
+//! latency_scale = 1.0                # real entry/exit latency = this x declared (default 1)
 //!
 //! [policy.apst]                      # any subset; the rest are the kernel defaults
 //! algorithm = "v5.14"
@@ -56,6 +57,15 @@ pub struct Platform {
     pub nvme: Option<String>,
     /// The user's own `nvme id-ctrl -o json` or `smartctl -a` output, relative to the scenario.
     pub nvme_file: Option<String>,
+    /// How the drive's real entry and exit latencies compare with the declared (maximum) ones:
+    /// 1.0 takes the descriptors at their word, 0.5 wakes twice as fast. The kernel builds its
+    /// table from the declared values either way; only the simulated drive changes.
+    #[serde(default = "one")]
+    pub latency_scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Policy knobs; every field is optional and defaults to the kernel's default.
@@ -202,6 +212,13 @@ impl Scenario {
                 ))
             }
             _ => {}
+        }
+        let scale = self.platform.latency_scale;
+        if !(scale.is_finite() && scale > 0.0 && scale <= 1000.0) {
+            return Err(at(
+                "latency_scale",
+                format!("[platform] latency_scale: expected a factor in (0, 1000], got {scale}"),
+            ));
         }
         if let Some(n) = self.workload.apst_workflow {
             if !(1..=7).contains(&n) {
