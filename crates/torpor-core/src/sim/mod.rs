@@ -1,7 +1,7 @@
 //! The engine: a handful of primitives (schedule, now, rng) from which components are built.
 //!
-//! Components (drives, CPUs, workloads) never see the heap; they receive the current time
-//! and the queue to post future events on. Ties in time are broken by insertion order,
+//! Components (drives, CPUs, workloads) never see the heap's internals; [`run`] hands each
+//! event, with the current time, to a handler that may post future events on the queue. Ties in time are broken by insertion order,
 //! so a scenario run twice with the same seed produces the same event order and the same bytes.
 
 mod queue;
@@ -12,13 +12,6 @@ pub use rng::Pcg32;
 
 use crate::time::Nanos;
 
-/// A model that reacts to its own events. The run loop pops events in time order and hands
-/// each to [`Model::handle`], which may schedule more.
-pub trait Model {
-    type Event;
-    fn handle(&mut self, now: Nanos, event: Self::Event, queue: &mut EventQueue<Self::Event>);
-}
-
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -28,22 +21,23 @@ pub enum Stop {
     Drained,
 }
 
-/// Runs `model` from the events already in `queue` until the queue is empty or the next event
-/// lies after `until`. Returns why it stopped and the time of the last handled event.
-pub fn run<M: Model>(
-    model: &mut M,
-    queue: &mut EventQueue<M::Event>,
+/// Pops the events of `queue` in time order and hands each to `handle`, which may schedule
+/// more, until the queue is empty or the next event lies after `until`. Returns why it stopped
+/// and the time of the last handled event; stops early with the first error `handle` returns
+/// (e.g. a malformed line met mid-replay).
+pub fn run<E, Err>(
+    queue: &mut EventQueue<E>,
     until: Nanos,
-) -> (Stop, Nanos) {
+    mut handle: impl FnMut(Nanos, E, &mut EventQueue<E>) -> Result<(), Err>,
+) -> Result<(Stop, Nanos), Err> {
     let mut last = queue.now();
-    loop {
-        match queue.peek_time() {
-            None => return (Stop::Drained, last),
-            Some(t) if t > until => return (Stop::Deadline, last),
-            Some(_) => {}
+    while let Some(t) = queue.peek_time() {
+        if t > until {
+            return Ok((Stop::Deadline, last));
         }
         let (now, ev) = queue.pop().expect("peeked");
         last = now;
-        model.handle(now, ev, queue);
+        handle(now, ev, queue)?;
     }
+    Ok((Stop::Drained, last))
 }

@@ -19,7 +19,7 @@ use super::fio_job::{FioJob, RwMode};
 use super::replay::IologReplay;
 use crate::error::InputError;
 use crate::metrics::LatencyHistogram;
-use crate::sim::{EventQueue, Pcg32, Stop};
+use crate::sim::{self, EventQueue, Pcg32, Stop};
 use crate::storage::io::{BlockDevice, IoOp, IoRequest};
 use crate::time::Nanos;
 use crate::trace::fio_iolog::IologCounts;
@@ -110,17 +110,7 @@ pub fn run_io<D: BlockDevice>(
         queue.schedule(Nanos::ZERO, Event::Issue(w as u32));
         runner.issue_scheduled = true;
     }
-    let mut last = Nanos::ZERO;
-    let stop = loop {
-        match queue.peek_time() {
-            None => break Stop::Drained,
-            Some(t) if t > until => break Stop::Deadline,
-            Some(_) => {}
-        }
-        let Some((now, event)) = queue.pop() else {
-            break Stop::Drained;
-        };
-        last = now;
+    let (stop, last) = sim::run(&mut queue, until, |now, event, queue| {
         let w = match event {
             Event::Issue(w) => {
                 runners[w as usize].issue_scheduled = false;
@@ -136,8 +126,8 @@ pub fn run_io<D: BlockDevice>(
                 w
             }
         };
-        runners[w as usize].pump(w, now, device, &mut queue)?;
-    };
+        runners[w as usize].pump(w, now, device, queue)
+    })?;
     let end = if stop == Stop::Drained { last } else { until };
     Ok(report(runners, end, stop))
 }
