@@ -175,7 +175,7 @@ def apst(
         "no_deepest_ps": kw["no_deepest_ps"],
     }
     result = core.apst(device, params, data_file, nvme_device)
-    for note in result["notes"]:
+    for note in result["device"]["notes"]:
         click.echo(f"torpor: note: {note}", err=True)
     if emit == "nvme-cli":
         if not result["sent"]:

@@ -11,7 +11,6 @@ use super::source::DriveSpec;
 #[derive(Debug, Serialize)]
 pub struct ApstView {
     pub device: DriveSpec,
-    pub notes: Vec<String>,
     pub params: ApstParams,
     /// False when the kernel sends no Set Features at all (APSTA = 0, NPSS > 31).
     pub sent: bool,
@@ -45,7 +44,6 @@ pub fn view(drive: DriveSpec, params: ApstParams, data_file: &str, nvme_device: 
         ),
     };
     ApstView {
-        notes: drive.notes.clone(),
         sent,
         reason,
         table: table.to_json_value(),
