@@ -267,12 +267,6 @@ impl Scenario {
     }
 }
 
-/// Describes an APST algorithm name for messages.
-pub fn algorithm_name(a: ApstAlgorithm) -> &'static str {
-    match a {
-        ApstAlgorithm::Legacy => "legacy",
-        ApstAlgorithm::V5_14 => "v5.14",
-    }
 }
 
 #[cfg(test)]
