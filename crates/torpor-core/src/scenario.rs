@@ -267,8 +267,6 @@ impl Scenario {
     }
 }
 
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
