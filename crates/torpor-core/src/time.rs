@@ -15,9 +15,6 @@ impl Nanos {
     pub const ZERO: Nanos = Nanos(0);
     pub const MAX: Nanos = Nanos(u64::MAX);
 
-    pub const fn from_ns(ns: u64) -> Nanos {
-        Nanos(ns)
-    }
     pub const fn from_us(us: u64) -> Nanos {
         Nanos(us.saturating_mul(1_000))
     }
@@ -27,20 +24,8 @@ impl Nanos {
     pub const fn from_secs(s: u64) -> Nanos {
         Nanos(s.saturating_mul(1_000_000_000))
     }
-    pub const fn as_ns(self) -> u64 {
-        self.0
-    }
-    pub fn as_us_f64(self) -> f64 {
-        self.0 as f64 / 1e3
-    }
-    pub fn as_ms_f64(self) -> f64 {
-        self.0 as f64 / 1e6
-    }
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
-    }
-    pub const fn saturating_sub(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0.saturating_sub(rhs.0))
     }
     pub const fn saturating_add(self, rhs: Nanos) -> Nanos {
         Nanos(self.0.saturating_add(rhs.0))

@@ -68,10 +68,6 @@ impl EnergyMeter {
         self.since = now;
     }
 
-    pub fn current(&self) -> usize {
-        self.current
-    }
-
     pub fn total_time(&self) -> Nanos {
         Nanos(self.time_ns.iter().sum())
     }

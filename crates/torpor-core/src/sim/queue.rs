@@ -67,14 +67,6 @@ impl<E> EventQueue<E> {
         self.now
     }
 
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
     /// Schedules `event` at `at`. Scheduling in the past is a model bug.
     pub fn schedule(&mut self, at: Nanos, event: E) {
         debug_assert!(
