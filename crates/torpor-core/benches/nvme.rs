@@ -8,7 +8,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use torpor_core::sim::Pcg32;
-use torpor_core::storage::io::{BlockDevice, IoOp, IoRequest};
+use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
 use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::nvme::device::NvmeDevice;
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
@@ -80,7 +80,7 @@ fn closed_loop(ctrl: &NvmeController, table: &ApstTable, gaps: &[Nanos]) -> Nano
                 offset: i * 4096,
                 bytes: 4096,
             };
-            now = dev.submit(now, &req);
+            now = dev.accept(now, &req);
         }
         now += gap;
     }

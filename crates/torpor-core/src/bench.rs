@@ -11,6 +11,7 @@ use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::preset;
 use crate::time::Nanos;
 use crate::workload::{self, Workload};
+use crate::world;
 
 /// One benchmark's figure.
 #[derive(Debug, Serialize)]
@@ -45,7 +46,7 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
         let mut device = NvmeDevice::new(&drive.controller, Some(&table), drive.service.clone());
         let mut loads = vec![Workload::Job(workload::apst_workflow(n).expect("1..=7"))];
         let start = Instant::now();
-        let report = workload::run_io(&mut device, &mut loads, span, 1).expect("built-in workload");
+        let report = world::run_io(&mut device, &mut loads, span, 1).expect("built-in workload");
         let wall = start.elapsed().as_secs_f64();
         if wall >= seconds || span >= Nanos::from_secs(1 << 20) {
             return BenchResult {

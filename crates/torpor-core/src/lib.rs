@@ -14,6 +14,7 @@ pub mod storage;
 pub mod time;
 pub mod trace;
 pub mod workload;
+pub mod world;
 
 pub use error::InputError;
 pub use time::Nanos;

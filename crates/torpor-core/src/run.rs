@@ -12,12 +12,13 @@ use crate::error::{self, InputError};
 use crate::metrics::LatencySummary;
 use crate::scenario::Scenario;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
+use crate::storage::nvme::device::Reached;
 use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
-use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
 use crate::workload::{self, IologReplay, Workload};
+use crate::world;
 
 /// Everything measured in one scenario run.
 #[derive(Debug, Serialize)]
@@ -169,12 +170,13 @@ fn run_variant(
     let active = table.filter(|t| t.apste);
     let real = scaled_latencies(&drive.controller, scenario.platform.latency_scale);
     let mut device = NvmeDevice::new(&real, active, drive.service.clone());
-    let io = workload::run_io(
+    let io = world::run_io(
         &mut device,
         &mut loads,
         scenario.run.duration,
         scenario.run.seed,
     )?;
+    let idle_schedule = device.idle_schedule();
     let nvme = device.finish(scenario.run.duration);
     let secs = scenario.run.duration.as_secs_f64();
     let mut all = io.read.clone();
@@ -184,9 +186,7 @@ fn run_variant(
         apst: params,
         apst_not_sent: not_sent,
         apst_table: table.map(|t| t.to_json_value()),
-        idle_schedule: active
-            .map(|t| idle_schedule(t, &drive.controller))
-            .unwrap_or_default(),
+        idle_schedule,
         io: IoSummary {
             ios: io.ios,
             bytes: io.bytes,
@@ -246,8 +246,9 @@ mod tests {
     #[test]
     fn latency_scale_changes_the_drive_not_the_table() {
         // SN530, workflow 7, v5.14: the table still sends PS0 to PS3 after 100 ms (declared
-        // latencies), but the drive enters PS3 in 2 x 3.9 ms and wakes in 2 x 11 ms: every read
-        // after the first waits 22 ms + 75 us of service = 22 075 us.
+        // latencies), but the drive enters PS3 in 2 x 3.9 ms, so it settles there after
+        // 100 + 7.8 = 107.8 ms of idle, and wakes in 2 x 11 ms: every read after the first
+        // waits 22 ms + 75 us of service = 22 075 us.
         let r = run(
             "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 2.0\n\
                      [workload]\napst_workflow = 7\n[run]\nduration = \"2s\"\nseed = 1\n",
@@ -256,7 +257,7 @@ mod tests {
         let v = &r.variants[0];
         assert_eq!(v.io.all.max_us, 22_075.0);
         assert_eq!(v.io.all.p50_us, 22_075.0);
-        assert_eq!(v.idle_schedule[0].reached_after_ms, 103.9);
+        assert_eq!(v.idle_schedule[0].reached_after_ms, 107.8);
         let e = run(
             "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 0.0\n\
                      [workload]\napst_workflow = 7\n",

@@ -9,7 +9,7 @@
 //! rules applied to those descriptors), not produced by the crate's builders. The service model
 //! is a round test-only one (60 µs per 4 KiB read, 20 µs per 4 KiB write), not a drive preset.
 
-use torpor_core::storage::io::{BlockDevice, IoOp, IoRequest};
+use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
 use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::nvme::device::{NvmeDevice, NvmeStats};
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
@@ -132,12 +132,12 @@ fn v514_read_150ms_after_last_completion_waits_ps3_exit_latency() {
     let t = sn530_v514();
     let mut d = sn530_device(Some(&t), 1);
     // First read at 0 completes at 60 µs; the drive is idle in PS0 from then.
-    let first = d.submit(Nanos::ZERO, &READ_4K);
+    let first = d.accept(Nanos::ZERO, &READ_4K);
     assert_eq!(first, Nanos(READ_NS));
     // PS0's timer expires at 0.06 + 100 = 100.06 ms, PS3 entered by 100.06 + 3.9 = 103.96 ms.
     // A read at 0.06 + 150 = 150.06 ms wakes PS3: ready at 150.06 + 11 = 161.06 ms,
     // done at 161.06 + 0.06 = 161.12 ms.
-    let done = d.submit(ms(150.06), &READ_4K);
+    let done = d.accept(ms(150.06), &READ_4K);
     assert_eq!(done, ms(161.12));
     assert_eq!(d.last_wake_penalty(), Nanos::from_ms(11));
 }
@@ -146,10 +146,10 @@ fn v514_read_150ms_after_last_completion_waits_ps3_exit_latency() {
 fn legacy_read_150ms_after_last_completion_does_not_wait() {
     let t = sn530_legacy();
     let mut d = sn530_device(Some(&t), 1);
-    d.submit(Nanos::ZERO, &READ_4K);
+    d.accept(Nanos::ZERO, &READ_4K);
     // Legacy ITPT is 745 ms: after 150 ms idle the drive is still in PS0.
     // Done at 150.06 + 0.06 = 150.12 ms.
-    assert_eq!(d.submit(ms(150.06), &READ_4K), ms(150.12));
+    assert_eq!(d.accept(ms(150.06), &READ_4K), ms(150.12));
     assert_eq!(d.last_wake_penalty(), Nanos::ZERO);
     let stats = d.finish(ms(200.0));
     assert_eq!((stats.transitions, stats.wakeups), (0, 0));
@@ -161,7 +161,7 @@ fn read_arriving_exactly_at_itpt_expiry_finds_drive_still_operational() {
     let mut d = sn530_device(Some(&t), 1);
     // Idle since 0; at exactly 100 ms the drive has been idle for ITPT, not longer.
     assert_eq!(
-        d.submit(Nanos::from_ms(100), &READ_4K),
+        d.accept(Nanos::from_ms(100), &READ_4K),
         Nanos(100_000_000 + READ_NS)
     );
     assert_eq!(d.finish(Nanos::from_ms(150)).transitions, 0);
@@ -173,7 +173,7 @@ fn read_during_entry_is_ready_after_entry_end_plus_exit_latency() {
     let mut d = sn530_device(Some(&t), 1);
     // Idle since 0: entry into PS3 runs 100 → 103.9 ms. A read at 101 ms is ready at
     // 103.9 + 11 = 114.9 ms (penalty 13.9 ms) and done at 114.96 ms.
-    assert_eq!(d.submit(Nanos::from_ms(101), &READ_4K), ms(114.96));
+    assert_eq!(d.accept(Nanos::from_ms(101), &READ_4K), ms(114.96));
     assert_eq!(d.last_wake_penalty(), ms(13.9));
     let stats = d.finish(Nanos::from_ms(200));
     assert_eq!((stats.transitions, stats.wakeups), (1, 1));
@@ -190,7 +190,7 @@ fn chained_entry_reaches_ps4_and_a_read_pays_its_exit_latency() {
     let mut d = sn530_device(Some(&t), 1);
     // PS3 reached at 103.9 ms; its own 2000 ms timer expires at 2103.9 ms; PS4 entry done at
     // 2103.9 + 5 = 2108.9 ms. A read at 3 s is ready at 3039 ms, done at 3039.06 ms.
-    assert_eq!(d.submit(Nanos::from_secs(3), &READ_4K), ms(3039.06));
+    assert_eq!(d.accept(Nanos::from_secs(3), &READ_4K), ms(3039.06));
     assert_eq!(d.last_wake_penalty(), Nanos::from_ms(39));
     // Finish at 3.1 s: idle since 3039.06 ms for 60.94 ms < 100 ms, no third transition.
     let stats = d.finish(Nanos::from_ms(3100));
@@ -207,8 +207,8 @@ fn second_io_during_exit_waits_for_the_same_ready_time() {
     // Parallelism 1: first read at 150 ms wakes PS3, ready 161 ms, done 161.06 ms; a second read
     // at 155 ms waits for ready (penalty 6 ms) and then for the slot: done 161.12 ms.
     let mut d = sn530_device(Some(&t), 1);
-    assert_eq!(d.submit(Nanos::from_ms(150), &READ_4K), ms(161.06));
-    assert_eq!(d.submit(Nanos::from_ms(155), &READ_4K), ms(161.12));
+    assert_eq!(d.accept(Nanos::from_ms(150), &READ_4K), ms(161.06));
+    assert_eq!(d.accept(Nanos::from_ms(155), &READ_4K), ms(161.12));
     assert_eq!(d.last_wake_penalty(), Nanos::from_ms(6));
     let stats = d.finish(Nanos::from_ms(200));
     assert_eq!(stats.wakeups, 1);
@@ -218,8 +218,8 @@ fn second_io_during_exit_waits_for_the_same_ready_time() {
 
     // Parallelism 2: both start at the ready time 161 ms and finish at 161.06 ms.
     let mut d = sn530_device(Some(&t), 2);
-    assert_eq!(d.submit(Nanos::from_ms(150), &READ_4K), ms(161.06));
-    assert_eq!(d.submit(Nanos::from_ms(155), &READ_4K), ms(161.06));
+    assert_eq!(d.accept(Nanos::from_ms(150), &READ_4K), ms(161.06));
+    assert_eq!(d.accept(Nanos::from_ms(155), &READ_4K), ms(161.06));
 }
 
 #[test]
@@ -246,7 +246,7 @@ fn one_second_idle_energy_under_v514() {
 fn energy_of_a_wake_and_read_timeline() {
     let t = sn530_v514();
     let mut d = sn530_device(Some(&t), 1);
-    d.submit(Nanos::from_ms(150), &READ_4K);
+    d.accept(Nanos::from_ms(150), &READ_4K);
     let stats = d.finish(Nanos::from_ms(200));
     // 0 → 100 ms       PS0 idle        100 ms × 1800 mW = 180 mJ
     // 100 → 103.9 ms   entry           3.9 ms × 3500 mW = 13.65 mJ
@@ -267,11 +267,11 @@ fn transitions_count_every_entry_begun_and_wakeups_count_ios_that_found_the_driv
     let t = sn530_v514();
     let mut d = sn530_device(Some(&t), 1);
     // A at 0 (done 0.06 ms); B at 50 ms: idle 49.94 ms < 100 ms, no transition (done 50.06).
-    d.submit(Nanos::ZERO, &READ_4K);
-    d.submit(Nanos::from_ms(50), &READ_4K);
+    d.accept(Nanos::ZERO, &READ_4K);
+    d.accept(Nanos::from_ms(50), &READ_4K);
     // C at 300 ms: PS3 entered at 150.06 → 153.96 ms (transition 1); wake, ready 311 ms,
     // done 311.06 ms.
-    assert_eq!(d.submit(Nanos::from_ms(300), &READ_4K), ms(311.06));
+    assert_eq!(d.accept(Nanos::from_ms(300), &READ_4K), ms(311.06));
     // Then idle to 3 s: PS3 entry at 411.06 → 414.96 ms (2), PS4 entry at 2414.96 → 2419.96
     // ms (3).
     let stats = d.finish(Nanos::from_secs(3));
@@ -285,8 +285,8 @@ fn transitions_count_every_entry_begun_and_wakeups_count_ios_that_found_the_driv
 #[test]
 fn parallelism_one_serialises_simultaneous_requests() {
     let mut d = sn530_device(None, 1);
-    assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
-    assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(2 * READ_NS));
+    assert_eq!(d.accept(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
+    assert_eq!(d.accept(Nanos::ZERO, &READ_4K), Nanos(2 * READ_NS));
     let stats = d.finish(Nanos::from_ms(1));
     assert_eq!(stats.busy_ns, 2 * READ_NS);
 }
@@ -294,8 +294,8 @@ fn parallelism_one_serialises_simultaneous_requests() {
 #[test]
 fn parallelism_two_overlaps_requests_and_charges_active_power_once() {
     let mut d = sn530_device(None, 2);
-    assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
-    assert_eq!(d.submit(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
+    assert_eq!(d.accept(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
+    assert_eq!(d.accept(Nanos::ZERO, &READ_4K), Nanos(READ_NS));
     let stats = d.finish(Nanos::from_ms(1));
     // Active 0.06 ms × 1800 mW = 0.108 mJ, then idle 0.94 ms × 1800 mW = 1.692 mJ.
     assert_eq!(stats.busy_ns, READ_NS);
@@ -310,7 +310,7 @@ fn no_table_or_apste_zero_never_transitions() {
         let mut d = sn530_device(t, 1);
         // 10 s idle, then a read: no wake, done 60 µs later.
         assert_eq!(
-            d.submit(Nanos::from_secs(10), &READ_4K),
+            d.accept(Nanos::from_secs(10), &READ_4K),
             Nanos(10_000_000_000 + READ_NS)
         );
         let stats = d.finish(Nanos::from_secs(11));
@@ -325,7 +325,7 @@ fn itpt_zero_disables_the_entry() {
     let t = table(&[(0, 3, 0)]);
     let mut d = sn530_device(Some(&t), 1);
     assert_eq!(
-        d.submit(Nanos::from_secs(5), &READ_4K),
+        d.accept(Nanos::from_secs(5), &READ_4K),
         Nanos(5_000_000_000 + READ_NS)
     );
     assert_eq!(d.finish(Nanos::from_secs(6)).transitions, 0);
@@ -333,7 +333,7 @@ fn itpt_zero_disables_the_entry() {
     // PS3's entry disabled: the chain stops in PS3, so a read at 3 s pays PS3's 11 ms, not 39.
     let t = table(&[(0, 3, 100), (3, 4, 0)]);
     let mut d = sn530_device(Some(&t), 1);
-    d.submit(Nanos::from_secs(3), &READ_4K);
+    d.accept(Nanos::from_secs(3), &READ_4K);
     assert_eq!(d.last_wake_penalty(), Nanos::from_ms(11));
 }
 
@@ -349,13 +349,13 @@ fn finish_in_the_middle_of_an_entry_meters_the_partial_entry() {
     assert_eq!(state(&stats, "PS3").entries, 0);
     // The drive carries on: a read at 102 ms still finds the entry (ends 103.9 ms) and is
     // ready at 114.9 ms.
-    assert_eq!(d.submit(Nanos::from_ms(102), &READ_4K), ms(114.96));
+    assert_eq!(d.accept(Nanos::from_ms(102), &READ_4K), ms(114.96));
 }
 
 #[test]
 fn finish_while_requests_are_in_service_meters_up_to_the_end_only() {
     let mut d = sn530_device(None, 1);
-    d.submit(Nanos::ZERO, &READ_4K);
+    d.accept(Nanos::ZERO, &READ_4K);
     // At 30 µs the read is half done: 0.03 ms × 1800 mW = 0.054 mJ, all active.
     let stats = d.finish(Nanos::from_us(30));
     assert_eq!(stats.busy_ns, 30_000);
@@ -387,7 +387,7 @@ fn intel_760p_v514_goes_straight_to_ps4_and_idles_at_max_power_without_idlp() {
     let t = table(&[(0, 4, 100), (1, 4, 100), (2, 4, 100), (3, 4, 100)]);
     let mut d = NvmeDevice::new(&intel_760p(), Some(&t), service(1));
     // Entry 100 → 106 ms; a read at 150 ms is ready at 158 ms, done 158.06 ms.
-    assert_eq!(d.submit(Nanos::from_ms(150), &READ_4K), ms(158.06));
+    assert_eq!(d.accept(Nanos::from_ms(150), &READ_4K), ms(158.06));
     assert_eq!(d.last_wake_penalty(), Nanos::from_ms(8));
     let stats = d.finish(Nanos::from_ms(158) + Nanos(READ_NS));
     // PS0 idle 100 ms × 9000 = 900 mJ; entry 6 ms × 9000 = 54 mJ; PS4 44 ms × 4 mW = 0.176

@@ -4,12 +4,12 @@
 use std::io::{BufRead, BufReader, Read};
 
 use torpor_core::sim::Stop;
-use torpor_core::storage::io::{BlockDevice, IoOp, IoRequest};
+use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
 use torpor_core::trace::fio_iolog::{IologCounts, IologReader};
 use torpor_core::workload::{
-    apst_workflow, run_io, FioJob, IologReplay, ReplayOptions, RwMode, Workload,
-    APST_WORKFLOW_TITLES,
+    apst_workflow, FioJob, IologReplay, ReplayOptions, RwMode, Workload, APST_WORKFLOW_TITLES,
 };
+use torpor_core::world::run_io;
 use torpor_core::{InputError, Nanos};
 
 const US: u64 = 1_000;
@@ -39,8 +39,8 @@ impl SerialDevice {
     }
 }
 
-impl BlockDevice for SerialDevice {
-    fn submit(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
+impl TimedDevice for SerialDevice {
+    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
         self.submits.push((now, *req));
         self.free_at = now.max(self.free_at) + self.service;
         self.free_at
@@ -53,8 +53,8 @@ struct ParallelDevice {
     free_at: Vec<Nanos>,
 }
 
-impl BlockDevice for ParallelDevice {
-    fn submit(&mut self, now: Nanos, _req: &IoRequest) -> Nanos {
+impl TimedDevice for ParallelDevice {
+    fn accept(&mut self, now: Nanos, _req: &IoRequest) -> Nanos {
         let slot = self.free_at.iter_mut().min().expect("at least one channel");
         *slot = now.max(*slot) + self.service;
         *slot
@@ -65,7 +65,7 @@ fn job(rw: RwMode) -> FioJob {
     FioJob::new("t", rw)
 }
 
-fn run_one<D: BlockDevice>(
+fn run_one<D: TimedDevice>(
     dev: &mut D,
     job: FioJob,
     until: Nanos,
@@ -398,9 +398,9 @@ struct SerialRecorder<'a, D> {
     log: Vec<(Nanos, IoRequest, Nanos)>,
 }
 
-impl<D: BlockDevice> BlockDevice for SerialRecorder<'_, D> {
-    fn submit(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
-        let done = self.inner.submit(now, req);
+impl<D: TimedDevice> TimedDevice for SerialRecorder<'_, D> {
+    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
+        let done = self.inner.accept(now, req);
         self.log.push((now, *req, done));
         done
     }

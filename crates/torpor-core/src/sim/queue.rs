@@ -84,10 +84,20 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes the earliest event and advances the clock to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let e = self.heap.pop()?;
         self.now = e.at;
         Some((e.at, e.event))
+    }
+
+    /// Like [`Self::pop`], but only if the earliest event is due at or before `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, E)> {
+        if self.heap.peek()?.at > until {
+            return None;
+        }
+        self.pop()
     }
 }
 

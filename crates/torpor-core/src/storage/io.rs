@@ -1,6 +1,15 @@
-//! A block IO request as devices see it: what, where, how big.
+//! Block IO as devices see it: the request, the ticket that comes back with its completion,
+//! and the device interface of the one engine.
+//!
+//! A device never answers a submission directly: it posts events of its own on the engine
+//! (a completion, a timer, background work) and, when one of them completes a request, hands
+//! the request's [`IoTicket`] back to the world, which routes it to whoever waits for it (the
+//! issuing workload, or first a CPU's interrupt path).
 
 use serde::{Deserialize, Serialize};
+
+use crate::sim::Ctx;
+use crate::time::Nanos;
 
 /// The operation of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -19,8 +28,58 @@ pub struct IoRequest {
     pub bytes: u32,
 }
 
-/// Anything that services block IO: given a request submitted at `now`, says when it
-/// completes. Devices keep their own power-state bookkeeping behind this call.
+/// What the submitter needs back when a request completes. Devices carry it untouched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoTicket {
+    /// The issuing workload's index in the run.
+    pub workload: u32,
+    pub op: IoOp,
+    pub bytes: u32,
+    pub submitted: Nanos,
+}
+
+/// A block device on the engine. `Event` is the device's own event kind; the world wraps it
+/// into the run's event type and hands it back to [`BlockDevice::on_event`].
 pub trait BlockDevice {
-    fn submit(&mut self, now: crate::time::Nanos, req: &IoRequest) -> crate::time::Nanos;
+    type Event: Copy;
+
+    /// Accepts `req` at `ctx.now()`; the device posts whatever events it needs.
+    fn submit<W>(&mut self, ctx: &mut Ctx<'_, W, Self::Event>, ticket: IoTicket, req: &IoRequest);
+
+    /// One of the device's events is due; returns the ticket of the request it completes, if
+    /// any.
+    fn on_event<W>(
+        &mut self,
+        ctx: &mut Ctx<'_, W, Self::Event>,
+        event: Self::Event,
+    ) -> Option<IoTicket>;
+}
+
+/// A device that knows each request's completion time when it accepts it (a drive whose
+/// service does not depend on anything that happens later). [`BlockDevice`] comes with it:
+/// the completion is an event at that time.
+pub trait TimedDevice {
+    /// Accepts `req` at `now` (never earlier than the previous call's `now`) and returns when
+    /// it completes. Streaming drivers call this directly, without the queue.
+    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos;
+}
+
+/// The event of a [`TimedDevice`]: the request completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completes(pub IoTicket);
+
+impl<T: TimedDevice> BlockDevice for T {
+    type Event = Completes;
+
+    #[inline]
+    fn submit<W>(&mut self, ctx: &mut Ctx<'_, W, Completes>, ticket: IoTicket, req: &IoRequest) {
+        let now = ctx.now();
+        let done = self.accept(now, req).max(now);
+        ctx.schedule(done, Completes(ticket));
+    }
+
+    #[inline]
+    fn on_event<W>(&mut self, _: &mut Ctx<'_, W, Completes>, event: Completes) -> Option<IoTicket> {
+        Some(event.0)
+    }
 }

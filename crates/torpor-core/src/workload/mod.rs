@@ -1,12 +1,14 @@
 //! Workloads that drive a block device: fio-like jobs, the seven APST workflows of the
-//! ebd8a93aa4f5 commit message, and fio iolog replay, all run by [`run_io`].
+//! ebd8a93aa4f5 commit message, and fio iolog replay, all issued by [`IoIssuer`] on the
+//! world's engine.
 
 mod apst_workflows;
 mod fio_job;
+mod issuer;
+mod job_progress;
 mod replay;
-mod run;
 
 pub use apst_workflows::{apst_workflow, APST_WORKFLOW_TITLES};
 pub use fio_job::{FioJob, JobError, RwMode};
+pub use issuer::{Due, IoIssuer, IoReport, Workload, WorkloadReport};
 pub use replay::{IologReplay, ReplayOptions};
-pub use run::{run_io, IoReport, Workload, WorkloadReport};

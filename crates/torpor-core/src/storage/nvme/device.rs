@@ -42,6 +42,15 @@
 //!    is returned; the extra latency of 3–4 is its wake penalty.
 //! 6. [`NvmeDevice::finish`] runs step 2 up to the end of the run (stopping inside an entry if
 //!    the run ends there) and reads the meter.
+//! 7. A new table mid-run ([`NvmeDevice::set_table`], as `nvme_set_latency_tolerance`
+//!    reprograms it): step 2 runs up to `now` under the old table, then the new one applies.
+//!    Set Features is an admin command: it does not wake a non-operational drive (the NVMe
+//!    base specification lets a non-operational state process admin commands without leaving
+//!    it), but it is activity, so a settled drive's idle timer restarts at `now` (an
+//!    ASSUMPTION: the specification does not say; the alternative, keeping the old start,
+//!    would make a shorter new ITPT fire in the past). A drive still entering a state keeps
+//!    entering it, and its timer there starts when the entry ends. A busy drive finishes its
+//!    busy period and idles under the new table.
 //!
 //! Boundaries: an IO arriving exactly when ITPT expires finds the drive still in the old state
 //! (the spec's "longer than"). An IO arriving exactly when an entry ends is ready at the same
@@ -76,10 +85,13 @@
 //!   chain visits each state at most once, so one walk takes at most 32 steps;
 //! - it belongs to a state the drive does not report (the spec wants those entries zero).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use serde::Serialize;
 
 use crate::metrics::{EnergyMeter, StateEnergy};
-use crate::storage::io::{BlockDevice, IoRequest};
+use crate::storage::io::{IoOp, IoRequest, TimedDevice};
 use crate::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use crate::storage::nvme::psd::{NvmeController, PowerState};
 use crate::storage::nvme::service::ServiceModel;
@@ -197,8 +209,11 @@ pub struct NvmeStats {
     pub wake_delayed_ios: u64,
     /// Sum over requests of the latency the wakes added (ready time − submission).
     pub wake_latency_total_ns: u64,
-    /// Enabled APST entries the drive refused (see the module documentation).
+    /// Enabled APST entries the drive refused in its current table (see the module
+    /// documentation).
     pub ignored_entries: u32,
+    /// Tables programmed after the first ([`NvmeDevice::set_table`]).
+    pub table_changes: u32,
 }
 
 /// An NVMe drive running an APST table. See the module documentation.
@@ -206,8 +221,13 @@ pub struct NvmeStats {
 pub struct NvmeDevice {
     states: Vec<StateParams>,
     service: ServiceModel,
-    /// Time each service slot becomes free.
-    slots: Vec<Nanos>,
+    /// Service times of the last request size seen, per operation: nearly every workload
+    /// uses one size, and the formula's float arithmetic is most of a submission's cost.
+    service_cache: [(u32, Nanos); 2],
+    /// Completion times of the slots still servicing, a min-heap. A slot that is free at a
+    /// submission is as good as any other free slot, so only the busy ones are kept.
+    busy_slots: BinaryHeap<Reverse<Nanos>>,
+    parallelism: usize,
     /// Current power state (while entering: the target).
     ps: usize,
     /// The operational state a wake returns to.
@@ -219,6 +239,7 @@ pub struct NvmeDevice {
     meter: EnergyMeter,
     counters: Counters,
     ignored_entries: u32,
+    table_changes: u32,
 }
 
 impl NvmeDevice {
@@ -244,11 +265,17 @@ impl NvmeDevice {
         let mut names: Vec<String> = (0..states.len()).map(|p| format!("PS{p}")).collect();
         names.push(TRANSITION.to_string());
         let meter = EnergyMeter::new(names, 0, states[0].idle_mw);
-        let slots = vec![Nanos::ZERO; service.parallelism.max(1) as usize];
+        let parallelism = service.parallelism.max(1) as usize;
+        let service_cache = [
+            (4096, service.service_time(IoOp::Read, 4096)),
+            (4096, service.service_time(IoOp::Write, 4096)),
+        ];
         NvmeDevice {
             states,
             service,
-            slots,
+            service_cache,
+            busy_slots: BinaryHeap::with_capacity(parallelism.min(4096)),
+            parallelism,
             ps: 0,
             last_op: 0,
             idle: IdlePhase::Settled { since: Nanos::ZERO },
@@ -258,6 +285,7 @@ impl NvmeDevice {
             meter,
             counters: Counters::default(),
             ignored_entries,
+            table_changes: 0,
         }
     }
 
@@ -324,6 +352,7 @@ impl NvmeDevice {
             wake_delayed_ios: c.wake_delayed_ios,
             wake_latency_total_ns: c.wake_latency_total_ns,
             ignored_entries: self.ignored_entries,
+            table_changes: self.table_changes,
         }
     }
 
@@ -417,24 +446,101 @@ impl NvmeDevice {
         ready
     }
 
-    /// Step 5: the earliest free service slot (FIFO: ties go to the lowest index).
+    /// Step 5: when a request ready to start at `ready` (submitted at `now`) begins service:
+    /// at `ready` if a slot is free, else when the earliest busy slot frees up (FIFO).
     #[inline]
-    fn earliest_slot(&self) -> usize {
-        let mut best = 0;
-        for (i, free) in self.slots.iter().enumerate().skip(1) {
-            if *free < self.slots[best] {
-                best = i;
+    fn claim_slot(&mut self, now: Nanos, ready: Nanos, done_after: Nanos) -> Nanos {
+        while let Some(&Reverse(free)) = self.busy_slots.peek() {
+            if free > now {
+                break;
+            }
+            self.busy_slots.pop();
+        }
+        let start = if self.busy_slots.len() < self.parallelism {
+            ready
+        } else {
+            let Reverse(free) = self.busy_slots.pop().expect("all slots busy");
+            ready.max(free)
+        };
+        let done = start + done_after;
+        self.busy_slots.push(Reverse(done));
+        done
+    }
+
+    /// The service time of `req`, from the cache when its size matches the last one.
+    #[inline]
+    fn service_time(&mut self, req: &IoRequest) -> Nanos {
+        let cached = &mut self.service_cache[req.op as usize];
+        if cached.0 != req.bytes {
+            *cached = (req.bytes, self.service.service_time(req.op, req.bytes));
+        }
+        cached.1
+    }
+
+    /// Step 7: adopts `table` at `now` (`None`, or APSTE = 0: no more autonomous
+    /// transitions). `now` is taken as the last submission's time if earlier.
+    pub fn set_table(&mut self, now: Nanos, table: Option<&ApstTable>) {
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        if let Some(busy) = self.busy.filter(|b| now >= b.until) {
+            self.end_busy(busy);
+        }
+        if self.busy.is_none() {
+            self.walk_idle(now);
+            if let IdlePhase::Settled { .. } = self.idle {
+                self.idle = IdlePhase::Settled { since: now };
             }
         }
-        best
+        for s in &mut self.states {
+            s.itpt = Nanos::ZERO;
+            s.itps = 0;
+        }
+        self.ignored_entries = match table.filter(|t| t.apste) {
+            Some(t) => load_table(&mut self.states, t),
+            None => 0,
+        };
+        self.table_changes += 1;
+    }
+
+    /// The chain an idle drive follows from PS0 under its table, as the drive itself walks
+    /// it (its real entry latencies, the entries it accepted): each state it settles in and
+    /// after how much continuous idle time.
+    pub fn idle_schedule(&self) -> Vec<Reached> {
+        let mut out = Vec::new();
+        let (mut ps, mut t) = (0usize, Nanos::ZERO);
+        // A valid chain only goes deeper, so it has at most one step per state.
+        for _ in 0..self.states.len() {
+            let state = self.states[ps];
+            if state.itpt == Nanos::ZERO {
+                break;
+            }
+            let next = state.itps;
+            t = t + state.itpt + self.states[next].enlat;
+            out.push(Reached {
+                ps: next,
+                reached_after_ms: t.0 as f64 / 1e6,
+            });
+            ps = next;
+        }
+        out
     }
 }
 
-impl BlockDevice for NvmeDevice {
-    /// Submits `req` at `now` (taken as the previous submission time if earlier) and returns its
-    /// completion time.
+/// One step of an idle drive's chain: the table read as a timeline ("PS3 after 103.9 ms"),
+/// which is how the APST commit message compares tables. A state is reached when its entry
+/// completes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reached {
+    pub ps: usize,
+    /// Continuous idle time, ms, after which the drive is in `ps`.
+    pub reached_after_ms: f64,
+}
+
+impl TimedDevice for NvmeDevice {
+    /// Accepts `req` at `now` (taken as the previous submission time if earlier) and returns
+    /// its completion time.
     #[inline]
-    fn submit(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
+    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
         let now = now.max(self.last_now);
         self.last_now = now;
         let ready = self.ready_for_io(now);
@@ -445,10 +551,8 @@ impl BlockDevice for NvmeDevice {
             self.counters.wake_delayed_ios += 1;
             self.counters.wake_latency_total_ns += penalty.0;
         }
-        let slot = self.earliest_slot();
-        let start = ready.max(self.slots[slot]);
-        let done = start + self.service.service_time(req.op, req.bytes);
-        self.slots[slot] = done;
+        let service = self.service_time(req);
+        let done = self.claim_slot(now, ready, service);
         if let Some(busy) = self.busy.as_mut() {
             busy.until = busy.until.max(done);
         }

@@ -1,43 +1,18 @@
-//! When does an idle drive reach each state? Follows an APST table's chain from PS0.
-//!
-//! This is the table read as a timeline — "PS3 after 100 ms, PS4 after 2103.9 ms" — which is
-//! how the APST commit message compares tables ("much quicker transitions to PS3 and PS4").
-//! A state is *reached* when its entry completes, so each step adds the previous ITPT and the
-//! target's entry latency (ENLAT), as the drive model does.
-
-use serde::Serialize;
+//! When does an idle drive reach each state under a table? The drive's own reading of its
+//! chain ([`NvmeDevice::idle_schedule`]), for a table that is not running: `torpor apst` and
+//! the claim rules read tables this way ("PS3 after 100 ms, PS4 after 2103.9 ms"), and a run
+//! reports the same walk of the drive it simulated, so the two can never disagree.
 
 use super::apst::ApstTable;
+use super::device::NvmeDevice;
+pub use super::device::Reached;
 use super::psd::NvmeController;
+use super::service::ServiceModel;
 
-/// One step of the idle timeline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Reached {
-    pub ps: usize,
-    /// Continuous idle time, ms, after which the drive is in `ps`.
-    pub reached_after_ms: f64,
-}
-
-/// The states an idle drive passes through from PS0, and when it reaches each.
+/// The states an idle drive with `ctrl`'s declared latencies passes through from PS0 under
+/// `table`, and when it reaches each.
 pub fn idle_schedule(table: &ApstTable, ctrl: &NvmeController) -> Vec<Reached> {
-    let states = ctrl.states();
-    let mut out = Vec::new();
-    let (mut ps, mut t_us) = (0usize, 0u64);
-    // At most one step per state: a well-formed table only goes deeper.
-    for _ in 0..states.len() {
-        let itpt = table.itpt_ms(ps) as u64;
-        let next = table.itps(ps) as usize;
-        if !table.apste || itpt == 0 || next <= ps || next >= states.len() {
-            break;
-        }
-        t_us += itpt * 1000 + states[next].entry_lat_us as u64;
-        out.push(Reached {
-            ps: next,
-            reached_after_ms: t_us as f64 / 1000.0,
-        });
-        ps = next;
-    }
-    out
+    NvmeDevice::new(ctrl, Some(table), ServiceModel::CLIENT_DEFAULT).idle_schedule()
 }
 
 #[cfg(test)]
