@@ -394,3 +394,66 @@ fn intel_760p_v514_goes_straight_to_ps4_and_idles_at_max_power_without_idlp() {
     // mJ; exit 8 ms × 9000 = 72 mJ; active (no ACTP → MP) 0.06 ms × 9000 = 0.54 mJ.
     assert_mj(stats.energy_mj, 900.0 + 54.0 + 0.176 + 72.0 + 0.54);
 }
+
+// A table programmed mid-run (`set_table`, as `nvme_set_latency_tolerance` reprograms it). The
+// model's rule (device.rs step 7): the drive walks its chain to `now` under the old table; a
+// settled drive's idle timer restarts at the change; an entry in progress completes first.
+
+#[test]
+fn a_new_table_while_idle_in_ps0_restarts_the_timer_at_the_change() {
+    let (v514, legacy) = (sn530_v514(), sn530_legacy());
+    let mut d = sn530_device(Some(&v514), 1);
+    // Idle in PS0 since 0; at 50 ms the legacy table arrives (PS0 -> PS3 after 745 ms), so
+    // the entry starts at 50 + 745 = 795 ms and ends 3.9 ms later, at 798.9 ms.
+    d.set_table(ms(50.0), Some(&legacy));
+    // At 790 ms the drive is still in PS0 (v5.14 alone would have put it in PS3 at 100 ms).
+    let mut probe = d.clone();
+    assert_eq!(probe.accept(ms(790.0), &READ_4K), ms(790.06));
+    // At 900 ms it is settled in PS3: exit 11 ms, then 60 us of service.
+    assert_eq!(d.accept(ms(900.0), &READ_4K), ms(911.06));
+    let stats = d.finish(ms(1000.0));
+    assert_eq!(
+        (stats.transitions, stats.wakeups, stats.table_changes),
+        (1, 1, 1)
+    );
+    // PS3 from 798.9 ms to the doorbell at 900 ms.
+    assert_eq!(state(&stats, "PS3").time_ns, ms(101.1).0);
+}
+
+#[test]
+fn a_new_table_while_settled_in_ps3_counts_ps3s_idle_time_from_the_change() {
+    let v514 = sn530_v514();
+    let quick = table(&[(0, 3, 100), (1, 3, 100), (2, 3, 100), (3, 4, 100)]);
+    let mut d = sn530_device(Some(&v514), 1);
+    // PS3 is reached at 100 + 3.9 = 103.9 ms. The new table at 500 ms sends PS3 to PS4 after
+    // 100 ms counted from 500 ms: entry 600 -> 605 ms. A read at 700 ms waits PS4's 39 ms exit.
+    d.set_table(ms(500.0), Some(&quick));
+    assert_eq!(d.accept(ms(700.0), &READ_4K), ms(739.06));
+    let stats = d.finish(ms(800.0));
+    assert_eq!((stats.transitions, stats.wakeups), (2, 1));
+    // PS3: 103.9 -> 600 ms; PS4: 605 -> 700 ms.
+    assert_eq!(state(&stats, "PS3").time_ns, ms(496.1).0);
+    assert_eq!(state(&stats, "PS4").time_ns, ms(95.0).0);
+}
+
+#[test]
+fn a_new_table_during_an_entry_applies_once_the_entry_ends() {
+    let v514 = sn530_v514();
+    let quick = table(&[(0, 3, 100), (1, 3, 100), (2, 3, 100), (3, 4, 50)]);
+    let mut d = sn530_device(Some(&v514), 1);
+    // At 102 ms the drive is entering PS3 (100 -> 103.9 ms). PS3's timer then starts at
+    // 103.9 ms under the new table: PS4 entry 153.9 -> 158.9 ms; a read at 200 ms is ready at
+    // 239 ms.
+    d.set_table(ms(102.0), Some(&quick));
+    assert_eq!(d.accept(ms(200.0), &READ_4K), ms(239.06));
+    assert_eq!(d.finish(ms(300.0)).transitions, 2);
+}
+
+#[test]
+fn no_table_mid_run_stops_autonomous_transitions() {
+    let v514 = sn530_v514();
+    let mut d = sn530_device(Some(&v514), 1);
+    d.set_table(ms(50.0), None);
+    assert_eq!(d.accept(ms(1000.0), &READ_4K), ms(1000.06));
+    assert_eq!(d.finish(ms(1000.06)).transitions, 0);
+}
