@@ -207,7 +207,8 @@ def run(scenario: str, as_json: bool, brief: bool) -> None:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
     report = core.run_scenario_file(scenario)
-    for note in report["notes"]:
+    notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
+    for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
     if as_json:
         emit_json(report)

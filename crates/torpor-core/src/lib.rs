@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod error;
 pub mod metrics;
+pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;

@@ -6,54 +6,16 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::error::{self, InputError};
-use crate::metrics::LatencySummary;
+use crate::report::{ApstSection, IoSection, NvmeSection, Report, VariantReport};
 use crate::scenario::Scenario;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
-use crate::storage::nvme::device::Reached;
-use crate::storage::nvme::device::{NvmeDevice, NvmeStats};
+use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
 use crate::workload::{self, IologReplay, Workload};
 use crate::world;
-
-/// Everything measured in one scenario run.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub scenario: String,
-    pub device: String,
-    pub duration_s: f64,
-    pub seed: u64,
-    pub notes: Vec<String>,
-    pub variants: Vec<VariantReport>,
-}
-
-/// One policy's results.
-#[derive(Debug, Serialize)]
-pub struct VariantReport {
-    pub name: String,
-    pub apst: ApstParams,
-    /// Why no table was sent, when the kernel would send none.
-    pub apst_not_sent: Option<String>,
-    pub apst_table: Option<serde_json::Value>,
-    pub idle_schedule: Vec<Reached>,
-    pub io: IoSummary,
-    pub nvme: NvmeStats,
-}
-
-/// fio-style IO results.
-#[derive(Debug, Serialize)]
-pub struct IoSummary {
-    pub ios: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub all: LatencySummary,
-    pub read: LatencySummary,
-    pub write: LatencySummary,
-}
 
 /// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
 pub fn run_file(path: &Path) -> Result<Report, InputError> {
@@ -76,10 +38,7 @@ pub fn run_text(text: &str, label: &str, base: &Path) -> Result<Report, InputErr
     }
     Ok(Report {
         scenario: label.to_string(),
-        device: drive.label.clone(),
-        duration_s: scenario.run.duration.as_secs_f64(),
         seed: scenario.run.seed,
-        notes: drive.notes,
         variants,
     })
 }
@@ -177,25 +136,25 @@ fn run_variant(
         scenario.run.seed,
     )?;
     let idle_schedule = device.idle_schedule();
-    let nvme = device.finish(scenario.run.duration);
-    let secs = scenario.run.duration.as_secs_f64();
-    let mut all = io.read.clone();
-    all.merge(&io.write);
+    let stats = device.finish(scenario.run.duration);
+    let duration = scenario.run.duration;
     Ok(VariantReport {
         name,
-        apst: params,
-        apst_not_sent: not_sent,
-        apst_table: table.map(|t| t.to_json_value()),
-        idle_schedule,
-        io: IoSummary {
-            ios: io.ios,
-            bytes: io.bytes,
-            iops: io.ios as f64 / secs,
-            all: all.summary(),
-            read: io.read.summary(),
-            write: io.write.summary(),
-        },
-        nvme,
+        duration_s: duration.as_secs_f64(),
+        io: IoSection::new(&io, duration),
+        nvme: Some(NvmeSection {
+            device: drive.label.clone(),
+            notes: drive.notes.clone(),
+            latency_scale: scenario.platform.latency_scale,
+            apst: ApstSection {
+                params,
+                sent: table.is_some(),
+                not_sent_reason: not_sent,
+                table: table.map(|t| t.to_json_value()),
+                idle_schedule,
+            },
+            stats,
+        }),
     })
 }
 
@@ -257,7 +216,10 @@ mod tests {
         let v = &r.variants[0];
         assert_eq!(v.io.all.max_us, 22_075.0);
         assert_eq!(v.io.all.p50_us, 22_075.0);
-        assert_eq!(v.idle_schedule[0].reached_after_ms, 107.8);
+        assert_eq!(
+            v.nvme.as_ref().unwrap().apst.idle_schedule[0].reached_after_ms,
+            107.8
+        );
         let e = run(
             "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 0.0\n\
                      [workload]\napst_workflow = 7\n",

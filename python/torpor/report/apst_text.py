@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _w(mw: float | None) -> str:
@@ -69,7 +70,7 @@ def residency_table(variant: dict[str, Any]) -> Table:
     """Time, entries and energy per power state, plus the transitions between them."""
     nvme = variant["nvme"]
     total = nvme["duration_ns"] or 1
-    table = Table(title=f"{variant['name']}: power states", title_justify="left")
+    table = Table(title=Text(f"{variant['name']}: power states"), title_justify="left")
     for col in ("state", "time %", "time ms", "entries", "energy mJ"):
         table.add_column(col, justify="left" if col == "state" else "right")
     for st in nvme["power_states"]:
@@ -94,14 +95,20 @@ def residency_table(variant: dict[str, Any]) -> Table:
 
 def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
     """One row per variant, then (with ``detail``) fio-style latency and residency per variant."""
-    table = Table(title=f"{report['scenario']} on {report['device']} ({report['duration_s']} s)")
+    variants = report["variants"]
+    devices = sorted({v["nvme"]["device"] for v in variants if "nvme" in v})
+    spans = sorted({v["duration_s"] for v in variants})
+    title = Text(
+        f"{report['scenario']} on {', '.join(devices)} ({', '.join(f'{s:g}' for s in spans)} s)"
+    )
+    table = Table(title=title)
     table.add_column("variant", no_wrap=True)
     for col in ("IOs", "avg us", "p50 us", "p99 us", "max us", "power mW", "energy mJ", "trans."):
         table.add_column(col, justify="right")
     for v in report["variants"]:
         lat = v["io"]["all"]
         table.add_row(
-            v["name"],
+            Text(v["name"]),
             f"{lat['count']:,}",
             f"{lat['mean_us']:.1f}",
             f"{lat['p50_us']:.1f}",
@@ -116,10 +123,10 @@ def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> 
         return
     for v in report["variants"]:
         console.print()
-        console.print(f"[bold]{v['name']}[/bold]")
+        console.print(Text(v["name"], style="bold"))
         for direction in ("read", "write"):
             if v["io"][direction]["count"]:
-                for line in fio_latency_lines(direction, v["io"][direction], report["duration_s"]):
+                for line in fio_latency_lines(direction, v["io"][direction], v["duration_s"]):
                     console.print(line, markup=False)
         nvme = v["nvme"]
         console.print(

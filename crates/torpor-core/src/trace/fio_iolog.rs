@@ -64,7 +64,7 @@ pub struct IologEntry {
 }
 
 /// How many lines of each kind the reader has returned so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IologCounts {
     pub reads: u64,
     pub writes: u64,

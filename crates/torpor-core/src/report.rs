@@ -1,0 +1,123 @@
+//! What a scenario run reports: per variant, one section per component present (the IO
+//! issued by the workloads, the NVMe drive; CPUs and UFS later), each serialised once, here.
+//!
+//! Sections say what they measured with units in their names (`_us`, `_mw`, `_mj`, `_ns`,
+//! `_s`), and what was assumed or dropped (drive notes, iolog lines not sent) travels with
+//! the section it concerns.
+
+use serde::Serialize;
+
+use crate::metrics::LatencySummary;
+use crate::storage::nvme::apst::ApstParams;
+use crate::storage::nvme::device::{NvmeStats, Reached};
+use crate::time::Nanos;
+use crate::trace::fio_iolog::IologCounts;
+use crate::workload::IoReport;
+
+/// Everything measured in one scenario run.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub seed: u64,
+    pub variants: Vec<VariantReport>,
+}
+
+/// One variant's results: a section per component.
+#[derive(Debug, Serialize)]
+pub struct VariantReport {
+    pub name: String,
+    /// Simulated time the results cover.
+    pub duration_s: f64,
+    pub io: IoSection,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<NvmeSection>,
+}
+
+/// The IO the workloads issued, fio-style: completion latency (clat) of every IO completed
+/// within the run.
+#[derive(Debug, Serialize)]
+pub struct IoSection {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub all: LatencySummary,
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+    pub workloads: Vec<WorkloadSection>,
+}
+
+/// One workload's share.
+#[derive(Debug, Serialize)]
+pub struct WorkloadSection {
+    pub name: String,
+    /// IOs submitted; those still in flight at the end are not in `ios`.
+    pub issued: u64,
+    pub ios: u64,
+    pub bytes: u64,
+    /// When its last IO completed, if it finished within the run.
+    pub finished_s: Option<f64>,
+    /// For a replay: the log's lines by kind, including syncs and trims, which are not sent.
+    pub iolog: Option<IologCounts>,
+}
+
+impl IoSection {
+    /// The section for `io`, measured over `duration`.
+    pub fn new(io: &IoReport, duration: Nanos) -> IoSection {
+        let mut all = io.read.clone();
+        all.merge(&io.write);
+        let secs = duration.as_secs_f64();
+        IoSection {
+            ios: io.ios,
+            bytes: io.bytes,
+            iops: if secs > 0.0 {
+                io.ios as f64 / secs
+            } else {
+                0.0
+            },
+            all: all.summary(),
+            read: io.read.summary(),
+            write: io.write.summary(),
+            workloads: io
+                .per_workload
+                .iter()
+                .map(|w| WorkloadSection {
+                    name: w.name.clone(),
+                    issued: w.issued,
+                    ios: w.ios,
+                    bytes: w.bytes,
+                    finished_s: w.finished.map(Nanos::as_secs_f64),
+                    iolog: w.iolog,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The NVMe drive: what it is, the APST table it ran, and what it measured.
+#[derive(Debug, Serialize)]
+pub struct NvmeSection {
+    /// Preset id, or the dump's file name.
+    pub device: String,
+    /// What was assumed while reading the device (e.g. APSTA taken as supported).
+    pub notes: Vec<String>,
+    /// The drive's real entry/exit latencies against its declared ones.
+    pub latency_scale: f64,
+    pub apst: ApstSection,
+    #[serde(flatten)]
+    pub stats: NvmeStats,
+}
+
+/// The APST policy as the kernel applied it.
+#[derive(Debug, Serialize)]
+pub struct ApstSection {
+    #[serde(flatten)]
+    pub params: ApstParams,
+    /// False when the kernel sends no Set Features at all (APSTA = 0, NPSS > 31, ...).
+    pub sent: bool,
+    /// Why no table was sent.
+    pub not_sent_reason: Option<String>,
+    /// `{"apste", "entries": [{"ps", "itps", "itpt_ms", "raw"} x 32]}` when sent.
+    pub table: Option<serde_json::Value>,
+    /// The chain the simulated drive follows from PS0 when idle (its real latencies).
+    pub idle_schedule: Vec<Reached>,
+}
