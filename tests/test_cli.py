@@ -106,7 +106,7 @@ def test_malformed_device_dump_names_file_and_line(cli, tmp_path: Path):
 def test_malformed_scenario_names_file_line_and_key(cli, tmp_path: Path):
     s = tmp_path / "s.toml"
     s.write_text(
-        '[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
+        '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
         '[run]\nduration = "10s"\nseed = 1\ncolour = "blue"\n'
     )
     r = cli("run", str(s))
@@ -161,7 +161,7 @@ def test_malformed_iolog_names_its_line(cli, tmp_path: Path):
     )
     s = tmp_path / "s.toml"
     s.write_text(
-        '[platform]\nnvme = "wdc-pc-sn530-256gb"\n[workload]\niolog = "bad.iolog"\n'
+        '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n[workload.replay]\nfile = "bad.iolog"\n'
         '[run]\nduration = "1s"\nseed = 1\n'
     )
     r = cli("run", str(s))

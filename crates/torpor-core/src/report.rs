@@ -18,7 +18,6 @@ use crate::workload::IoReport;
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub scenario: String,
-    pub seed: u64,
     pub variants: Vec<VariantReport>,
 }
 
@@ -28,6 +27,7 @@ pub struct VariantReport {
     pub name: String,
     /// Simulated time the results cover.
     pub duration_s: f64,
+    pub seed: u64,
     pub io: IoSection,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvme: Option<NvmeSection>,

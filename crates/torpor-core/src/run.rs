@@ -1,19 +1,21 @@
-//! Runs a scenario: builds the platform, the policy of each variant and the workload, runs the
-//! engine, and gathers one [`Report`]. Every variant sees identical input (same workload, same
-//! seed), so differences between variants are the policy's doing.
+//! Runs a scenario: for each variant, builds its world (the drive with the policy's table,
+//! the workloads), runs it, and fills one section of the [`Report`] per component. Every
+//! variant sees identical input unless it changes the input itself (same workload, same seed),
+//! so differences between variants are the settings' doing.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use crate::error::{self, InputError};
+use crate::error::InputError;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, VariantReport};
-use crate::scenario::Scenario;
-use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
+use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
+use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::source::{self, DriveSpec};
+use crate::time::Nanos;
 use crate::workload::{self, IologReplay, Workload};
 use crate::world;
 
@@ -28,75 +30,111 @@ pub fn run_file(path: &Path) -> Result<Report, InputError> {
 
 /// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
 pub fn run_text(text: &str, label: &str, base: &Path) -> Result<Report, InputError> {
-    let input = Input { label, text, base };
-    let scenario = Scenario::parse(label, text)?;
-    let drive = input.drive(&scenario)?;
-    let mut variants = Vec::new();
-    for (name, params) in scenario.variant_params() {
-        let loads = input.workloads(&scenario)?;
-        variants.push(run_variant(&scenario, &drive, loads, name, params)?);
+    let file = ScenarioFile::parse(label, text)?;
+    run_parsed(&file, base)
+}
+
+/// Runs every variant of a parsed scenario (e.g. one point of a sweep).
+pub fn run_parsed(file: &ScenarioFile, base: &Path) -> Result<Report, InputError> {
+    let mut variants = Vec::with_capacity(file.variants().len());
+    for (i, v) in file.variants().iter().enumerate() {
+        let input = Input {
+            file,
+            variant: i,
+            base,
+        };
+        variants.push(input.run(&v.name, &v.scenario)?);
     }
     Ok(Report {
-        scenario: label.to_string(),
-        seed: scenario.run.seed,
+        scenario: file.label().to_string(),
         variants,
     })
 }
 
-/// The scenario text being run: problems with what it names are reported at its lines.
+/// One variant of the scenario being run: problems with what it names are reported at the
+/// line that named it.
 struct Input<'a> {
-    label: &'a str,
-    text: &'a str,
+    file: &'a ScenarioFile,
+    variant: usize,
     base: &'a Path,
 }
 
 impl Input<'_> {
-    fn at(&self, key: &str, message: String) -> InputError {
-        InputError::new(self.label, error::line_of_toml_key(self.text, key), message)
+    fn at(&self, path: &str, message: String) -> InputError {
+        self.file.error_at(self.variant, path, message)
     }
 
-    /// Reads a file the scenario names under `key`, relative to the scenario.
-    fn open(&self, key: &str, name: &str) -> Result<File, InputError> {
+    /// Opens a file the scenario names at `path`, relative to the scenario.
+    fn open(&self, path: &str, name: &str) -> Result<File, InputError> {
         File::open(self.base.join(name))
-            .map_err(|e| self.at(key, format!("`{key}`: cannot open {name:?}: {e}")))
+            .map_err(|e| self.at(path, format!("`{path}`: cannot open {name:?}: {e}")))
     }
 
-    fn drive(&self, scenario: &Scenario) -> Result<DriveSpec, InputError> {
-        let p = &scenario.platform;
-        if let Some(id) = &p.nvme {
-            return source::from_preset(id).unwrap_or_else(|| {
+    /// The drive of `[platform.nvme]`, with its power overrides applied.
+    fn drive(&self, p: &NvmePlatform) -> Result<DriveSpec, InputError> {
+        let mut drive = match (&p.preset, &p.file) {
+            (Some(id), _) => source::from_preset(id).unwrap_or_else(|| {
                 Err(self.at(
-                    "nvme",
-                    format!("`nvme`: no built-in preset has the id {id:?} (see `torpor devices`)"),
+                    "platform.nvme.preset",
+                    format!(
+                        "`preset`: no built-in preset has the id {id:?} (see `torpor devices`)"
+                    ),
                 ))
-            });
+            })?,
+            (None, Some(name)) => {
+                let mut text = String::new();
+                self.open("platform.nvme.file", name)?
+                    .read_to_string(&mut text)
+                    .map_err(|e| {
+                        self.at(
+                            "platform.nvme.file",
+                            format!("`file`: cannot read {name:?}: {e}"),
+                        )
+                    })?;
+                let mut drive = source::from_dump(name, &text)?;
+                let d = ServiceModel::CLIENT_DEFAULT;
+                drive.notes.push(format!(
+                    "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us \
+                     4 KiB write): a device dump carries none",
+                    d.read_4k_us, d.write_4k_us
+                ));
+                drive
+            }
+            (None, None) => unreachable!("validated by ScenarioFile::parse"),
+        };
+        let states = drive.controller.power_states.len();
+        for (table, map, idle) in [
+            ("idle_power_mw", &p.idle_power_mw, true),
+            ("active_power_mw", &p.active_power_mw, false),
+        ] {
+            for (key, &mw) in map {
+                let ps = power_state_index(key).expect("validated by ScenarioFile::parse");
+                let Some(state) = drive.controller.power_states.get_mut(ps) else {
+                    return Err(self.at(
+                        &format!("platform.nvme.{table}.{key}"),
+                        format!(
+                            "`{table}`: the drive has no {key} (it reports PS0-PS{})",
+                            states.saturating_sub(1)
+                        ),
+                    ));
+                };
+                if idle {
+                    state.idle_power_mw = Some(mw);
+                } else {
+                    state.active_power_mw = Some(mw);
+                }
+                drive.notes.push(format!(
+                    "{key} {} power set to {mw} mW by the scenario",
+                    if idle { "idle" } else { "active" }
+                ));
+            }
         }
-        let name = p
-            .nvme_file
-            .as_deref()
-            .expect("validated by Scenario::parse");
-        let mut text = String::new();
-        self.open("nvme_file", name)?
-            .read_to_string(&mut text)
-            .map_err(|e| {
-                self.at(
-                    "nvme_file",
-                    format!("`nvme_file`: cannot read {name:?}: {e}"),
-                )
-            })?;
-        let mut drive = source::from_dump(name, &text)?;
-        let d = ServiceModel::CLIENT_DEFAULT;
-        drive.notes.push(format!(
-            "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB \
-             write): a device dump carries none",
-            d.read_4k_us, d.write_4k_us
-        ));
         Ok(drive)
     }
 
-    /// The scenario's workloads, fresh for each variant (an iolog is re-read from its start).
-    fn workloads(&self, scenario: &Scenario) -> Result<Vec<Workload>, InputError> {
-        let w = &scenario.workload;
+    /// The variant's workloads, fresh (an iolog is read from its start).
+    fn workloads(&self, s: &Scenario) -> Result<Vec<Workload>, InputError> {
+        let w = &s.workload;
         let mut out = Vec::new();
         if let Some(n) = w.apst_workflow {
             out.push(Workload::Job(
@@ -104,58 +142,84 @@ impl Input<'_> {
             ));
         }
         out.extend(w.jobs.iter().cloned().map(Workload::Job));
-        if let Some(log) = &w.iolog {
-            let file = self.open("iolog", log)?;
+        if let Some(r) = &w.replay {
+            let file = self.open("workload.replay.file", &r.file)?;
             let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
-            out.push(Workload::Replay(IologReplay::new(reader, log, w.replay)?));
+            out.push(Workload::Replay(IologReplay::new(
+                reader, &r.file, r.options,
+            )?));
         }
         Ok(out)
     }
-}
 
-fn run_variant(
-    scenario: &Scenario,
-    drive: &DriveSpec,
-    mut loads: Vec<Workload>,
-    name: String,
-    params: ApstParams,
-) -> Result<VariantReport, InputError> {
-    let config = apst::build(&drive.controller, &params);
-    let (table, not_sent) = match &config {
-        ApstConfig::Sent(t) => (Some(t), None),
-        ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
-    };
-    // APSTE = 0 programs an all-zero table: the drive never transitions on its own.
-    let active = table.filter(|t| t.apste);
-    let real = scaled_latencies(&drive.controller, scenario.platform.latency_scale);
-    let mut device = NvmeDevice::new(&real, active, drive.service.clone());
-    let io = world::run_io(
-        &mut device,
-        &mut loads,
-        scenario.run.duration,
-        scenario.run.seed,
-    )?;
-    let idle_schedule = device.idle_schedule();
-    let stats = device.finish(scenario.run.duration);
-    let duration = scenario.run.duration;
-    Ok(VariantReport {
-        name,
-        duration_s: duration.as_secs_f64(),
-        io: IoSection::new(&io, duration),
-        nvme: Some(NvmeSection {
-            device: drive.label.clone(),
-            notes: drive.notes.clone(),
-            latency_scale: scenario.platform.latency_scale,
-            apst: ApstSection {
-                params,
-                sent: table.is_some(),
-                not_sent_reason: not_sent,
-                table: table.map(|t| t.to_json_value()),
-                idle_schedule,
-            },
-            stats,
-        }),
-    })
+    /// How long to run: `[run] duration`, else until the replay ends, else the default.
+    fn until(&self, s: &Scenario) -> Result<Option<Nanos>, InputError> {
+        if let Some(d) = s.run.duration {
+            return Ok(Some(d));
+        }
+        if s.workload.replay.is_none() {
+            return Ok(Some(DEFAULT_DURATION));
+        }
+        let endless = s.workload.apst_workflow.is_some()
+            || s.workload
+                .jobs
+                .iter()
+                .any(|j| j.time_based && j.runtime.is_none());
+        if endless {
+            return Err(self.at(
+                "workload",
+                "[run] duration: needed here: without it the run lasts as long as the replayed \
+                 trace, but a time-based job beside it never ends on its own"
+                    .into(),
+            ));
+        }
+        Ok(None)
+    }
+
+    fn run(&self, name: &str, s: &Scenario) -> Result<VariantReport, InputError> {
+        let drive = self.drive(&s.platform.nvme)?;
+        let params = s.policy.apst.clone();
+        let config = apst::build(&drive.controller, &params);
+        let (table, not_sent) = match &config {
+            ApstConfig::Sent(t) => (Some(t), None),
+            ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
+        };
+        // APSTE = 0 programs an all-zero table: the drive never transitions on its own.
+        let active = table.filter(|t| t.apste);
+        let real = scaled_latencies(&drive.controller, s.platform.nvme.latency_scale);
+        let mut device = NvmeDevice::new(&real, active, drive.service.clone());
+        let mut loads = self.workloads(s)?;
+        let until = self.until(s)?;
+        let io = world::run_io(
+            &mut device,
+            &mut loads,
+            until.unwrap_or(Nanos::MAX),
+            s.run.seed,
+        )?;
+        // Without a duration the run lasts until the replay has drained.
+        let end = until.unwrap_or(io.end);
+        let idle_schedule = device.idle_schedule();
+        let stats = device.finish(end);
+        Ok(VariantReport {
+            name: name.to_string(),
+            duration_s: end.as_secs_f64(),
+            seed: s.run.seed,
+            io: IoSection::new(&io, end),
+            nvme: Some(NvmeSection {
+                device: drive.label,
+                notes: drive.notes,
+                latency_scale: s.platform.nvme.latency_scale,
+                apst: ApstSection {
+                    params,
+                    sent: table.is_some(),
+                    not_sent_reason: not_sent,
+                    table: table.map(|t| t.to_json_value()),
+                    idle_schedule,
+                },
+                stats,
+            }),
+        })
+    }
 }
 
 /// The drive as it really behaves when its entry and exit latencies are `scale` times the
@@ -181,9 +245,11 @@ mod tests {
         run_text(text, "s.toml", Path::new("/nonexistent-dir"))
     }
 
+    const SN530: &str = "[platform.nvme]\npreset = \"wdc-pc-sn530-256gb\"\n";
+
     #[test]
     fn unknown_preset_is_reported_at_its_scenario_line() {
-        let e = run("[platform]\nnvme = \"no-such-drive\"\n[workload]\napst_workflow = 1\n")
+        let e = run("[platform.nvme]\npreset = \"no-such-drive\"\n[workload]\napst_workflow = 1\n")
             .unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
         assert!(e
@@ -194,12 +260,23 @@ mod tests {
     #[test]
     fn missing_files_are_reported_at_the_key_that_names_them() {
         let e =
-            run("[platform]\nnvme_file = \"x.json\"\n[workload]\napst_workflow = 1\n").unwrap_err();
+            run("[platform.nvme]\nfile = \"x.json\"\n[workload]\napst_workflow = 1\n").unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
-        assert!(e.message.starts_with("`nvme_file`: cannot open \"x.json\""));
-        let e = run("[platform]\nnvme = \"wdc-pc-sn530-256gb\"\n[workload]\niolog = \"t.log\"\n")
-            .unwrap_err();
+        assert!(e
+            .message
+            .starts_with("`platform.nvme.file`: cannot open \"x.json\""));
+        let e = run(&format!("{SN530}[workload.replay]\nfile = \"t.log\"\n")).unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(4)));
+    }
+
+    #[test]
+    fn a_missing_file_in_a_variant_is_reported_at_the_variants_line() {
+        let e = run(&format!(
+            "{SN530}[workload]\napst_workflow = 1\n[[variant]]\nname = \"a\"\n\
+             [[variant]]\nname = \"b\"\n[variant.platform.nvme]\npreset = \"nope\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line, Some(10));
     }
 
     #[test]
@@ -208,22 +285,18 @@ mod tests {
         // latencies), but the drive enters PS3 in 2 x 3.9 ms, so it settles there after
         // 100 + 7.8 = 107.8 ms of idle, and wakes in 2 x 11 ms: every read after the first
         // waits 22 ms + 75 us of service = 22 075 us.
-        let r = run(
-            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 2.0\n\
-                     [workload]\napst_workflow = 7\n[run]\nduration = \"2s\"\nseed = 1\n",
-        )
+        let r = run(&format!(
+            "{SN530}latency_scale = 2.0\n[workload]\napst_workflow = 7\n[run]\nduration = \"2s\"\n"
+        ))
         .unwrap();
         let v = &r.variants[0];
         assert_eq!(v.io.all.max_us, 22_075.0);
         assert_eq!(v.io.all.p50_us, 22_075.0);
-        assert_eq!(
-            v.nvme.as_ref().unwrap().apst.idle_schedule[0].reached_after_ms,
-            107.8
-        );
-        let e = run(
-            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\nlatency_scale = 0.0\n\
-                     [workload]\napst_workflow = 7\n",
-        )
+        let nvme = v.nvme.as_ref().unwrap();
+        assert_eq!(nvme.apst.idle_schedule[0].reached_after_ms, 107.8);
+        let e = run(&format!(
+            "{SN530}latency_scale = 0.0\n[workload]\napst_workflow = 7\n"
+        ))
         .unwrap_err();
         assert_eq!(e.line, Some(3));
     }
@@ -231,16 +304,79 @@ mod tests {
     #[test]
     fn every_variant_sees_the_same_io() {
         // Workflow 2 never idles 100 ms, so no table changes the IO: identical counts.
-        let r = run(
-            "[platform]\nnvme = \"wdc-pc-sn530-256gb\"\n[workload]\napst_workflow = 2\n\
-                     [run]\nduration = \"1s\"\nseed = 1\n[[variant]]\nname = \"a\"\n\
-                     apst = { algorithm = \"legacy\" }\n[[variant]]\nname = \"b\"\n",
-        )
+        let r = run(&format!(
+            "{SN530}[workload]\napst_workflow = 2\n[run]\nduration = \"1s\"\n\
+             [[variant]]\nname = \"a\"\n[variant.policy.apst]\nalgorithm = \"legacy\"\n\
+             [[variant]]\nname = \"b\"\n"
+        ))
         .unwrap();
         assert_eq!(r.variants.len(), 2);
         assert_eq!(r.variants[0].io.ios, r.variants[1].io.ios);
         // 1000 writes of 15 us then 50 ms idle: cycles of 65 ms; in 1 s, 15 full cycles end at
         // 975 ms and the 16th burst (975 - 990 ms) completes too: 16 000 writes.
         assert_eq!(r.variants[0].io.ios, 16_000);
+    }
+
+    #[test]
+    fn an_idle_power_override_sets_the_drives_idle_power() {
+        // Workflow 7 under legacy never leaves PS0 (745 ms ITPT > 150 ms gaps): 200 reads of
+        // 75 us in 30 s at ACTP 1800 mW, the rest idle in PS0 at the override, 500 mW:
+        // (0.015 s x 1800 + 29.985 s x 500) / 30 s = 500.65 mW.
+        let r = run(&format!(
+            "{SN530}idle_power_mw = {{ PS0 = 500.0 }}\n[policy.apst]\nalgorithm = \"legacy\"\n\
+             [workload]\napst_workflow = 7\n[run]\nduration = \"30s\"\n"
+        ))
+        .unwrap();
+        let nvme = r.variants[0].nvme.as_ref().unwrap();
+        assert!(
+            (nvme.stats.avg_power_mw - 500.65).abs() < 1e-9,
+            "{}",
+            nvme.stats.avg_power_mw
+        );
+        let e = run(&format!(
+            "{SN530}idle_power_mw = {{ PS7 = 5.0 }}\n[workload]\napst_workflow = 7\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(
+            e.message.contains("no PS7 (it reports PS0-PS4)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn without_a_duration_a_replay_runs_to_its_end() {
+        // Two reads of a v3 log, 2 s apart (timestamps in us). Legacy table on the SN530: PS0
+        // -> PS3 after 745 ms (settled at 748.9 ms), PS3 -> PS4 only after 2200 ms more, so
+        // the second read wakes the drive from PS3 (11 ms) and completes 75 us later: the run
+        // ends at 2 s + 11 ms + 75 us.
+        let dir = std::env::temp_dir().join(format!("torpor-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("t.iolog"),
+            "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n\
+             0 /dev/x read 0 4096\n2000000 /dev/x read 4096 4096\n2000001 /dev/x close\n",
+        )
+        .unwrap();
+        let text = format!(
+            "{SN530}[policy.apst]\nalgorithm = \"legacy\"\n[workload.replay]\nfile = \"t.iolog\"\n"
+        );
+        let r = run_text(&text, "s.toml", &dir).unwrap();
+        assert_eq!(r.variants[0].duration_s, 2.011075);
+        assert_eq!(r.variants[0].io.ios, 2);
+        // A time-based job beside it would never end: the duration is then required.
+        let e = run_text(
+            &(text + "[[workload.job]]\nname = \"j\"\nrw = \"read\"\ntime_based = true\n"),
+            "s.toml",
+            &dir,
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("[run] duration: needed"),
+            "{}",
+            e.message
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

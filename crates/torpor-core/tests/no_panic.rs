@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use torpor_core::run::run_text;
-use torpor_core::scenario::Scenario;
+use torpor_core::scenario::ScenarioFile;
 use torpor_core::sim::Pcg32;
 use torpor_core::trace::{fio_iolog::IologReader, parse_controller};
 use torpor_core::Nanos;
@@ -16,8 +16,8 @@ const NVME_CLI_2: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.nvme-cli-2.x
 const IOLOG_V3: &str = include_str!("data/iolog/hand-v3.iolog");
 const IOLOG_V2: &str = include_str!("data/iolog/hand-v2.iolog");
 const SCENARIO: &str = r#"
-[platform]
-nvme = "wdc-pc-sn530-256gb"
+[platform.nvme]
+preset = "wdc-pc-sn530-256gb"
 [policy.apst]
 algorithm = "v5.14"
 primary_timeout_ms = 100
@@ -33,7 +33,8 @@ duration = "2s"
 seed = 1
 [[variant]]
 name = "legacy"
-apst = { algorithm = "legacy" }
+[variant.policy.apst]
+algorithm = "legacy"
 "#;
 
 /// Byte-level corruption: delete, duplicate, replace with a character that matters to the
@@ -133,13 +134,20 @@ fn corrupted_scenarios_give_reports_or_errors_naming_the_file() {
     let mut rng = Pcg32::new(2026, 3);
     for _ in 0..3000 {
         let text = mutate(&mut rng, SCENARIO);
-        match Scenario::parse("s.toml", &text) {
+        match ScenarioFile::parse("s.toml", &text) {
             Err(e) => {
                 assert_eq!(e.file, "s.toml");
                 assert!(!e.message.is_empty(), "{e:?}");
             }
             // What parses must also run (kept short so the test stays fast).
-            Ok(s) if s.run.duration <= Nanos::from_secs(10) => {
+            Ok(s)
+                if s.variants().iter().all(|v| {
+                    v.scenario
+                        .run
+                        .duration
+                        .is_some_and(|d| d <= Nanos::from_secs(10))
+                }) =>
+            {
                 if let Err(e) = run_text(&text, "s.toml", Path::new(".")) {
                     assert_eq!(e.file, "s.toml", "{e}");
                 }

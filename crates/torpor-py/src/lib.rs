@@ -10,7 +10,6 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use serde::Serialize;
 
-use torpor_core::scenario::ApstOverrides;
 use torpor_core::storage::nvme::apst::ApstParams;
 use torpor_core::storage::nvme::{apst_view, preset, source};
 use torpor_core::InputError as CoreInputError;
@@ -54,10 +53,8 @@ fn load_device(spec: &str) -> PyResult<String> {
 /// The APST table for `spec` under the JSON `params` (any subset of the APST settings).
 #[pyfunction]
 fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> PyResult<String> {
-    let overrides: ApstOverrides = serde_json::from_str(params_json)
+    let params: ApstParams = serde_json::from_str(params_json)
         .map_err(|e| InputError::new_err(format!("<apst parameters>: {e}")))?;
-    let mut params = ApstParams::default();
-    overrides.apply(&mut params);
     let drive = source::load(spec).map_err(to_py)?;
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }

@@ -30,8 +30,8 @@ DURATION = "60s"
 def scenario_text(device: str, workflow: int) -> str:
     """One scenario per (drive, workflow): both table builders as variants on identical IO."""
     return f"""
-[platform]
-nvme = "{device}"
+[platform.nvme]
+preset = "{device}"
 
 [workload]
 apst_workflow = {workflow}
@@ -42,11 +42,13 @@ seed = 1
 
 [[variant]]
 name = "legacy"
-apst = {{ algorithm = "legacy" }}
+[variant.policy.apst]
+algorithm = "legacy"
 
 [[variant]]
 name = "v5.14"
-apst = {{ algorithm = "v5.14" }}
+[variant.policy.apst]
+algorithm = "v5.14"
 """
 
 

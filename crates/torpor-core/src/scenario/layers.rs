@@ -1,0 +1,209 @@
+//! The scenario file as layers of TOML: the base tables, and each `[[variant]]` deep-merged
+//! over them. Remembers which line supplied every key, so an error found in a merged variant
+//! (by serde or by a semantic check) points at the line the user wrote.
+//!
+//! Paths name keys as dotted strings with array indices: `platform.nvme.preset`,
+//! `workload.job[1].bs`, `variant[0].policy.apst.algorithm`.
+
+use std::collections::HashMap;
+
+use toml::{Table, Value};
+use toml_edit::{ImDocument, Item};
+
+use crate::error::InputError;
+
+/// The line (1-based) of every key path of a TOML text.
+#[derive(Debug, Clone, Default)]
+pub struct Lines {
+    of: HashMap<String, usize>,
+}
+
+impl Lines {
+    /// Indexes `text`, which must already have parsed as TOML (else the index stays empty).
+    pub fn index(text: &str) -> Lines {
+        let mut lines = Lines::default();
+        if let Ok(doc) = ImDocument::parse(text) {
+            lines.table(text, doc.as_table(), "");
+        }
+        lines
+    }
+
+    fn put(&mut self, text: &str, path: &str, span: Option<std::ops::Range<usize>>) {
+        if let Some(s) = span {
+            self.of
+                .entry(path.to_string())
+                .or_insert_with(|| InputError::line_of_offset(text, s.start));
+        }
+    }
+
+    fn table(&mut self, text: &str, t: &toml_edit::Table, path: &str) {
+        self.put(text, path, t.span());
+        for (k, item) in t.iter() {
+            let p = join(path, k);
+            self.put(text, &p, t.key(k).and_then(|key| key.span()));
+            self.item(text, item, &p);
+        }
+    }
+
+    fn item(&mut self, text: &str, item: &Item, path: &str) {
+        match item {
+            Item::Table(t) => self.table(text, t, path),
+            Item::ArrayOfTables(a) => {
+                for (i, t) in a.iter().enumerate() {
+                    self.table(text, t, &format!("{path}[{i}]"));
+                }
+            }
+            Item::Value(v) => self.value(text, v, path),
+            Item::None => {}
+        }
+    }
+
+    fn value(&mut self, text: &str, v: &toml_edit::Value, path: &str) {
+        self.put(text, path, v.span());
+        match v {
+            toml_edit::Value::InlineTable(t) => {
+                for (k, inner) in t.iter() {
+                    let p = join(path, k);
+                    self.put(text, &p, t.key(k).and_then(|key| key.span()));
+                    self.value(text, inner, &p);
+                }
+            }
+            toml_edit::Value::Array(a) => {
+                for (i, inner) in a.iter().enumerate() {
+                    self.value(text, inner, &format!("{path}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The line of `path` as seen by variant `variant` (its own overlay first, then the
+    /// base), falling back to the nearest enclosing key that has one.
+    pub fn find(&self, variant: Option<usize>, path: &str) -> Option<usize> {
+        let mut p = path;
+        loop {
+            if let Some(i) = variant {
+                let key = if p.is_empty() {
+                    format!("variant[{i}]")
+                } else {
+                    format!("variant[{i}].{p}")
+                };
+                if let Some(&l) = self.of.get(&key) {
+                    return Some(l);
+                }
+            }
+            if let Some(&l) = self.of.get(p) {
+                return Some(l);
+            }
+            if p.is_empty() {
+                return None;
+            }
+            p = parent(p);
+        }
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// `a.b[2].c` -> `a.b[2]` -> `a.b` -> `a` -> ``.
+fn parent(path: &str) -> &str {
+    match path.rfind(['.', '[']) {
+        Some(i) => &path[..i],
+        None => "",
+    }
+}
+
+/// Merges `overlay` into `base`: tables merge key by key, anything else replaces.
+pub fn deep_merge(base: &mut Table, overlay: &Table) {
+    for (k, v) in overlay {
+        match (base.get_mut(k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => deep_merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Sets the field at dotted `path` (tables only, e.g. `policy.apst.primary_timeout_ms`) to
+/// `value`, creating the tables on the way: how a sweep varies one field of a scenario.
+pub fn set_field(root: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    let mut keys = path.split('.').peekable();
+    let mut table = root;
+    while let Some(key) = keys.next() {
+        if key.is_empty() {
+            return Err(format!(
+                "`{path}`: expected a dotted path such as policy.apst.algorithm"
+            ));
+        }
+        if keys.peek().is_none() {
+            table.insert(key.to_string(), value);
+            return Ok(());
+        }
+        let next = table
+            .entry(key.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        table = match next {
+            Value::Table(t) => t,
+            _ => return Err(format!("`{path}`: `{key}` is a value, not a table")),
+        };
+    }
+    Err(format!(
+        "`{path}`: expected a dotted path such as policy.apst.algorithm"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_headers_keys_arrays_and_inline_tables() {
+        let text = "a = 1\n[t]\nb = 2\nc = { d = 3 }\n[[job]]\nx = 1\n[[job]]\nx = 2\n";
+        let l = Lines::index(text);
+        assert_eq!(l.find(None, "a"), Some(1));
+        assert_eq!(l.find(None, "t"), Some(2));
+        assert_eq!(l.find(None, "t.b"), Some(3));
+        assert_eq!(l.find(None, "t.c.d"), Some(4));
+        assert_eq!(l.find(None, "job[1].x"), Some(8));
+        assert_eq!(l.find(None, "job[1]"), Some(7));
+        // An unknown key falls back to its table.
+        assert_eq!(l.find(None, "t.nope"), Some(2));
+    }
+
+    #[test]
+    fn a_variant_sees_its_own_lines_first() {
+        let text = "[p]\nk = 1\n[[variant]]\nname = \"v\"\n[variant.p]\nk = 2\n";
+        let l = Lines::index(text);
+        assert_eq!(l.find(Some(0), "p.k"), Some(6));
+        assert_eq!(l.find(None, "p.k"), Some(2));
+        assert_eq!(l.find(Some(1), "p.k"), Some(2));
+    }
+
+    #[test]
+    fn merge_is_deep_for_tables_and_replaces_the_rest() {
+        let mut base: Table = toml::from_str("[a]\nx = 1\ny = [1, 2]\n[b]\nz = 1\n").unwrap();
+        let over: Table = toml::from_str("[a]\ny = [3]\nw = 4\n").unwrap();
+        deep_merge(&mut base, &over);
+        let want: Table = toml::from_str("[a]\nx = 1\ny = [3]\nw = 4\n[b]\nz = 1\n").unwrap();
+        assert_eq!(base, want);
+    }
+
+    #[test]
+    fn set_field_creates_tables_and_refuses_to_descend_into_values() {
+        let mut t: Table = toml::from_str("[policy]\nx = 1\n").unwrap();
+        set_field(&mut t, "policy.apst.primary_timeout_ms", Value::Integer(50)).unwrap();
+        assert_eq!(
+            t["policy"]["apst"]["primary_timeout_ms"],
+            Value::Integer(50)
+        );
+        assert!(set_field(&mut t, "policy.x.y", Value::Integer(1)).is_err());
+        assert!(set_field(&mut t, "policy..y", Value::Integer(1)).is_err());
+    }
+}

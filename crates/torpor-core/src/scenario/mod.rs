@@ -1,0 +1,529 @@
+//! The scenario schema: the one definition of what a scenario file may say.
+//!
+//! A scenario names the platform (`[platform.nvme]`: a preset or the user's own device dump),
+//! the policies (`[policy.<mechanism>]`), the workload and the run. Each `[[variant]]` is a
+//! `name` plus any subset of those tables, deep-merged over the base and validated by the same
+//! schema, so one file compares settings on identical input. Every table denies unknown keys,
+//! durations carry units, and errors name the file and the line of the key at fault. The
+//! reference for users is `docs/scenario.md`; Python passes scenario text through and never
+//! restates this schema.
+
+mod layers;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use toml::{Table, Value};
+
+pub use layers::set_field;
+use layers::{deep_merge, Lines};
+
+use crate::error::{self, InputError};
+use crate::storage::nvme::apst::ApstParams;
+use crate::time::{parse_duration, Nanos};
+use crate::workload::{FioJob, ReplayOptions};
+
+/// Simulated time when `[run] duration` is absent and nothing is replayed.
+pub const DEFAULT_DURATION: Nanos = Nanos::from_secs(60);
+
+/// One fully resolved scenario: the base with one variant's tables merged in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub platform: Platform,
+    #[serde(default)]
+    pub policy: Policy,
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub run: RunSpec,
+}
+
+/// The simulated hardware. CPUs and UFS join the NVMe drive here as tables of their own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    pub nvme: NvmePlatform,
+}
+
+/// `[platform.nvme]`: which drive, and how the simulated one departs from its descriptors.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmePlatform {
+    /// Built-in preset id (`torpor devices`).
+    pub preset: Option<String>,
+    /// The user's `nvme id-ctrl -o json` or `smartctl -a` output, relative to the scenario.
+    pub file: Option<String>,
+    /// The drive's real entry and exit latencies over the declared (maximum) ones: 1.0 takes
+    /// the descriptors at their word, 0.5 wakes twice as fast. The kernel builds its table
+    /// from the declared values either way; only the simulated drive changes.
+    #[serde(default = "one")]
+    pub latency_scale: f64,
+    /// Idle power per state (`PS0 = 350.0`), mW, where the descriptors report none (IDLP) or
+    /// a measurement says otherwise.
+    #[serde(default)]
+    pub idle_power_mw: BTreeMap<String, f64>,
+    /// Active power per state, mW (ACTP).
+    #[serde(default)]
+    pub active_power_mw: BTreeMap<String, f64>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[policy.<mechanism>]`: every field defaults to the kernel's default.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    #[serde(default)]
+    pub apst: ApstParams,
+}
+
+/// `[workload]`: what issues IO.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// One of the seven workflows of the APST commit message (1-7).
+    pub apst_workflow: Option<u8>,
+    /// fio-like jobs, with fio's option names.
+    #[serde(default, rename = "job")]
+    pub jobs: Vec<FioJob>,
+    /// A fio iolog to replay.
+    pub replay: Option<ReplaySpec>,
+}
+
+/// `[workload.replay]`: the iolog (relative to the scenario) and fio's replay options.
+#[derive(Debug, Clone)]
+pub struct ReplaySpec {
+    pub file: String,
+    pub options: ReplayOptions,
+}
+
+impl<'de> Deserialize<'de> for ReplaySpec {
+    /// `file` beside the options of [`ReplayOptions`], which stay defined in one place.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut t = Table::deserialize(d)?;
+        let file = match t.remove("file") {
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(D::Error::custom("`file`: expected the iolog's path")),
+            None => {
+                return Err(D::Error::custom(
+                    "missing field `file` (the iolog to replay)",
+                ))
+            }
+        };
+        let options = ReplayOptions::deserialize(Value::Table(t)).map_err(D::Error::custom)?;
+        Ok(ReplaySpec { file, options })
+    }
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Simulated time, with a unit (`"60s"`). Absent: until a replayed trace ends, or
+    /// [`DEFAULT_DURATION`] when nothing is replayed.
+    #[serde(default, deserialize_with = "de_duration")]
+    pub duration: Option<Nanos>,
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+}
+
+fn one_u64() -> u64 {
+    1
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            duration: None,
+            seed: 1,
+        }
+    }
+}
+
+fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Nanos>, D::Error> {
+    let s = String::deserialize(d)?;
+    parse_duration(&s)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+/// One named variant, resolved.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub scenario: Scenario,
+}
+
+/// A parsed scenario file: its variants, resolved, and the lines its keys came from.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    label: String,
+    base: Table,
+    overlays: Vec<(String, Table)>,
+    lines: Lines,
+    variants: Vec<Variant>,
+}
+
+/// The keys a `[[variant]]` may hold.
+const VARIANT_KEYS: [&str; 5] = ["name", "platform", "policy", "workload", "run"];
+
+impl ScenarioFile {
+    /// Parses scenario `text`; `label` names it in errors.
+    pub fn parse(label: &str, text: &str) -> Result<ScenarioFile, InputError> {
+        let first = text.trim_start().chars().next();
+        if matches!(first, Some('{') | Some('<')) {
+            return Err(InputError::at(
+                label,
+                1,
+                "expected a scenario TOML file (tables such as [platform.nvme] and [workload]; \
+                 see docs/scenario.md), got JSON or XML",
+            ));
+        }
+        let mut root: Table =
+            toml::from_str(text).map_err(|e| error::from_toml(label, text, &e))?;
+        let lines = Lines::index(text);
+        let at = |variant: Option<usize>, path: &str, msg: String| {
+            InputError::new(label, lines.find(variant, path), msg)
+        };
+        let raw_variants = match root.remove("variant") {
+            None => vec![],
+            Some(Value::Array(a)) => a,
+            Some(_) => {
+                return Err(at(
+                    None,
+                    "variant",
+                    "`variant`: expected [[variant]] tables".into(),
+                ))
+            }
+        };
+        old_spelling(&root, "").map_err(|(p, m)| at(None, &p, m))?;
+        let mut overlays = Vec::with_capacity(raw_variants.len());
+        for (i, v) in raw_variants.into_iter().enumerate() {
+            let here = format!("variant[{i}]");
+            let Value::Table(mut t) = v else {
+                return Err(at(
+                    None,
+                    &here,
+                    "`variant`: expected [[variant]] tables".into(),
+                ));
+            };
+            if t.contains_key("apst") {
+                return Err(at(
+                    None,
+                    &format!("{here}.apst"),
+                    "[[variant]] `apst = {...}` is the old spelling: put the fields under \
+                     `[variant.policy.apst]` after this variant's `name`"
+                        .into(),
+                ));
+            }
+            old_spelling(&t, &format!("{here}.")).map_err(|(p, m)| at(None, &p, m))?;
+            if let Some(k) = t.keys().find(|k| !VARIANT_KEYS.contains(&k.as_str())) {
+                return Err(at(
+                    None,
+                    &format!("{here}.{k}"),
+                    format!(
+                        "[[variant]]: unknown key `{k}`; expected `name` and any of the tables \
+                         `platform`, `policy`, `workload`, `run`"
+                    ),
+                ));
+            }
+            let name = match t.remove("name") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s,
+                _ => {
+                    return Err(at(
+                        None,
+                        &format!("{here}.name"),
+                        "[[variant]]: expected `name = \"...\"` (a non-empty string)".into(),
+                    ))
+                }
+            };
+            if let Some(j) = overlays.iter().position(|(n, _)| *n == name) {
+                return Err(at(
+                    None,
+                    &format!("{here}.name"),
+                    format!(
+                        "[[variant]]: the name {name:?} is already used by variant {}",
+                        j + 1
+                    ),
+                ));
+            }
+            overlays.push((name, t));
+        }
+        let mut file = ScenarioFile {
+            label: label.to_string(),
+            base: root,
+            overlays,
+            lines,
+            variants: vec![],
+        };
+        file.resolve()?;
+        Ok(file)
+    }
+
+    /// The same file with the field at dotted `path` of the base set to `value`, re-resolved
+    /// and re-validated: one point of a sweep.
+    pub fn with_field(&self, path: &str, value: Value) -> Result<ScenarioFile, InputError> {
+        let mut file = self.clone();
+        let shown = value.to_string();
+        set_field(&mut file.base, path, value).map_err(|m| InputError::whole(&self.label, m))?;
+        // The value comes from the sweep, not from a line of the file.
+        file.resolve().map_err(|e| {
+            InputError::whole(&self.label, format!("{path} = {shown}: {}", e.message))
+        })?;
+        Ok(file)
+    }
+
+    /// Each variant in order; one named "base" when the file has none.
+    pub fn variants(&self) -> &[Variant] {
+        &self.variants
+    }
+
+    /// The file's label, as errors print it.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// An error at the line that supplied `path` (e.g. `platform.nvme.preset`) to variant
+    /// `variant`, for problems found after parsing (an unknown preset, an unreadable file).
+    pub fn error_at(&self, variant: usize, path: &str, message: impl Into<String>) -> InputError {
+        let v = if self.overlays.is_empty() {
+            None
+        } else {
+            Some(variant)
+        };
+        InputError::new(&self.label, self.lines.find(v, path), message)
+    }
+
+    fn resolve(&mut self) -> Result<(), InputError> {
+        let mut out = Vec::with_capacity(self.overlays.len().max(1));
+        if self.overlays.is_empty() {
+            out.push(Variant {
+                name: "base".into(),
+                scenario: self.typed(None, self.base.clone())?,
+            });
+        }
+        for (i, (name, overlay)) in self.overlays.iter().enumerate() {
+            let mut merged = self.base.clone();
+            deep_merge(&mut merged, overlay);
+            out.push(Variant {
+                name: name.clone(),
+                scenario: self.typed(Some(i), merged)?,
+            });
+        }
+        self.variants = out;
+        Ok(())
+    }
+
+    /// Deserializes and validates one merged tree; errors point at the line that supplied
+    /// the key at fault.
+    fn typed(&self, variant: Option<usize>, tree: Table) -> Result<Scenario, InputError> {
+        let at = |path: &str, msg: String| {
+            InputError::new(&self.label, self.lines.find(variant, path), msg)
+        };
+        let scenario: Scenario =
+            serde_path_to_error::deserialize(Value::Table(tree)).map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." { String::new() } else { path };
+                let inner = e.into_inner().to_string();
+                let message = inner.trim().replace('\n', "; ");
+                let message = match message.rsplit_once("; in `") {
+                    Some((m, _)) => m.to_string(),
+                    None => message,
+                };
+                // An unknown key is reported at its table; point at the key itself.
+                let key_path = match message.split('`').nth(1) {
+                    Some(k) if message.starts_with("unknown field") => join(&path, k),
+                    _ => path.clone(),
+                };
+                at(&key_path, describe(&path, &message))
+            })?;
+        validate(&scenario).map_err(|(path, msg)| at(&path, msg))?;
+        Ok(scenario)
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A serde message with the table it concerns, named as the user writes it.
+fn describe(path: &str, message: &str) -> String {
+    if let Some(field) = message.strip_prefix("missing field ") {
+        return if path.is_empty() {
+            format!(
+                "missing top-level table {}: expected `[{}]`",
+                field,
+                field.trim_matches('`')
+            )
+        } else {
+            format!("[{}]: missing field {field}", table_name(path))
+        };
+    }
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("`{path}`: {message}")
+    }
+}
+
+/// `workload.job[1]` -> `workload.job` (as in the `[[workload.job]]` header).
+fn table_name(path: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in path.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Keys of the spelling before `[platform.nvme]`, `[workload.replay]` and
+/// `[variant.policy.apst]`: refused with the new spelling. `prefix` locates `table` in the
+/// file (`""`, or `variant[i].`).
+fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
+    let get = |t: &str, k: &str| table.get(t).and_then(|v| v.get(k));
+    if let Some(v) = get("platform", "nvme").filter(|v| !v.is_table()) {
+        let id = v.as_str().unwrap_or("<preset id>");
+        return Err((
+            format!("{prefix}platform.nvme"),
+            format!(
+                "`nvme = ...` under [platform] is the old spelling: write `[platform.nvme]` \
+                 then `preset = {id:?}`"
+            ),
+        ));
+    }
+    if let Some(v) = get("platform", "nvme_file") {
+        let f = v.as_str().unwrap_or("<path>");
+        return Err((
+            format!("{prefix}platform.nvme_file"),
+            format!("`nvme_file` is the old spelling: write `[platform.nvme]` then `file = {f:?}`"),
+        ));
+    }
+    if get("platform", "latency_scale").is_some() {
+        return Err((
+            format!("{prefix}platform.latency_scale"),
+            "`latency_scale` now belongs to the drive: move it under `[platform.nvme]`".into(),
+        ));
+    }
+    if let Some(v) = get("workload", "iolog") {
+        let f = v.as_str().unwrap_or("<path>");
+        return Err((
+            format!("{prefix}workload.iolog"),
+            format!(
+                "`iolog = ...` is the old spelling: write `[workload.replay]` then `file = {f:?}` \
+                 (with the replay options beside it)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
+fn validate(s: &Scenario) -> Result<(), (String, String)> {
+    let nvme = &s.platform.nvme;
+    match (&nvme.preset, &nvme.file) {
+        (Some(_), Some(_)) => {
+            return Err((
+                "platform.nvme.file".into(),
+                "[platform.nvme]: give either `preset` or `file`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                "platform.nvme".into(),
+                "[platform.nvme]: expected `preset = \"<id>\"` (see `torpor devices`) or \
+                 `file = \"<nvme id-ctrl JSON or smartctl -a text>\"`"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
+    let scale = nvme.latency_scale;
+    if !(scale.is_finite() && scale > 0.0 && scale <= 1000.0) {
+        return Err((
+            "platform.nvme.latency_scale".into(),
+            format!("[platform.nvme] latency_scale: expected a factor in (0, 1000], got {scale}"),
+        ));
+    }
+    for (table, map) in [
+        ("idle_power_mw", &nvme.idle_power_mw),
+        ("active_power_mw", &nvme.active_power_mw),
+    ] {
+        for (k, &mw) in map {
+            let path = format!("platform.nvme.{table}.{k}");
+            if power_state_index(k).is_none() {
+                return Err((
+                    path,
+                    format!("[platform.nvme] {table}: expected keys PS0, PS1, ..., got `{k}`"),
+                ));
+            }
+            if !(mw.is_finite() && mw >= 0.0) {
+                return Err((
+                    path,
+                    format!("[platform.nvme] {table}.{k}: expected a power >= 0 mW, got {mw}"),
+                ));
+            }
+        }
+    }
+    let w = &s.workload;
+    if let Some(n) = w.apst_workflow {
+        if !(1..=7).contains(&n) {
+            return Err((
+                "workload.apst_workflow".into(),
+                format!("[workload] apst_workflow: expected 1..=7, got {n}"),
+            ));
+        }
+    }
+    if w.apst_workflow.is_none() && w.jobs.is_empty() && w.replay.is_none() {
+        return Err((
+            "workload".into(),
+            "[workload]: expected `apst_workflow`, `[[workload.job]]` tables or \
+             `[workload.replay]`"
+                .into(),
+        ));
+    }
+    for (i, job) in w.jobs.iter().enumerate() {
+        job.validate().map_err(|e| {
+            (
+                format!("workload.job[{i}].{}", e.key),
+                format!("[[workload.job]] {}: `{}`: {}", job.name, e.key, e.message),
+            )
+        })?;
+    }
+    if let Some(r) = &w.replay {
+        r.options.validate().map_err(|e| {
+            (
+                format!("workload.replay.{}", e.key),
+                format!("[workload.replay] `{}`: {}", e.key, e.message),
+            )
+        })?;
+    }
+    if s.run.duration == Some(Nanos::ZERO) {
+        return Err((
+            "run.duration".into(),
+            "[run] duration: expected a positive duration such as \"60s\"".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `PS3` -> 3.
+pub fn power_state_index(key: &str) -> Option<usize> {
+    key.strip_prefix("PS")
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,300 @@
+//! Each expected line below is counted by hand in the test's own text.
+
+use super::*;
+use crate::storage::nvme::apst::ApstAlgorithm;
+
+const GOOD: &str = r#"
+[platform.nvme]
+preset = "wdc-pc-sn530-256gb"
+
+[policy.apst]
+primary_timeout_ms = 50
+
+[workload]
+apst_workflow = 7
+
+[run]
+duration = "30s"
+seed = 3
+
+[[variant]]
+name = "legacy"
+[variant.policy.apst]
+algorithm = "legacy"
+
+[[variant]]
+name = "v5.14"
+"#;
+
+fn err(text: &str) -> InputError {
+    ScenarioFile::parse("s.toml", text).unwrap_err()
+}
+
+#[test]
+fn variants_merge_over_the_base() {
+    let f = ScenarioFile::parse("s.toml", GOOD).unwrap();
+    let v = f.variants();
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0].name, "legacy");
+    assert_eq!(v[0].scenario.policy.apst.algorithm, ApstAlgorithm::Legacy);
+    // The base's primary timeout survives in both; the rest are the kernel's defaults.
+    assert_eq!(v[0].scenario.policy.apst.primary_timeout_ms, 50);
+    assert_eq!(v[1].scenario.policy.apst.algorithm, ApstAlgorithm::V5_14);
+    assert_eq!(v[1].scenario.policy.apst.primary_timeout_ms, 50);
+    assert_eq!(v[1].scenario.policy.apst.secondary_timeout_ms, 2000);
+    assert_eq!(v[1].scenario.run.duration, Some(Nanos::from_secs(30)));
+    assert_eq!(v[1].scenario.run.seed, 3);
+}
+
+#[test]
+fn a_variant_may_change_the_platform_the_workload_and_the_run() {
+    let text = GOOD.to_string()
+        + "[variant.platform.nvme]\nlatency_scale = 2.0\n[variant.workload]\napst_workflow = 3\n\
+           [variant.run]\nduration = \"5s\"\n";
+    let f = ScenarioFile::parse("s.toml", &text).unwrap();
+    let (a, b) = (&f.variants()[0].scenario, &f.variants()[1].scenario);
+    assert_eq!(a.platform.nvme.latency_scale, 1.0);
+    assert_eq!(b.platform.nvme.latency_scale, 2.0);
+    // Deep merge: the preset of the base stays.
+    assert_eq!(
+        b.platform.nvme.preset.as_deref(),
+        Some("wdc-pc-sn530-256gb")
+    );
+    assert_eq!(
+        (a.workload.apst_workflow, b.workload.apst_workflow),
+        (Some(7), Some(3))
+    );
+    assert_eq!(b.run.duration, Some(Nanos::from_secs(5)));
+    assert_eq!(b.run.seed, 3);
+}
+
+#[test]
+fn no_variant_means_one_named_base() {
+    let f = ScenarioFile::parse(
+        "s.toml",
+        "[platform.nvme]\npreset = \"x\"\n[workload]\napst_workflow = 1\n",
+    )
+    .unwrap();
+    assert_eq!(f.variants().len(), 1);
+    assert_eq!(f.variants()[0].name, "base");
+    assert_eq!(f.variants()[0].scenario.run.duration, None);
+}
+
+#[test]
+fn run_with_only_a_seed_is_fine() {
+    let text = "[platform.nvme]\npreset = \"x\"\n[workload]\napst_workflow = 1\n[run]\nseed = 9\n";
+    let f = ScenarioFile::parse("s.toml", text).unwrap();
+    assert_eq!(f.variants()[0].scenario.run.seed, 9);
+    assert_eq!(f.variants()[0].scenario.run.duration, None);
+}
+
+#[test]
+fn unknown_key_names_its_line_and_the_key() {
+    let e = err(&GOOD.replace("seed = 3", "seed = 3\nspeed = 2"));
+    assert_eq!(e.line, Some(14));
+    assert!(e.message.contains("unknown field `speed`"), "{}", e.message);
+}
+
+#[test]
+fn duration_without_unit_is_refused_on_its_line() {
+    let e = err(&GOOD.replace("\"30s\"", "\"30\""));
+    assert_eq!(e.line, Some(12));
+    assert!(
+        e.message.contains("expected a duration with a unit"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn an_error_in_a_variant_is_reported_at_the_variants_line() {
+    let e = err(&GOOD.replace("algorithm = \"legacy\"", "algorithm = \"v9\""));
+    assert_eq!(e.line, Some(18));
+    assert!(e.message.contains("v9"), "{}", e.message);
+}
+
+#[test]
+fn a_bad_block_size_in_the_second_job_is_reported_at_that_job() {
+    let text = r#"[platform.nvme]
+preset = "x"
+[workload]
+[[workload.job]]
+name = "a"
+rw = "read"
+bs = "4k"
+[[workload.job]]
+name = "b"
+rw = "read"
+bs = 0
+"#;
+    let e = err(text);
+    assert_eq!(e.line, Some(11));
+    assert!(
+        e.message.contains("[[workload.job]] b: `bs`"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_duplicate_variant_name_is_reported_at_the_second_name() {
+    let text = r#"[platform.nvme]
+preset = "x"
+[workload]
+[[workload.job]]
+name = "a"
+rw = "read"
+[[variant]]
+name = "one"
+[[variant]]
+name = "one"
+"#;
+    let e = err(text);
+    assert_eq!(e.line, Some(10));
+    assert!(
+        e.message.contains("\"one\" is already used"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn iodepth_zero_under_the_replay_is_reported_at_the_replays_line() {
+    let text = r#"[platform.nvme]
+preset = "x"
+[workload]
+[[workload.job]]
+name = "a"
+rw = "read"
+iodepth = 4
+[workload.replay]
+file = "t.iolog"
+iodepth = 0
+"#;
+    let e = err(text);
+    assert_eq!(e.line, Some(10));
+    assert!(
+        e.message.contains("[workload.replay] `iodepth`"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_missing_workload_is_a_top_level_table() {
+    let e = err("[platform.nvme]\npreset = \"x\"\n");
+    assert!(
+        e.message.contains("missing top-level table `workload`"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains("[platform]"), "{}", e.message);
+}
+
+#[test]
+fn json_is_not_a_scenario() {
+    let e = err("{\"platform\": {}}");
+    assert_eq!(e.line, Some(1));
+    assert!(
+        e.message.starts_with("expected a scenario TOML file"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn the_old_spelling_is_refused_with_the_new_one() {
+    let cases: [(&str, usize, &str); 5] = [
+        (
+            "[platform]\nnvme = \"sn530\"\n[workload]\napst_workflow = 1\n",
+            2,
+            "`[platform.nvme]` then `preset = \"sn530\"`",
+        ),
+        (
+            "[platform]\nnvme_file = \"d.json\"\n[workload]\napst_workflow = 1\n",
+            2,
+            "`[platform.nvme]` then `file = \"d.json\"`",
+        ),
+        (
+            "[platform]\nlatency_scale = 2.0\n[platform.nvme]\npreset = \"x\"\n",
+            2,
+            "under `[platform.nvme]`",
+        ),
+        (
+            "[platform.nvme]\npreset = \"x\"\n[workload]\niolog = \"t.log\"\n",
+            4,
+            "`[workload.replay]` then `file = \"t.log\"`",
+        ),
+        (
+            "[platform.nvme]\npreset = \"x\"\n[workload]\napst_workflow = 1\n[[variant]]\n\
+             name = \"l\"\napst = { algorithm = \"legacy\" }\n",
+            7,
+            "`[variant.policy.apst]`",
+        ),
+    ];
+    for (text, line, new) in cases {
+        let e = err(text);
+        assert_eq!(e.line, Some(line), "{text}");
+        assert!(e.message.contains(new), "{}", e.message);
+    }
+}
+
+#[test]
+fn platform_needs_exactly_one_drive_source() {
+    let e = err("[platform.nvme]\nlatency_scale = 1.0\n[workload]\napst_workflow = 1\n");
+    assert_eq!(e.line, Some(1));
+    let e = err("[platform.nvme]\npreset = \"a\"\nfile = \"b\"\n[workload]\napst_workflow = 1\n");
+    assert_eq!(e.line, Some(3));
+}
+
+#[test]
+fn power_overrides_name_states() {
+    let base = "[platform.nvme]\npreset = \"a\"\n[workload]\napst_workflow = 1\n";
+    let ok = ScenarioFile::parse(
+        "s.toml",
+        &base.replace("\"a\"\n", "\"a\"\nidle_power_mw = { PS0 = 350.0 }\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        ok.variants()[0].scenario.platform.nvme.idle_power_mw["PS0"],
+        350.0
+    );
+    let e = err(&base.replace("\"a\"\n", "\"a\"\nidle_power_mw = { P0 = 350.0 }\n"));
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("expected keys PS0"), "{}", e.message);
+}
+
+#[test]
+fn a_sweep_sets_one_field_by_its_dotted_path() {
+    let f = ScenarioFile::parse("s.toml", GOOD).unwrap();
+    let g = f
+        .with_field("policy.apst.secondary_timeout_ms", Value::Integer(500))
+        .unwrap();
+    // Both variants see it; the variant's own algorithm still wins over the base.
+    assert_eq!(
+        g.variants()[0].scenario.policy.apst.secondary_timeout_ms,
+        500
+    );
+    assert_eq!(
+        g.variants()[0].scenario.policy.apst.algorithm,
+        ApstAlgorithm::Legacy
+    );
+    assert_eq!(
+        g.variants()[1].scenario.policy.apst.secondary_timeout_ms,
+        500
+    );
+    // The same schema checks the swept value.
+    let e = f
+        .with_field(
+            "policy.apst.secondary_timeout_ms",
+            Value::String("x".into()),
+        )
+        .unwrap_err();
+    assert!(
+        e.message
+            .starts_with("policy.apst.secondary_timeout_ms = \"x\": "),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.line, None);
+}
