@@ -298,3 +298,18 @@ fn a_sweep_sets_one_field_by_its_dotted_path() {
     );
     assert_eq!(e.line, None);
 }
+
+/// Every example of the user reference parses (parsing never touches the files they name).
+#[test]
+fn every_example_in_the_reference_parses() {
+    let doc = include_str!("../../../../docs/scenario.md");
+    let mut examples = 0;
+    for block in doc.split("```toml\n").skip(1) {
+        let text = block.split("```").next().unwrap();
+        if let Err(e) = ScenarioFile::parse("docs/scenario.md", text) {
+            panic!("example {} does not parse: {e}\n{text}", examples + 1);
+        }
+        examples += 1;
+    }
+    assert_eq!(examples, 3);
+}
