@@ -60,3 +60,58 @@ def test_workflow7_rules_check_direction_and_magnitude_separately():
     direction, magnitude = apst.claim_w7_latency(rows, tabs, d, 0.6, 10)
     # 4 ms is more than 3 x 0.075 ms but less than half of 10 ms.
     assert direction["ok"] and not magnitude["ok"]
+
+
+def test_claims_have_three_outcomes_counted_apart():
+    claims = [{"ok": True}, {"ok": True}, {"ok": False}, {"ok": None}]
+    assert apst.verdict_counts(claims) == {"hold": 2, "fail": 1, "not checkable": 1}
+    assert apst.verdict_text(claims) == "2 hold, 1 fail, 1 not checkable"
+    assert apst.claim_background_ops()["ok"] is None
+
+
+def _tabs(idlp: float | None, exlat_us: int) -> dict:
+    """Tables for every drive: PS0 operational (with or without IDLP), PS4 first target."""
+    states = [
+        {"non_operational": False, "idle_power_mw": idlp, "exit_lat_us": 0},
+        {"non_operational": True, "idle_power_mw": None, "exit_lat_us": exlat_us},
+    ]
+    t = {
+        "device": {"controller": {"power_states": states}},
+        "idle_schedule": [{"ps": 1, "reached_after_ms": 100.0}],
+    }
+    return {d: {"v5.14": t, "legacy": t} for d in apst.DRIVES}
+
+
+def _all_rows(sn530_new_mw: float, pm991_new_mw: float, intel_w7_us: float) -> list:
+    rows = []
+    for d in apst.DRIVES:
+        power = {}
+        if d == "wdc-pc-sn530-256gb":
+            power = {w: (1000.0, sn530_new_mw) for w in (4, 5, 6)}
+        if d == "samsung-pm991-mzvlq256hajd":
+            power = {3: (1000.0, pm991_new_mw)}
+        w7 = (75.0, intel_w7_us) if d == "intel-760p-ssdpekkw256g8" else (75.0, 75.0)
+        rows += _rows(d, power, w7)
+    return rows
+
+
+def test_divergences_are_stated_from_the_numbers_and_flip_with_them():
+    from torpor.report import markdown
+
+    # SN530 1000 -> 250 mW: 75 % lower, above 62 %; PM991 +40 %, above 18 %; 760p 8 ms with
+    # an 8 ms exit latency: below half of 53 ms, not explained by the descriptor.
+    text = " ".join(markdown.divergences(_all_rows(250, 1400, 8000), _tabs(None, 8000)))
+    assert "None of the 5 drives reports idle power" in text
+    assert "are 75%-75%: they exceed the seed's" in text
+    assert "increase of +40.0%: it exceeds the seed's" in text
+    assert "cannot come from the declared latencies" in text
+    # SN530 1000 -> 500 mW (50 %), PM991 +10 %, an exit latency of 40 ms, IDLP reported.
+    text = " ".join(markdown.divergences(_all_rows(500, 1100, 8000), _tabs(300.0, 40000)))
+    assert "reports idle power" not in text
+    assert "are 50%-50%: they fall short of the seed's" in text
+    assert "+10.0%: it falls short of the seed's" in text
+    assert "which can account for the seed's figure" in text
+    # 63 % is within 5 % of 62 %: a match.
+    text = " ".join(markdown.divergences(_all_rows(370, 1180, 8000), _tabs(None, 8000)))
+    assert "they match the seed's" in text
+    assert "it matches the seed's" in text

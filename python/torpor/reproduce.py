@@ -30,10 +30,9 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (out / "report.md").write_text(markdown.apst_report(results, tabs))
     if console is not None:
-        ok = sum(c["ok"] for c in results["claims"])
         console.print(
-            f"apst: {len(rows)} runs, {ok}/{len(results['claims'])} claims hold -> "
-            f"{out / 'report.md'}"
+            f"apst: {len(rows)} runs, {len(results['claims'])} claims: "
+            f"{apst.verdict_text(results['claims'])} -> {out / 'report.md'}"
         )
     return results
 

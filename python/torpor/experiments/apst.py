@@ -130,13 +130,15 @@ def schedule_text(t: dict[str, Any]) -> str:
     return ", ".join(f"PS{ps} after {ms:g} ms" for ps, ms in sched)
 
 
-def _claim(claim: str, seed_value: str, torpor_value: str, ok: bool) -> dict[str, Any]:
+def _claim(claim: str, seed_value: str, torpor_value: str, ok: bool | None) -> dict[str, Any]:
+    """One claim and its verdict: True holds, False fails, None not checkable (``torpor_value``
+    then says why)."""
     return {
         "seed": SEED,
         "claim": claim,
         "seed_value": seed_value,
         "torpor_value": torpor_value,
-        "ok": bool(ok),
+        "ok": None if ok is None else bool(ok),
     }
 
 
@@ -334,10 +336,25 @@ def claim_background_ops() -> dict[str, Any]:
         "Intel and Samsung drives: longer stays in deep states trigger background operations "
         "that raise power on workflows 3, 4 and 7",
         "more complex impact observed on scenarios 3, 4 and 7",
-        "not modelled: torpor's drive model has no background-operation power; this claim is "
-        "not checked",
-        False,
+        "not checkable: background operations are not modelled (the drive model has no "
+        "background-operation power)",
+        None,
     )
+
+
+def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
+    """How many claims hold, fail and cannot be checked."""
+    return {
+        "hold": sum(c["ok"] is True for c in claims),
+        "fail": sum(c["ok"] is False for c in claims),
+        "not checkable": sum(c["ok"] is None for c in claims),
+    }
+
+
+def verdict_text(claims: list[dict[str, Any]]) -> str:
+    """E.g. "12 hold, 2 fail, 1 not checkable" (of all claims)."""
+    n = verdict_counts(claims)
+    return f"{n['hold']} hold, {n['fail']} fail, {n['not checkable']} not checkable"
 
 
 def claims(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[dict[str, Any]]:
