@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::input::nvme_preset as preset;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
-use crate::storage::nvme::preset;
 use crate::time::Nanos;
 use crate::workload::{self, Workload};
 use crate::world;

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod error;
+pub mod input;
 pub mod metrics;
 pub mod report;
 pub mod run;
@@ -14,6 +15,7 @@ pub mod sim;
 pub mod storage;
 pub mod time;
 pub mod trace;
+pub mod view;
 pub mod workload;
 pub mod world;
 

@@ -8,14 +8,15 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::InputError;
+use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, VariantReport};
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
-use crate::storage::nvme::source::{self, DriveSpec};
 use crate::time::Nanos;
+use crate::view;
 use crate::workload::{self, IologReplay, Workload};
 use crate::world;
 
@@ -213,7 +214,7 @@ impl Input<'_> {
                     params,
                     sent: table.is_some(),
                     not_sent_reason: not_sent,
-                    table: table.map(|t| t.to_json_value()),
+                    table: table.map(view::apst::table_json),
                     idle_schedule,
                 },
                 stats,

@@ -4,12 +4,14 @@
 //! of §1.3/§1.4, the table's text/JSON/wire forms, and preset parsing.
 
 use serde_json::json;
+use torpor_core::input::nvme_preset::{builtin, find, parse_preset};
 use torpor_core::storage::nvme::apst::{
-    build, emit_kernel_params, emit_nvme_cli, ApstAlgorithm, ApstConfig, ApstParams, ApstTable,
-    APST_ENTRIES,
+    build, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_ENTRIES,
 };
-use torpor_core::storage::nvme::preset::{builtin, find, parse_preset};
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
+use torpor_core::view::apst::{
+    emit_kernel_params, emit_nvme_cli, get_feature_text, table_json, transitions,
+};
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -268,7 +270,7 @@ fn zero_latencies_give_legacy_itpt_0_which_disables_the_transition() {
     assert!(t.apste);
     assert_eq!(t.entries[0], 0x8);
     assert_eq!(t.itpt_ms(0), 0);
-    assert!(t.describe_transitions(&c).is_empty());
+    assert!(transitions(&t, &c).is_empty());
 }
 
 #[test]
@@ -451,12 +453,12 @@ fn json_form_has_apste_and_32_entries_with_raw_values() {
     for ps in 4..32 {
         entries.push(json!({"ps": ps, "itps": 0, "itpt_ms": 0, "raw": 0}));
     }
-    assert_eq!(t.to_json_value(), json!({"apste": 1, "entries": entries}));
+    assert_eq!(table_json(&t), json!({"apste": 1, "entries": entries}));
     let off = ApstTable {
         apste: false,
         entries: [0; APST_ENTRIES],
     };
-    assert_eq!(off.to_json_value()["apste"], json!(0));
+    assert_eq!(table_json(&off)["apste"], json!(0));
 }
 
 /// One entry block of nvme-cli v2.9.1 `stdout_auto_pst()`.
@@ -500,7 +502,7 @@ fn get_feature_text_matches_nvme_cli_layout() {
     for i in 4..32 {
         expected.push_str(&block(i, 0, 0));
     }
-    assert_eq!(t.format_get_feature(), expected);
+    assert_eq!(get_feature_text(&t), expected);
 }
 
 #[test]
@@ -510,7 +512,7 @@ fn get_feature_text_for_a_disabled_table_prints_zero_without_0x() {
         apste: false,
         entries: [0; APST_ENTRIES],
     };
-    let text = off.format_get_feature();
+    let text = get_feature_text(&off);
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
@@ -530,7 +532,7 @@ fn transitions_are_listed_one_line_per_state() {
     let c = kingston_nv2();
     let t = sent(build(&c, &v5_14()));
     assert_eq!(
-        t.describe_transitions(&c),
+        transitions(&t, &c),
         vec![
             "PS0 -> PS3 after 100 ms idle",
             "PS1 -> PS3 after 100 ms idle",
@@ -539,7 +541,7 @@ fn transitions_are_listed_one_line_per_state() {
         ]
     );
     let off = ApstTable { apste: false, ..t };
-    assert!(off.describe_transitions(&c).is_empty());
+    assert!(transitions(&off, &c).is_empty());
 }
 
 #[test]

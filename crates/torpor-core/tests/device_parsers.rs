@@ -5,8 +5,8 @@
 //! them), converted to mW by hand in the comments; malformed inputs check the file, the line
 //! that is wrong and what the message says was expected.
 
+use torpor_core::input::{nvme_cli, parse_controller, smartctl};
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
-use torpor_core::trace::{nvme_cli, parse_controller, smartctl};
 use torpor_core::InputError;
 
 const SAMSUNG_950_PRO_JSON: &str = include_str!("data/nvme/samsung-950-pro.nvme-cli-1.x.json");
@@ -62,7 +62,7 @@ fn json(text: &str) -> Result<NvmeController, InputError> {
     nvme_cli::parse("drive.in", text)
 }
 
-fn smart(text: &str) -> Result<torpor_core::trace::Parsed, InputError> {
+fn smart(text: &str) -> Result<torpor_core::input::Parsed, InputError> {
     smartctl::parse("drive.in", text)
 }
 

@@ -4,10 +4,11 @@
 use std::io::Cursor;
 use std::path::Path;
 
+use torpor_core::input::parse_controller;
 use torpor_core::run::run_text;
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::sim::Pcg32;
-use torpor_core::trace::{fio_iolog::IologReader, parse_controller};
+use torpor_core::trace::fio_iolog::IologReader;
 use torpor_core::Nanos;
 
 const SMARTCTL: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.smartctl.txt");

@@ -10,8 +10,9 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use serde::Serialize;
 
+use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::storage::nvme::apst::ApstParams;
-use torpor_core::storage::nvme::{apst_view, preset, source};
+use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
 
 create_exception!(

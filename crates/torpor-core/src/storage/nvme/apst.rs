@@ -1,7 +1,7 @@
 //! APST tables (NVMe Feature 0Ch, Autonomous Power State Transition): the two table builders of
-//! Linux's `nvme_configure_apst()` (`drivers/nvme/host/core.c`), the table's wire form, and the
-//! ways a user sees or sets it (`nvme get-feature -H` text, JSON, `nvme set-feature`, module
-//! parameters).
+//! Linux's `nvme_configure_apst()` (`drivers/nvme/host/core.c`) and the table's wire form. The
+//! ways a user sees or sets a table (`nvme get-feature -H` text, JSON, `nvme set-feature`,
+//! module parameters) are in [`crate::view::apst`].
 //!
 //! What it models. An NVMe drive with APST enabled leaves its current power state on its own
 //! after it has been idle for ITPT ms and moves to state ITPS; the host only programs the
@@ -43,7 +43,7 @@
 //! builder, torpor's caller decides; only `NO_DEEPEST_PS` changes the walk and is a parameter
 //! here.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,7 @@ pub const ITPT_MAX_MS: u64 = (1 << 24) - 1;
 
 /// The kernel's `S32_MAX`: the module parameter's value is capped at this when it seeds the
 /// controller's `ps_max_latency_us` through the PM QoS latency tolerance.
-const S32_MAX: u64 = i32::MAX as u64;
+pub const S32_MAX: u64 = i32::MAX as u64;
 
 /// The Feature 0Ch payload: APSTE (CDW11 bit 0) and 32 little-endian 64-bit entries, entry `i`
 /// describing power state `i` as `(itps << 3) | (itpt_ms << 8)`.
@@ -304,165 +304,6 @@ impl ApstTable {
         }
         buf
     }
-
-    /// Exactly what `nvme get-feature -f 0x0c -H` prints for this table: the header line, the
-    /// APSTE line and the 32 "Auto PST Entries" blocks.
-    ///
-    /// Layout matched: nvme-cli v2.9.1, `nvme-print-stdout.c`: `stdout_feature_show()` (header,
-    /// `"get-feature:%#0*x (%s), %s value:%#0*x"`: width 4 for a non-zero feature id, width 10
-    /// for a non-zero value and 8 for zero, where C's `#` adds no `0x` to a zero),
-    /// `stdout_feature_show_fields()` (APSTE line) and `stdout_auto_pst()` (entries; identical in
-    /// nvme-cli master as of v3.0-rc1; v2.8 and older print three spaces after `Entry[%2d]`).
-    /// The value Get Features returns in CDW0 is APSTE in bit 0.
-    pub fn format_get_feature(&self) -> String {
-        let mut out = String::with_capacity(4096);
-        let value = if self.apste { "0x00000001" } else { "00000000" };
-        let _ = writeln!(
-            out,
-            "get-feature:{NVME_FEAT_AUTO_PST:#04x} (Autonomous Power State Transition), Current value:{value}"
-        );
-        let enabled = if self.apste { "Enabled" } else { "Disabled" };
-        let _ = writeln!(
-            out,
-            "\tAutonomous Power State Transition Enable (APSTE): {enabled}"
-        );
-        out.push_str("\tAuto PST Entries\t.................\n");
-        for ps in 0..APST_ENTRIES {
-            let _ = writeln!(out, "\tEntry[{ps:2}]");
-            out.push_str("\t.................\n");
-            let _ = writeln!(
-                out,
-                "\tIdle Time Prior to Transition (ITPT): {} ms",
-                self.itpt_ms(ps)
-            );
-            let _ = writeln!(
-                out,
-                "\tIdle Transition Power State   (ITPS): {}",
-                self.itps(ps)
-            );
-            out.push_str("\t.................\n");
-        }
-        out
-    }
-
-    /// One line per power state of `ctrl` whose entry makes the drive move on, e.g.
-    /// `PS0 -> PS3 after 100 ms idle`. Empty when APSTE is 0; entries with ITPT 0 are skipped
-    /// because ITPT 0 disables the transition.
-    pub fn describe_transitions(&self, ctrl: &NvmeController) -> Vec<String> {
-        if !self.apste {
-            return Vec::new();
-        }
-        let n = (ctrl.npss as usize + 1).min(APST_ENTRIES);
-        (0..n)
-            .filter(|&ps| self.itpt_ms(ps) != 0)
-            .map(|ps| {
-                format!(
-                    "PS{ps} -> PS{} after {} ms idle",
-                    self.itps(ps),
-                    self.itpt_ms(ps)
-                )
-            })
-            .collect()
-    }
-
-    /// `{"apste": 0|1, "entries": [{"ps", "itps", "itpt_ms", "raw"} × 32]}`; `raw` is the whole
-    /// 64-bit entry, reserved bits included.
-    pub fn to_json_value(&self) -> serde_json::Value {
-        let entries: Vec<serde_json::Value> = (0..APST_ENTRIES)
-            .map(|ps| {
-                serde_json::json!({
-                    "ps": ps,
-                    "itps": self.itps(ps),
-                    "itpt_ms": self.itpt_ms(ps),
-                    "raw": self.entries[ps],
-                })
-            })
-            .collect();
-        serde_json::json!({ "apste": u8::from(self.apste), "entries": entries })
-    }
-}
-
-/// The nvme-cli command that programs `table` on `device`, reading the 256-byte buffer
-/// ([`ApstTable::to_bytes`]) from `data_file`. Option names as in nvme-cli's `set_feature()`
-/// (`nvme.c`, v1.x–v2.x long options; the short form of `--value` changed from `-v` to `-V`,
-/// so the long forms are used).
-///
-/// The kernel does not know about such a write: it rebuilds and resends its own table on the
-/// next reconfiguration (controller reset, resume with reset, or any change of the PM QoS
-/// latency tolerance), undoing this command. Use [`emit_kernel_params`] to make it stick.
-pub fn emit_nvme_cli(table: &ApstTable, data_file: &str, device: &str) -> String {
-    format!(
-        "nvme set-feature {} --feature-id={:#04x} --value={} --data-len={} --data={}",
-        shell_word(device),
-        NVME_FEAT_AUTO_PST,
-        u8::from(table.apste),
-        APST_DATA_LEN,
-        shell_word(data_file)
-    )
-}
-
-/// The `nvme_core` module parameters that make the kernel build the table `params` describes:
-/// a kernel command line and the equivalent `/etc/modprobe.d` line, with comments for what
-/// cannot be expressed.
-pub fn emit_kernel_params(params: &ApstParams) -> String {
-    let mut pairs = vec![(
-        "default_ps_max_latency_us",
-        params.ps_max_latency_us.min(S32_MAX),
-    )];
-    match params.algorithm {
-        // v5.14+ falls back to the legacy formula when the primary timeout is 0; v4.11–v5.13
-        // kernels have no apst_* parameters and always build the legacy table.
-        ApstAlgorithm::Legacy => pairs.push(("apst_primary_timeout_ms", 0)),
-        ApstAlgorithm::V5_14 => pairs.extend([
-            ("apst_primary_timeout_ms", params.primary_timeout_ms),
-            ("apst_secondary_timeout_ms", params.secondary_timeout_ms),
-            ("apst_primary_latency_tol_us", params.primary_latency_tol_us),
-            (
-                "apst_secondary_latency_tol_us",
-                params.secondary_latency_tol_us,
-            ),
-        ]),
-    }
-    let cmdline: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| format!("nvme_core.{k}={v}"))
-        .collect();
-    let options: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut out = String::new();
-    out.push_str("# kernel command line\n");
-    let _ = writeln!(out, "{}", cmdline.join(" "));
-    out.push_str("# /etc/modprobe.d/nvme_core.conf\n");
-    let _ = writeln!(out, "options nvme_core {}", options.join(" "));
-    if params.algorithm == ApstAlgorithm::Legacy {
-        out.push_str(
-            "# apst_primary_timeout_ms=0 selects the legacy formula on v5.14+ kernels; \
-             v4.11-v5.13 kernels always use it and have no apst_* parameters: omit it there\n",
-        );
-    }
-    if params.ps_max_latency_us > S32_MAX {
-        let _ = writeln!(
-            out,
-            "# the kernel caps default_ps_max_latency_us at S32_MAX ({S32_MAX}); for no limit write \
-             `any` to /sys/class/nvme/nvmeX/power/pm_qos_latency_tolerance_us"
-        );
-    }
-    if params.no_deepest_ps {
-        out.push_str(
-            "# no_deepest_ps is NVME_QUIRK_NO_DEEPEST_PS, a per-device quirk from the kernel's \
-             PCI/DMI tables, not a module parameter: it cannot be set here\n",
-        );
-    }
-    out
-}
-
-/// `s` as one POSIX shell word: unchanged when it has only safe characters, else single-quoted.
-fn shell_word(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:=,@%".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]
@@ -542,12 +383,5 @@ mod tests {
             panic!("expected a table")
         };
         assert_eq!(&t.entries[..4], &[entry(2, 100), entry(2, 100), 0, 0]);
-    }
-
-    #[test]
-    fn shell_words_are_quoted_only_when_needed() {
-        assert_eq!(shell_word("/dev/nvme0"), "/dev/nvme0");
-        assert_eq!(shell_word("my apst.bin"), "'my apst.bin'");
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
     }
 }

@@ -3,10 +3,7 @@
 //! `device.rs` executes a table and knows nothing about where it came from.
 
 pub mod apst;
-pub mod apst_view;
 pub mod device;
 pub mod idle_schedule;
-pub mod preset;
 pub mod psd;
 pub mod service;
-pub mod source;

@@ -1,5 +1,5 @@
 //! Power-state descriptors (NVMe base spec, Identify Controller bytes 2079:2048 + 32·n) and the
-//! identify fields APST needs, in engine units. Parsers (`trace::nvme_cli`, `trace::smartctl`)
+//! identify fields APST needs, in engine units. Parsers (`input::nvme_cli`, `input::smartctl`)
 //! and presets produce an [`NvmeController`]; the table builders and the drive model consume it.
 
 use serde::{Deserialize, Serialize};

@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use super::preset;
-use super::psd::NvmeController;
-use super::service::ServiceModel;
+use super::nvme_preset as preset;
 use crate::error::InputError;
-use crate::trace;
+use crate::input;
+use crate::storage::nvme::psd::NvmeController;
+use crate::storage::nvme::service::ServiceModel;
 
 /// A drive ready to simulate.
 #[derive(Clone, Debug, Serialize)]
@@ -51,7 +51,7 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
 /// A drive from the text of the user's `nvme id-ctrl -o json` or `smartctl -a` output
 /// (`label` names it in errors). Dumps carry no timing, so the client defaults serve.
 pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
-    let parsed = trace::parse_controller(label, text)?;
+    let parsed = input::parse_controller(label, text)?;
     Ok(DriveSpec {
         label: label.to_string(),
         controller: parsed.controller,

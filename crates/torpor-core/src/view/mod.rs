@@ -1,0 +1,3 @@
+//! The printed forms of model values, outside the models: what tools and people read.
+
+pub mod apst;
