@@ -167,3 +167,22 @@ def test_malformed_iolog_names_its_line(cli, tmp_path: Path):
     r = cli("run", str(s))
     assert r.exit_code == 2
     assert r.output.startswith("torpor: error: bad.iolog:5: ")
+
+
+def test_apst_option_defaults_are_the_kernels(cli):
+    # drivers/nvme/host/core.c (v5.14+): default_ps_max_latency_us 100000,
+    # apst_primary_timeout_ms 100, apst_secondary_timeout_ms 2000,
+    # apst_primary_latency_tol_us 15000, apst_secondary_latency_tol_us 100000.
+    r = cli("apst", "--help")
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split("Options:")[1].split())
+    for option, default in [
+        ("--primary-timeout-ms", "100"),
+        ("--secondary-timeout-ms", "2000"),
+        ("--primary-latency-tol-us", "15000"),
+        ("--secondary-latency-tol-us", "100000"),
+        ("--ps-max-latency-us", "100000"),
+        ("--algorithm", "v5.14"),
+    ]:
+        start = text.index(option)
+        assert f"[default: {default}" in text[start : text.index(" --", start + 2)], option

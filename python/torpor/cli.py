@@ -16,8 +16,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from torpor import InputError, __version__, core
+from torpor import InputError, __version__, native
 from torpor.report import apst_text
+
+# The kernel's APST defaults and the builders' names, as the core defines them.
+APST_DEFAULTS = native.apst_defaults()
+APST_PARAMS = APST_DEFAULTS["params"]
 
 # Wide enough for the run table when output goes to a file or a pipe (Rich assumes 80).
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
@@ -73,7 +77,7 @@ def devices(as_json: bool) -> None:
     Example:
       torpor devices --json
     """
-    rows = core.presets()
+    rows = native.presets()
     if as_json:
         emit_json(rows)
         return
@@ -97,43 +101,43 @@ def devices(as_json: bool) -> None:
 @click.argument("device")
 @click.option(
     "--algorithm",
-    type=click.Choice(["v5.14", "legacy"]),
-    default="v5.14",
+    type=click.Choice(APST_DEFAULTS["algorithms"]),
+    default=APST_PARAMS["algorithm"],
     show_default=True,
     help="Kernel table builder: v5.14+ (commit ebd8a93aa4f5) or v4.11-v5.13.",
 )
 @click.option(
     "--primary-timeout-ms",
     type=click.IntRange(min=0),
-    default=100,
+    default=APST_PARAMS["primary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_primary_timeout_ms; 0 falls back to the legacy formula.",
 )
 @click.option(
     "--secondary-timeout-ms",
     type=click.IntRange(min=0),
-    default=2000,
+    default=APST_PARAMS["secondary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_secondary_timeout_ms; 0 disables the secondary target.",
 )
 @click.option(
     "--primary-latency-tol-us",
     type=click.IntRange(min=0),
-    default=15000,
+    default=APST_PARAMS["primary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_primary_latency_tol_us (entry + exit latency); 0: legacy formula.",
 )
 @click.option(
     "--secondary-latency-tol-us",
     type=click.IntRange(min=0),
-    default=100000,
+    default=APST_PARAMS["secondary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_secondary_latency_tol_us (entry + exit latency).",
 )
 @click.option(
     "--ps-max-latency-us",
     type=click.IntRange(min=0),
-    default=100000,
+    default=APST_PARAMS["ps_max_latency_us"],
     show_default=True,
     help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST.",
 )
@@ -174,7 +178,7 @@ def apst(
         "secondary_latency_tol_us": kw["secondary_latency_tol_us"],
         "no_deepest_ps": kw["no_deepest_ps"],
     }
-    result = core.apst(device, params, data_file, nvme_device)
+    result = native.apst(device, params, data_file, nvme_device)
     for note in result["device"]["notes"]:
         click.echo(f"torpor: note: {note}", err=True)
     if emit == "nvme-cli":
@@ -206,7 +210,7 @@ def run(scenario: str, as_json: bool, brief: bool) -> None:
     Example:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
-    report = core.run_scenario_file(scenario)
+    report = native.run_scenario_file(scenario)
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
@@ -248,7 +252,7 @@ def bench(seconds: float, as_json: bool) -> None:
     Example:
       torpor bench --seconds 2
     """
-    rows = core.bench(seconds)
+    rows = native.bench(seconds)
     if as_json:
         emit_json(rows)
         return

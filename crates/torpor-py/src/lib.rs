@@ -1,4 +1,4 @@
-//! Python bindings of torpor-core, imported as `torpor._core`. Type conversion only: each
+//! Python bindings of torpor-core, imported as `torpor._native`. Type conversion only: each
 //! function takes plain strings, calls the core, and returns JSON text (or raises
 //! `InputError` carrying the core's `FILE:LINE: message`). Long runs release the GIL so the
 //! Python side can run several in threads.
@@ -11,12 +11,12 @@ use pyo3::prelude::*;
 use serde::Serialize;
 
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
-use torpor_core::storage::nvme::apst::ApstParams;
+use torpor_core::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
 
 create_exception!(
-    _core,
+    _native,
     InputError,
     PyException,
     "Bad input: FILE:LINE: what was expected."
@@ -60,6 +60,16 @@ fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> Py
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }
 
+/// The kernel's APST defaults and the builders' names (default first): the CLI's option
+/// defaults and choices, defined once, here in the core.
+#[pyfunction]
+fn apst_defaults() -> PyResult<String> {
+    to_json(&serde_json::json!({
+        "params": ApstParams::default(),
+        "algorithms": ApstAlgorithm::ALL,
+    }))
+}
+
 /// The seven workflows of the APST commit message, one line each.
 #[pyfunction]
 fn apst_workflow_titles() -> PyResult<String> {
@@ -92,12 +102,13 @@ fn run_bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
 }
 
 #[pymodule]
-fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;
+    m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;

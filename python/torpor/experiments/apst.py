@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from torpor import core
+from torpor import native
 
 SEED = "000"
 DRIVES = {
@@ -53,7 +53,7 @@ algorithm = "v5.14"
 
 
 def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
-    report = core.run_scenario_text(
+    report = native.run_scenario_text(
         scenario_text(device, workflow), f"<apst {device} workflow {workflow}>"
     )
     rows = []
@@ -91,7 +91,7 @@ def runs(progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
 
 def tables() -> dict[str, dict[str, dict[str, Any]]]:
     """The APST table each builder produces for each drive, with its idle schedule."""
-    return {d: {a: core.apst(d, {"algorithm": a}) for a in ALGORITHMS} for d in DRIVES}
+    return {d: {a: native.apst(d, {"algorithm": a}) for a in ALGORITHMS} for d in DRIVES}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torpor import core
+from torpor import native
 from torpor.experiments import apst
 
 
@@ -151,7 +151,7 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
         f"5 drives x 7 workflows x 2 algorithms, {apst.DURATION} of simulated time per run.",
         "",
         "Workflows: "
-        + "; ".join(f"{i}) {t}" for i, t in enumerate(core.apst_workflow_titles(), 1)),
+        + "; ".join(f"{i}) {t}" for i, t in enumerate(native.apst_workflow_titles(), 1)),
         "",
         "Model: drive power states and latencies from each drive's own descriptors; power is "
         "ACTP while servicing IO (MP when not reported), IDLP when idle (when not reported: MP, "

@@ -109,6 +109,9 @@ pub enum ApstAlgorithm {
 }
 
 impl ApstAlgorithm {
+    /// Every builder, the kernel's current default first.
+    pub const ALL: [ApstAlgorithm; 2] = [ApstAlgorithm::V5_14, ApstAlgorithm::Legacy];
+
     /// The name used in files and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

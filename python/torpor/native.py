@@ -1,4 +1,5 @@
-"""Thin JSON-speaking wrappers over ``torpor._core``: the only place Python calls the core.
+"""Thin JSON-speaking wrappers over ``torpor._native`` (the Rust core): the only place Python
+calls it.
 
 The core exchanges JSON text so that its schema stays defined once, in Rust; these helpers
 decode it into plain dicts and lists.
@@ -9,17 +10,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from torpor import _core
+from torpor import _native
 
 
 def presets() -> list[dict[str, Any]]:
     """Every built-in device preset: id, vendor, model, firmware, source, ..."""
-    return json.loads(_core.presets())
+    return json.loads(_native.presets())
 
 
 def load_device(spec: str) -> dict[str, Any]:
     """A preset id or a path to nvme-cli JSON / smartctl text -> controller, notes, label."""
-    return json.loads(_core.load_device(spec))
+    return json.loads(_native.load_device(spec))
 
 
 def apst(
@@ -33,24 +34,30 @@ def apst(
     ``data_file`` and ``nvme_device`` only shape the ``nvme set-feature`` command returned in
     ``nvme_cli_command``.
     """
-    return json.loads(_core.apst(spec, json.dumps(params), data_file, nvme_device))
+    return json.loads(_native.apst(spec, json.dumps(params), data_file, nvme_device))
 
 
 def run_scenario_file(path: str) -> dict[str, Any]:
     """Runs a scenario file; relative paths inside resolve against its directory."""
-    return json.loads(_core.run_scenario_file(path))
+    return json.loads(_native.run_scenario_file(path))
 
 
 def run_scenario_text(text: str, label: str) -> dict[str, Any]:
     """Runs scenario text (``label`` names it in errors)."""
-    return json.loads(_core.run_scenario_text(text, label))
+    return json.loads(_native.run_scenario_text(text, label))
 
 
 def bench(seconds: float) -> dict[str, Any]:
     """Times the engine's hot loops for about ``seconds`` each."""
-    return json.loads(_core.bench(seconds))
+    return json.loads(_native.bench(seconds))
+
+
+def apst_defaults() -> dict[str, Any]:
+    """The kernel's APST defaults (``params``) and the table builders' names (``algorithms``,
+    the default first), as the core defines them."""
+    return json.loads(_native.apst_defaults())
 
 
 def apst_workflow_titles() -> list[str]:
     """One line per workflow of the APST commit message (1-7)."""
-    return json.loads(_core.apst_workflow_titles())
+    return json.loads(_native.apst_workflow_titles())
