@@ -37,7 +37,10 @@ impl Lines {
     }
 
     fn table(&mut self, text: &str, t: &toml_edit::Table, path: &str) {
-        self.put(text, path, t.span());
+        // The document itself has no line: a key missing at the top level is the whole file's.
+        if !path.is_empty() {
+            self.put(text, path, t.span());
+        }
         for (k, item) in t.iter() {
             let p = join(path, k);
             self.put(text, &p, t.key(k).and_then(|key| key.span()));

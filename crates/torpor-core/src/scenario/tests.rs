@@ -183,6 +183,7 @@ iodepth = 0
 #[test]
 fn a_missing_workload_is_a_top_level_table() {
     let e = err("[platform.nvme]\npreset = \"x\"\n");
+    assert_eq!(e.line, None);
     assert!(
         e.message.contains("missing top-level table `workload`"),
         "{}",
