@@ -314,3 +314,26 @@ fn every_example_in_the_reference_parses() {
     }
     assert_eq!(examples, 3);
 }
+
+/// Every example scenario shipped in the repository parses under the current schema.
+#[test]
+fn every_shipped_scenario_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut parsed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let label = path.display().to_string();
+            if let Err(e) = ScenarioFile::parse(&label, &text) {
+                panic!("{e}");
+            }
+            parsed += 1;
+        }
+    }
+    assert!(
+        parsed >= 3,
+        "found only {parsed} scenarios in {}",
+        dir.display()
+    );
+}
