@@ -185,10 +185,9 @@ impl Input<'_> {
             ApstConfig::Sent(t) => (Some(t), None),
             ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
         };
-        // APSTE = 0 programs an all-zero table: the drive never transitions on its own.
-        let active = table.filter(|t| t.apste);
         let real = scaled_latencies(&drive.controller, s.platform.nvme.latency_scale);
-        let mut device = NvmeDevice::new(&real, active, drive.service.clone());
+        // A table sent with APSTE = 0 makes the drive never transition on its own.
+        let mut device = NvmeDevice::new(&real, table, drive.service.clone());
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
         let io = world::run_io(

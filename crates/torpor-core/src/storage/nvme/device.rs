@@ -258,10 +258,7 @@ impl NvmeDevice {
             .iter()
             .map(StateParams::from_descriptor)
             .collect();
-        let ignored_entries = match table.filter(|t| t.apste) {
-            Some(t) => load_table(&mut states, t),
-            None => 0,
-        };
+        let ignored_entries = install_table(&mut states, table);
         let mut names: Vec<String> = (0..states.len()).map(|p| format!("PS{p}")).collect();
         names.push(TRANSITION.to_string());
         let meter = EnergyMeter::new(names, 0, states[0].idle_mw);
@@ -301,12 +298,9 @@ impl NvmeDevice {
     /// submission's time. The drive stays usable for submissions at or after `end`.
     pub fn finish(&mut self, end: Nanos) -> NvmeStats {
         let end = end.max(self.last_now);
-        if let Some(busy) = self.busy.filter(|b| end >= b.until) {
-            self.end_busy(busy);
-        }
+        self.catch_up(end);
         match self.busy {
             None => {
-                self.walk_idle(end);
                 self.meter.charge(end);
                 self.stats(&self.meter, end, self.counters.busy_ns)
             }
@@ -372,6 +366,17 @@ impl NvmeDevice {
             until: ready,
         });
         ready
+    }
+
+    /// Brings the drive up to `now` without a request: closes a busy period that has ended,
+    /// then, if the drive is idle, replays its idle chain (step 2).
+    fn catch_up(&mut self, now: Nanos) {
+        if let Some(busy) = self.busy.filter(|b| now >= b.until) {
+            self.end_busy(busy);
+        }
+        if self.busy.is_none() {
+            self.walk_idle(now);
+        }
     }
 
     /// Closes a busy period that is over: active power from its ready time to its last
@@ -482,23 +487,13 @@ impl NvmeDevice {
     pub fn set_table(&mut self, now: Nanos, table: Option<&ApstTable>) {
         let now = now.max(self.last_now);
         self.last_now = now;
-        if let Some(busy) = self.busy.filter(|b| now >= b.until) {
-            self.end_busy(busy);
-        }
+        self.catch_up(now);
         if self.busy.is_none() {
-            self.walk_idle(now);
             if let IdlePhase::Settled { .. } = self.idle {
                 self.idle = IdlePhase::Settled { since: now };
             }
         }
-        for s in &mut self.states {
-            s.itpt = Nanos::ZERO;
-            s.itps = 0;
-        }
-        self.ignored_entries = match table.filter(|t| t.apste) {
-            Some(t) => load_table(&mut self.states, t),
-            None => 0,
-        };
+        self.ignored_entries = install_table(&mut self.states, table);
         self.table_changes += 1;
     }
 
@@ -557,6 +552,19 @@ impl TimedDevice for NvmeDevice {
             busy.until = busy.until.max(done);
         }
         done
+    }
+}
+
+/// Makes `table` the one `states` execute (`None`, or APSTE = 0: none): clears every entry,
+/// then loads the table's; returns how many enabled entries were ignored.
+fn install_table(states: &mut [StateParams], table: Option<&ApstTable>) -> u32 {
+    for s in states.iter_mut() {
+        s.itpt = Nanos::ZERO;
+        s.itps = 0;
+    }
+    match table.filter(|t| t.apste) {
+        Some(t) => load_table(states, t),
+        None => 0,
     }
 }
 
