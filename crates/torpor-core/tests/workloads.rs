@@ -12,40 +12,11 @@ use torpor_core::workload::{
 use torpor_core::world::run_io;
 use torpor_core::{InputError, Nanos};
 
+mod common;
+use common::SerialDevice;
+
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
-
-/// One queue with a fixed service time: an IO starts when it arrives or when the previous one
-/// finishes, whichever is later. Records every submission.
-struct SerialDevice {
-    service: Nanos,
-    free_at: Nanos,
-    submits: Vec<(Nanos, IoRequest)>,
-}
-
-impl SerialDevice {
-    fn new(service: Nanos) -> Self {
-        SerialDevice {
-            service,
-            free_at: Nanos::ZERO,
-            submits: Vec::new(),
-        }
-    }
-    fn times_ns(&self) -> Vec<u64> {
-        self.submits.iter().map(|(t, _)| t.0).collect()
-    }
-    fn offsets(&self) -> Vec<u64> {
-        self.submits.iter().map(|(_, r)| r.offset).collect()
-    }
-}
-
-impl TimedDevice for SerialDevice {
-    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
-        self.submits.push((now, *req));
-        self.free_at = now.max(self.free_at) + self.service;
-        self.free_at
-    }
-}
 
 /// `channels` independent copies of [`SerialDevice`]; an IO goes to the one that frees first.
 struct ParallelDevice {

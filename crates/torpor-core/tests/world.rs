@@ -2,37 +2,15 @@
 //! completion, and random streams that belong to components by name.
 
 use torpor_core::sim::Ctx;
-use torpor_core::storage::io::{IoRequest, IoTicket, TimedDevice};
+use torpor_core::storage::io::IoTicket;
 use torpor_core::workload::{FioJob, RwMode, Workload};
 use torpor_core::world::{run_io, CompletionPath, World};
 use torpor_core::Nanos;
 
+mod common;
+use common::SerialDevice;
+
 const US: u64 = 1_000;
-
-/// One queue, a fixed service time; records every request it accepts.
-struct SerialDevice {
-    service: Nanos,
-    free_at: Nanos,
-    accepted: Vec<(Nanos, IoRequest)>,
-}
-
-impl SerialDevice {
-    fn new(service_us: u64) -> Self {
-        SerialDevice {
-            service: Nanos::from_us(service_us),
-            free_at: Nanos::ZERO,
-            accepted: vec![],
-        }
-    }
-}
-
-impl TimedDevice for SerialDevice {
-    fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
-        self.accepted.push((now, *req));
-        self.free_at = now.max(self.free_at) + self.service;
-        self.free_at
-    }
-}
 
 /// A toy CPU: a completion raises its interrupt, and the task sees the completion only once
 /// the CPU has woken, `wake` later. It records when it was woken.
@@ -74,7 +52,7 @@ fn ten_reads() -> FioJob {
 #[test]
 fn a_completion_passes_through_a_second_component_before_the_workload_sees_it() {
     // Direct: 10 reads at QD1 of 100 us each, back to back: each 100 us, done at 1 ms.
-    let mut dev = SerialDevice::new(100);
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
     let io = run_io(&mut dev, &mut [Workload::Job(ten_reads())], Nanos::MAX, 1).unwrap();
     assert_eq!(io.read.summary().mean_us, 100.0);
     assert_eq!(io.per_workload[0].finished, Some(Nanos(1_000 * US)));
@@ -82,7 +60,7 @@ fn a_completion_passes_through_a_second_component_before_the_workload_sees_it() 
     // Through a CPU that needs 20 us to wake: the workload sees each completion 20 us later,
     // so each read takes 120 us and the next one is issued only then: the k-th (from 0) is
     // accepted at 120k us, completes at 120k + 100, and is seen at 120(k + 1). Done at 1.2 ms.
-    let mut dev = SerialDevice::new(100);
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
     let cpu = ToyCpu {
         wake: Nanos::from_us(20),
         woken_at: vec![],
@@ -94,7 +72,7 @@ fn a_completion_passes_through_a_second_component_before_the_workload_sees_it() 
         .unwrap();
     assert_eq!(io.read.summary().mean_us, 120.0);
     assert_eq!(io.per_workload[0].finished, Some(Nanos(1_200 * US)));
-    let accepted: Vec<u64> = dev.accepted.iter().map(|(t, _)| t.0 / US).collect();
+    let accepted: Vec<u64> = dev.submits.iter().map(|(t, _)| t.0 / US).collect();
     assert_eq!(accepted, (0..10).map(|k| 120 * k).collect::<Vec<_>>());
     let woken: Vec<u64> = cpu.woken_at.iter().map(|t| t.0 / US).collect();
     assert_eq!(woken, (1..=10).map(|k| 120 * k).collect::<Vec<_>>());
@@ -104,7 +82,7 @@ fn a_completion_passes_through_a_second_component_before_the_workload_sees_it() 
 fn completions_after_the_end_of_the_run_are_not_delivered() {
     // The 10th read completes at 1.2 ms - 20 us = 1180 us and would be seen at 1200 us: a run
     // ending at 1190 us has seen only nine.
-    let mut dev = SerialDevice::new(100);
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
     let cpu = ToyCpu {
         wake: Nanos::from_us(20),
         woken_at: vec![],
@@ -119,7 +97,7 @@ fn completions_after_the_end_of_the_run_are_not_delivered() {
 
 /// Offsets of the IOs that fell in `[lo, hi)`, in the order the device accepted them.
 fn offsets_in(dev: &SerialDevice, lo: u64, hi: u64) -> Vec<u64> {
-    dev.accepted
+    dev.submits
         .iter()
         .map(|(_, r)| r.offset)
         .filter(|o| (lo..hi).contains(o))
@@ -137,7 +115,7 @@ fn random_job(name: &str, offset: u64) -> FioJob {
 #[test]
 fn adding_a_workload_leaves_the_others_random_draws_unchanged() {
     // Job "a" alone draws its 50 offsets from its own stream.
-    let mut alone = SerialDevice::new(10);
+    let mut alone = SerialDevice::new(Nanos::from_us(10));
     run_io(
         &mut alone,
         &mut [Workload::Job(random_job("a", 0))],
@@ -149,7 +127,7 @@ fn adding_a_workload_leaves_the_others_random_draws_unchanged() {
     assert_eq!(a_alone.len(), 50);
 
     // Now "b" (in another region) comes first in the scenario: a's draws are the same.
-    let mut both = SerialDevice::new(10);
+    let mut both = SerialDevice::new(Nanos::from_us(10));
     run_io(
         &mut both,
         &mut [
@@ -168,7 +146,7 @@ fn adding_a_workload_leaves_the_others_random_draws_unchanged() {
     assert_ne!(b_rel, a_alone);
 
     // Another seed changes the draws (the streams are seeded, not fixed).
-    let mut reseeded = SerialDevice::new(10);
+    let mut reseeded = SerialDevice::new(Nanos::from_us(10));
     run_io(
         &mut reseeded,
         &mut [Workload::Job(random_job("a", 0))],
@@ -181,7 +159,7 @@ fn adding_a_workload_leaves_the_others_random_draws_unchanged() {
 
 #[test]
 fn two_jobs_with_one_name_still_draw_different_offsets() {
-    let mut dev = SerialDevice::new(10);
+    let mut dev = SerialDevice::new(Nanos::from_us(10));
     run_io(
         &mut dev,
         &mut [

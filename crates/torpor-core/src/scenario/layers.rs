@@ -106,7 +106,8 @@ impl Lines {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
+/// The path of `key` inside the table at `path` (`""` is the top level).
+pub(super) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer};
 use toml::{Table, Value};
 
 pub use layers::set_field;
-use layers::{deep_merge, Lines};
+use layers::{deep_merge, join, Lines};
 
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
@@ -342,14 +342,6 @@ impl ScenarioFile {
             })?;
         validate(&scenario).map_err(|(path, msg)| at(&path, msg))?;
         Ok(scenario)
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
     }
 }
 
