@@ -102,9 +102,10 @@ impl<'a> IoIssuer<'a> {
                         format!("{base}#{repeats}")
                     }
                 }
+                // A replay draws nothing.
                 Workload::Replay(_) => String::new(),
             };
-            runners.push(Runner::new(w, Pcg32::new(seed, stream_id(&stream)))?);
+            runners.push(Runner::new(w, seed, &stream)?);
         }
         Ok(IoIssuer { runners })
     }
@@ -198,14 +199,15 @@ enum Source<'a> {
 }
 
 impl<'a> Runner<'a> {
-    fn new(workload: &'a mut Workload, rng: Pcg32) -> Result<Self, InputError> {
+    /// A runner for `workload`; a job draws from the PCG32 stream named `stream`.
+    fn new(workload: &'a mut Workload, seed: u64, stream: &str) -> Result<Self, InputError> {
         let (source, depth, name) = match workload {
             Workload::Job(job) => {
                 job.validate().map_err(|e| {
                     InputError::whole(&format!("<job {}>", job.name), e.to_string())
                 })?;
                 (
-                    Source::Job(JobState::new(job, rng)),
+                    Source::Job(JobState::new(job, Pcg32::new(seed, stream_id(stream)))),
                     job.iodepth,
                     job.name.clone(),
                 )
