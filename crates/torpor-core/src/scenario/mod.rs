@@ -185,44 +185,36 @@ impl ScenarioFile {
         let mut root: Table =
             toml::from_str(text).map_err(|e| error::from_toml(label, text, &e))?;
         let lines = Lines::index(text);
-        let at = |variant: Option<usize>, path: &str, msg: String| {
-            InputError::new(label, lines.find(variant, path), msg)
-        };
+        // Before merging, every key is where the file wrote it: no variant lookup.
+        let at = |path: &str, msg: String| InputError::new(label, lines.find(None, path), msg);
         let raw_variants = match root.remove("variant") {
             None => vec![],
             Some(Value::Array(a)) => a,
             Some(_) => {
                 return Err(at(
-                    None,
                     "variant",
                     "`variant`: expected [[variant]] tables".into(),
                 ))
             }
         };
-        old_spelling(&root, "").map_err(|(p, m)| at(None, &p, m))?;
+        old_spelling(&root, "").map_err(|(p, m)| at(&p, m))?;
         let mut overlays = Vec::with_capacity(raw_variants.len());
         for (i, v) in raw_variants.into_iter().enumerate() {
             let here = format!("variant[{i}]");
             let Value::Table(mut t) = v else {
-                return Err(at(
-                    None,
-                    &here,
-                    "`variant`: expected [[variant]] tables".into(),
-                ));
+                return Err(at(&here, "`variant`: expected [[variant]] tables".into()));
             };
             if t.contains_key("apst") {
                 return Err(at(
-                    None,
                     &format!("{here}.apst"),
                     "[[variant]] `apst = {...}` is the old spelling: put the fields under \
                      `[variant.policy.apst]` after this variant's `name`"
                         .into(),
                 ));
             }
-            old_spelling(&t, &format!("{here}.")).map_err(|(p, m)| at(None, &p, m))?;
+            old_spelling(&t, &format!("{here}.")).map_err(|(p, m)| at(&p, m))?;
             if let Some(k) = t.keys().find(|k| !VARIANT_KEYS.contains(&k.as_str())) {
                 return Err(at(
-                    None,
                     &format!("{here}.{k}"),
                     format!(
                         "[[variant]]: unknown key `{k}`; expected `name` and any of the tables \
@@ -234,7 +226,6 @@ impl ScenarioFile {
                 Some(Value::String(s)) if !s.trim().is_empty() => s,
                 _ => {
                     return Err(at(
-                        None,
                         &format!("{here}.name"),
                         "[[variant]]: expected `name = \"...\"` (a non-empty string)".into(),
                     ))
@@ -242,7 +233,6 @@ impl ScenarioFile {
             };
             if let Some(j) = overlays.iter().position(|(n, _)| *n == name) {
                 return Err(at(
-                    None,
                     &format!("{here}.name"),
                     format!(
                         "[[variant]]: the name {name:?} is already used by variant {}",
