@@ -112,7 +112,7 @@ def row(rows: list[dict[str, Any]], device: str, workflow: int, algorithm: str) 
     )
 
 
-def _change(rows: list[dict[str, Any]], device: str, workflow: int, key: str) -> float:
+def relative_change(rows: list[dict[str, Any]], device: str, workflow: int, key: str) -> float:
     """Relative change v5.14 vs legacy, as a fraction."""
     old = row(rows, device, workflow, "legacy")[key]
     new = row(rows, device, workflow, "v5.14")[key]
@@ -216,10 +216,22 @@ def claim_deeper_later(tabs: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def sn530_savings(rows: list[dict[str, Any]]) -> dict[int, float]:
+    """The SN530's power saving under v5.14 on workflows 4-6, as fractions."""
+    d = "wdc-pc-sn530-256gb"
+    return {w: -relative_change(rows, d, w, "avg_power_mw") for w in (4, 5, 6)}
+
+
+def pm991_worst_increase(rows: list[dict[str, Any]]) -> tuple[int, float]:
+    """The PM991's workflow with the largest power change under v5.14, and that change."""
+    d = "samsung-pm991-mzvlq256hajd"
+    changes = {w: relative_change(rows, d, w, "avg_power_mw") for w in WORKFLOWS}
+    return max(changes.items(), key=lambda kv: kv[1])
+
+
 def claim_sn530_savings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: v5.14 lowers average power by at least 30 % on each of workflows 4, 5 and 6.
-    d = "wdc-pc-sn530-256gb"
-    savings = {w: -_change(rows, d, w, "avg_power_mw") for w in (4, 5, 6)}
+    savings = sn530_savings(rows)
     return _claim(
         "WD SN530: large power savings on workflows 4-6 (rule: >= 30 % lower average power on "
         "each)",
@@ -232,7 +244,7 @@ def claim_sn530_savings(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def claim_kioxia_flat(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: |change in average power| <= 10 % on every workflow.
     d = "kioxia-bg4-kbg40zns256g"
-    changes = [_change(rows, d, w, "avg_power_mw") for w in WORKFLOWS]
+    changes = [relative_change(rows, d, w, "avg_power_mw") for w in WORKFLOWS]
     worst = max(changes, key=abs)
     return _claim(
         "Kioxia BG4: little or no change in average power on all workflows "
@@ -247,9 +259,7 @@ def claim_kioxia_flat(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def claim_pm991_increase(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: the worst workflow shows a power increase, between 0 and 2 x the seed's figure.
-    d = "samsung-pm991-mzvlq256hajd"
-    changes = {w: _change(rows, d, w, "avg_power_mw") for w in WORKFLOWS}
-    w, worst = max(changes.items(), key=lambda kv: kv[1])
+    w, worst = pm991_worst_increase(rows)
     return _claim(
         "Samsung PM991: moderate increase in power in the worst case "
         f"(rule: worst-case increase > 0 and <= {2 * SEED_PM991_INCREASE:.0%}, twice the seed's "
@@ -263,7 +273,10 @@ def claim_pm991_increase(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def claim_sustained_unchanged(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: workflow 1 mean latency and power change by at most 1 % on every drive.
     changes = [
-        max(abs(_change(rows, d, 1, "lat_mean_us")), abs(_change(rows, d, 1, "avg_power_mw")))
+        max(
+            abs(relative_change(rows, d, 1, "lat_mean_us")),
+            abs(relative_change(rows, d, 1, "avg_power_mw")),
+        )
         for d in DRIVES
     ]
     return _claim(

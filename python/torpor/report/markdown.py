@@ -103,17 +103,14 @@ def divergences(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[str]:
             "exaggerated wherever a table changes how long the drive idles in PS0 before its "
             "first transition."
         )
-    sn = "wdc-pc-sn530-256gb"
-    savings = [-apst._change(rows, sn, w, "avg_power_mw") for w in (4, 5, 6)]
+    savings = apst.sn530_savings(rows).values()
     lo, hi = min(savings), max(savings)
     out.append(
         f"WD SN530 savings on workflows 4-6 are {lo:.0%}-{hi:.0%}: they "
         f"{_compare(hi, apst.SEED_SN530_SAVING, plural=True)} the seed's "
         f'"up to {apst.SEED_SN530_SAVING:.0%}".'
     )
-    pm = "samsung-pm991-mzvlq256hajd"
-    changes = {w: apst._change(rows, pm, w, "avg_power_mw") for w in apst.WORKFLOWS}
-    w, worst = max(changes.items(), key=lambda kv: kv[1])
+    w, worst = apst.pm991_worst_increase(rows)
     word = "an increase" if worst > 0 else "no increase"
     out.append(
         f"Samsung PM991 worst case is workflow {w} with {word} of {worst:+.1%}: it "
