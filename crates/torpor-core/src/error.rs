@@ -90,11 +90,59 @@ pub fn line_of_toml_key(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The longest token an error message quotes whole; longer ones are cut and marked.
+pub const SHOWN_TOKEN_CHARS: usize = 60;
+
+/// The longest message an error prints; the rest is cut and marked, so that no input, however
+/// it is built, turns into a huge error line.
+pub const SHOWN_MESSAGE_CHARS: usize = 400;
+
+/// `token` quoted for an error message: as a Rust string literal (control characters and
+/// quotes escaped, so the message stays on one line), cut after [`SHOWN_TOKEN_CHARS`]
+/// characters with its full length in bytes noted.
+pub fn shown(token: &str) -> String {
+    match token.char_indices().nth(SHOWN_TOKEN_CHARS) {
+        None => format!("{token:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes in all)", &token[..cut], token.len()),
+    }
+}
+
+/// `text` with control characters escaped (`\n`, `\u{0}`), so that it prints on one line.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(char::is_control) {
+        text.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    }
+}
+
+/// `text` on one line, cut after `max` characters with how much was left out.
+fn bounded(text: &str, max: usize) -> String {
+    let text = one_line(text);
+    match text.char_indices().nth(max) {
+        None => text.into_owned(),
+        Some((cut, _)) => format!("{}... [{} more bytes cut]", &text[..cut], text.len() - cut),
+    }
+}
+
 impl fmt::Display for InputError {
+    /// One line whatever the file name or message hold: control characters are escaped and
+    /// overlong parts are cut.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = bounded(&self.file, SHOWN_MESSAGE_CHARS);
+        let message = bounded(&self.message, SHOWN_MESSAGE_CHARS);
         match self.line {
-            Some(line) => write!(f, "{}:{}: {}", self.file, line, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
+            Some(line) => write!(f, "{file}:{line}: {message}"),
+            None => write!(f, "{file}: {message}"),
         }
     }
 }
@@ -116,6 +164,26 @@ mod tests {
             InputError::whole("x.toml", "empty").to_string(),
             "x.toml: empty"
         );
+    }
+
+    #[test]
+    fn errors_print_on_one_line_and_cut_what_is_too_long() {
+        let e = InputError::at("a\nb.json", 2, "bad value `x\ny`");
+        assert_eq!(e.to_string(), "a\\nb.json:2: bad value `x\\ny`");
+        let long = "z".repeat(10_000);
+        let shown_line = InputError::whole("f", format!("got {}", shown(&long))).to_string();
+        // 60 characters of the token, quoted, then the mark with the full length.
+        assert_eq!(
+            shown_line,
+            format!("f: got \"{}\"... (10000 bytes in all)", "z".repeat(60))
+        );
+        let huge = InputError::whole("f", long).to_string();
+        assert_eq!(
+            huge,
+            format!("f: {}... [9600 more bytes cut]", "z".repeat(400))
+        );
+        assert_eq!(shown("ok"), "\"ok\"");
+        assert_eq!(shown("\u{0}"), "\"\\0\"");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod sim;
 pub mod storage;
 pub mod time;
 pub mod trace;
+pub mod user_file;
 pub mod view;
 pub mod workload;
 pub mod world;

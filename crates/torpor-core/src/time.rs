@@ -3,6 +3,12 @@
 //! Every instant and duration inside the engine is a [`Nanos`]. File formats keep the unit
 //! their ecosystem uses (`exit_latency_us`, `itpt_ms`, `"150ms"`) and convert once, at the
 //! edge, with the helpers here, so rounding happens in exactly one place.
+//!
+//! Arithmetic on `Nanos` saturates instead of wrapping (a release build would otherwise turn
+//! an overflow into a time near zero, and a latency into 0 us). Saturation is a backstop, not
+//! a result: every time that enters from a file is checked against [`HORIZON`] first, so a
+//! run's sums stay far below `u64::MAX`, and a time that cannot be represented is an input
+//! error.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
@@ -32,26 +38,41 @@ impl Nanos {
     }
 }
 
+/// The latest time (and the longest duration) a file may ask for: 2^62 ns, about 146 years.
+/// A quarter of the clock's range, so that an input time plus any latency or service time
+/// the models add stays representable.
+pub const HORIZON: Nanos = Nanos(1 << 62);
+
+/// [`HORIZON`] in words, for error messages.
+pub const HORIZON_TEXT: &str =
+    "2^62 ns (about 146 years), the longest time torpor's clock represents";
+
 impl Add for Nanos {
     type Output = Nanos;
+    /// Saturates at [`Nanos::MAX`] (see the module doc).
+    #[inline]
     fn add(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0 + rhs.0)
+        Nanos(self.0.saturating_add(rhs.0))
     }
 }
 impl AddAssign for Nanos {
+    #[inline]
     fn add_assign(&mut self, rhs: Nanos) {
-        self.0 += rhs.0;
+        *self = *self + rhs;
     }
 }
 impl Sub for Nanos {
     type Output = Nanos;
+    /// Saturates at zero: a duration is never negative.
+    #[inline]
     fn sub(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0 - rhs.0)
+        Nanos(self.0.saturating_sub(rhs.0))
     }
 }
 impl SubAssign for Nanos {
+    #[inline]
     fn sub_assign(&mut self, rhs: Nanos) {
-        self.0 -= rhs.0;
+        *self = *self - rhs;
     }
 }
 
@@ -73,14 +94,20 @@ impl fmt::Display for Nanos {
 
 /// Why a duration string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected a duration with a unit (ns, us, ms, s, min), e.g. \"150ms\", got {0:?}")]
-pub struct DurationError(pub String);
+pub enum DurationError {
+    #[error("expected a duration with a unit (ns, us, ms, s, min), e.g. \"150ms\", got {}", crate::error::shown(.0))]
+    Syntax(String),
+    #[error("{} is longer than {HORIZON_TEXT}", crate::error::shown(.0))]
+    TooLong(String),
+}
 
 /// Parses a duration written with its unit: `"150ms"`, `"2s"`, `"1.5s"`, `"40us"`, `"7ns"`,
 /// `"2min"`. A bare number is refused: the unit is what makes a scenario file unambiguous.
-/// Fractions are allowed as long as the result is a whole number of nanoseconds.
+/// Fractions are allowed as long as the result is a whole number of nanoseconds, and the
+/// duration may not exceed [`HORIZON`].
 pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
-    let err = || DurationError(text.to_string());
+    let err = || DurationError::Syntax(text.to_string());
+    let too_long = || DurationError::TooLong(text.to_string());
     let s = text.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -109,7 +136,7 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
     } else {
         int_part.parse().map_err(|_| err())?
     };
-    let mut total = int.checked_mul(scale).ok_or_else(err)?;
+    let mut total = int.checked_mul(scale).ok_or_else(too_long)?;
     // Fractional digits: exact decimal arithmetic, refusing sub-nanosecond remainders.
     let mut place = scale;
     for d in frac_part.chars() {
@@ -121,7 +148,10 @@ pub fn parse_duration(text: &str) -> Result<Nanos, DurationError> {
             continue;
         }
         place /= 10;
-        total = total.checked_add(digit * place).ok_or_else(err)?;
+        total = total.checked_add(digit * place).ok_or_else(too_long)?;
+    }
+    if total > HORIZON.0 {
+        return Err(too_long());
     }
     Ok(Nanos(total))
 }
@@ -162,6 +192,42 @@ mod tests {
         for bad in ["150", "ms", "1.5ns", "-3ms", "3 hours", "", "1e3ms", "..ms"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn durations_beyond_the_horizon_are_refused_as_too_long() {
+        // 2^62 ns = 4 611 686 018 427 387 904 ns is the last representable duration.
+        assert_eq!(parse_duration("4611686018427387904ns"), Ok(HORIZON));
+        for long in [
+            "4611686018427387905ns",
+            "147years",
+            "200000000min",
+            "99999999999999999999s",
+        ] {
+            match parse_duration(long) {
+                Err(DurationError::TooLong(_)) | Err(DurationError::Syntax(_)) => {}
+                other => panic!("{long:?} gave {other:?}"),
+            }
+        }
+        assert!(matches!(
+            parse_duration("4611686018427387905ns"),
+            Err(DurationError::TooLong(_))
+        ));
+        // 146 years: 146 x 365.25 x 86400 s = 4 607 409 600 s, within the horizon.
+        assert!(parse_duration("4607409600s").is_ok());
+        assert!(matches!(
+            parse_duration("4611686019s"),
+            Err(DurationError::TooLong(_))
+        ));
+    }
+
+    #[test]
+    fn arithmetic_saturates_instead_of_wrapping() {
+        assert_eq!(Nanos(u64::MAX - 1) + Nanos(5), Nanos::MAX);
+        assert_eq!(Nanos(3) - Nanos(5), Nanos::ZERO);
+        let mut t = Nanos::MAX;
+        t += Nanos(1);
+        assert_eq!(t, Nanos::MAX);
     }
 
     #[test]

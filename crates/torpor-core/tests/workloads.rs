@@ -727,3 +727,46 @@ fn a_job_and_a_replay_share_one_device() {
     );
     assert_eq!(r.per_workload[1].name, "hand-v3.iolog");
 }
+
+// ---------------------------------------------------------------- bounds of a replay
+
+#[test]
+fn a_trace_time_beyond_the_clocks_horizon_is_an_error_at_its_line() {
+    // 2^62 ns = 4 611 686 018 427 387.904 us: the second read is due just past it.
+    let log = "fio version 3 iolog\n0 /d add\n0 /d open\n0 /d read 0 4096\n\
+               4611686018427388 /d read 0 4096\n";
+    let replay = |options| {
+        let reader: Box<dyn BufRead + Send> = Box::new(log.as_bytes());
+        [Workload::Replay(
+            IologReplay::new(reader, "t.log", options).unwrap(),
+        )]
+    };
+    let mut loads = replay(ReplayOptions::default());
+    let e = run_io(&mut SerialDevice::new(Nanos(10)), &mut loads, Nanos::MAX, 1).unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), ("t.log", Some(5)));
+    assert!(e.message.contains("beyond 2^62 ns"), "{e}");
+    // The same gap at 200 % speed lands within it: both reads complete, 10 ns each.
+    let fast = ReplayOptions {
+        replay_time_scale: 200,
+        ..ReplayOptions::default()
+    };
+    let mut loads = replay(fast);
+    let r = run_io(&mut SerialDevice::new(Nanos(10)), &mut loads, Nanos::MAX, 1).unwrap();
+    assert_eq!(r.ios, 2);
+    assert_eq!(r.read.max(), Some(Nanos(10)));
+}
+
+#[test]
+fn a_log_naming_many_distinct_files_is_read_to_its_end() {
+    // fio's HOWTO lets a log name any number of files; each is looked up per line, so this
+    // many would take minutes if each lookup scanned the list.
+    let n = 200_000;
+    let mut log = String::from("fio version 2 iolog\n");
+    for i in 0..n {
+        log.push_str(&format!("/f{i} add\n/f{i} open\n/f{i} read 0 512\n"));
+    }
+    let mut r = IologReader::new(log.as_bytes(), "many.log").unwrap();
+    while r.next_entry().unwrap().is_some() {}
+    assert_eq!(r.counts().reads, n);
+    assert_eq!(r.counts().file_actions, 2 * n);
+}

@@ -22,11 +22,19 @@
 //! v3 timestamps that go backwards (fio treats them as no delay) and for IO on a file that was
 //! never `add`ed and `open`ed (fio's HOWTO requires both; fio itself crashes, axboe/fio#1567).
 //!
-//! The reader holds one line buffer and the names of the files the log added, never the log.
+//! The reader holds one line buffer (at most [`MAX_LINE_BYTES`]) and the names of the files the
+//! log added (at most [`MAX_LOGGED_FILES`], looked up by hash), never the log.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 
-use crate::error::InputError;
+use crate::error::{shown, InputError};
+use crate::user_file::read_line;
+#[cfg(doc)]
+use crate::user_file::MAX_LINE_BYTES;
+
+/// The most distinct files one log may `add`: fio opens each, so real logs name a handful.
+pub const MAX_LOGGED_FILES: usize = 1 << 20;
 use crate::storage::io::{IoOp, IoRequest};
 
 const HEADER_V2: &str = "fio version 2 iolog";
@@ -74,12 +82,6 @@ pub struct IologCounts {
     pub file_actions: u64,
 }
 
-/// A file named by the log: whether it has been opened (it was added to be listed at all).
-struct LoggedFile {
-    name: String,
-    open: bool,
-}
-
 /// Pulls [`IologEntry`]s out of an iolog one line at a time.
 pub struct IologReader<R> {
     reader: R,
@@ -88,7 +90,8 @@ pub struct IologReader<R> {
     buf: String,
     version: IologVersion,
     last_timestamp_us: Option<u64>,
-    files: Vec<LoggedFile>,
+    /// The files the log added, and whether each is open now.
+    files: HashMap<String, bool>,
     counts: IologCounts,
 }
 
@@ -106,8 +109,8 @@ impl<R: BufRead> IologReader<R> {
                 file,
                 1,
                 format!(
-                    "expected the header `{HEADER_V2}` or `{HEADER_V3}`, got `{}`",
-                    buf.trim_end()
+                    "expected the header `{HEADER_V2}` or `{HEADER_V3}`, got {}",
+                    shown(buf.trim_end())
                 ),
             ));
         };
@@ -118,7 +121,7 @@ impl<R: BufRead> IologReader<R> {
             buf,
             version,
             last_timestamp_us: None,
-            files: Vec::new(),
+            files: HashMap::new(),
             counts: IologCounts::default(),
         })
     }
@@ -190,7 +193,8 @@ impl<R: BufRead> IologReader<R> {
         let length = fields.next();
         if let Some(extra) = fields.next() {
             return Err(format!(
-                "unexpected extra field `{extra}`; {}",
+                "unexpected extra field {}; {}",
+                shown(extra),
                 self.shape_hint()
             ));
         }
@@ -200,20 +204,25 @@ impl<R: BufRead> IologReader<R> {
                 IologAction::File
             }
             ("add" | "open" | "close", _, _) => {
-                return Err(format!("file action `{act}` takes no offset or length"));
+                return Err(format!(
+                    "file action {} takes no offset or length",
+                    shown(act)
+                ));
             }
             ("read" | "write" | "sync" | "datasync" | "trim" | "wait", Some(o), Some(l)) => {
                 self.io_action(name, act, parse_offset(o)?, parse_length(l)?)?
             }
             ("read" | "write" | "sync" | "datasync" | "trim" | "wait", _, _) => {
                 return Err(format!(
-                    "action `{act}` needs an offset and a length in bytes"
+                    "action {} needs an offset and a length in bytes",
+                    shown(act)
                 ));
             }
             _ => {
                 return Err(format!(
-                    "unknown action `{act}`; expected add, open, close, read, write, sync, \
-                     datasync, trim or wait"
+                    "unknown action {}; expected add, open, close, read, write, sync, \
+                     datasync, trim or wait",
+                    shown(act)
                 ));
             }
         };
@@ -239,7 +248,10 @@ impl<R: BufRead> IologReader<R> {
     fn parse_timestamp(&mut self, field: Option<&str>) -> Result<u64, String> {
         let field = field.ok_or_else(|| self.shape_hint())?;
         let t: u64 = field.parse().map_err(|_| {
-            format!("expected a timestamp in microseconds (a whole number), got `{field}`")
+            format!(
+                "expected a timestamp in microseconds (a whole number), got {}",
+                shown(field)
+            )
         })?;
         if let Some(last) = self.last_timestamp_us {
             if t < last {
@@ -253,17 +265,22 @@ impl<R: BufRead> IologReader<R> {
     }
 
     fn file_action(&mut self, name: &str, act: &str) -> Result<(), String> {
-        let known = self.files.iter().position(|f| f.name == name);
-        match (act, known) {
-            ("add", None) => self.files.push(LoggedFile {
-                name: name.to_string(),
-                open: false,
-            }),
+        match (act, self.files.get_mut(name)) {
+            ("add", None) => {
+                if self.files.len() == MAX_LOGGED_FILES {
+                    return Err(format!(
+                        "`add` of a file beyond the {MAX_LOGGED_FILES} distinct files one log \
+                         may name"
+                    ));
+                }
+                self.files.insert(name.to_string(), false);
+            }
             ("add", Some(_)) => {} // fio ignores a re-add too
-            ("open" | "close", Some(i)) => self.files[i].open = act == "open",
+            ("open" | "close", Some(open)) => *open = act == "open",
             _ => {
                 return Err(format!(
-                    "`{act}` of file `{name}`, which no earlier `add` line added"
+                    "`{act}` of file {}, which no earlier `add` line added",
+                    shown(name)
                 ))
             }
         }
@@ -286,13 +303,11 @@ impl<R: BufRead> IologReader<R> {
                 ),
             };
         }
-        match self.files.iter().find(|f| f.name == name) {
-            Some(f) if f.open => {}
-            _ => {
-                return Err(format!(
-                    "`{act}` on file `{name}`, which was not added and opened before"
-                ))
-            }
+        if self.files.get(name) != Some(&true) {
+            return Err(format!(
+                "`{act}` on file {}, which was not added and opened before",
+                shown(name)
+            ));
         }
         Ok(match act {
             "read" => IologAction::Io(IoRequest {
@@ -315,30 +330,19 @@ impl<R: BufRead> IologReader<R> {
 }
 
 fn parse_offset(field: &str) -> Result<u64, String> {
-    field
-        .parse()
-        .map_err(|_| format!("expected a byte offset (a whole number), got `{field}`"))
+    field.parse().map_err(|_| {
+        format!(
+            "expected a byte offset (a whole number), got {}",
+            shown(field)
+        )
+    })
 }
 
 fn parse_length(field: &str) -> Result<u32, String> {
     field.parse().map_err(|_| {
-        format!("expected a length in bytes (a whole number below 4 GiB), got `{field}`")
-    })
-}
-
-/// Replaces `buf` with the next line; returns its length in bytes (0 at the end).
-fn read_line<R: BufRead>(
-    reader: &mut R,
-    buf: &mut String,
-    file: &str,
-    line: usize,
-) -> Result<usize, InputError> {
-    buf.clear();
-    reader.read_line(buf).map_err(|e| {
-        InputError::at(
-            file,
-            line,
-            format!("could not read the line ({e}); expected UTF-8 text"),
+        format!(
+            "expected a length in bytes (a whole number below 4 GiB), got {}",
+            shown(field)
         )
     })
 }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::fio_job::JobError;
 use crate::error::InputError;
 use crate::storage::io::IoRequest;
-use crate::time::Nanos;
+use crate::time::{Nanos, HORIZON, HORIZON_TEXT};
 use crate::trace::fio_iolog::{IologAction, IologCounts, IologReader, IologVersion};
 
 /// The replay knobs, under fio's option names.
@@ -127,6 +127,18 @@ impl<R: BufRead> IologReplay<R> {
                 }
                 _ => self.wait_end,
             };
+            if due > HORIZON {
+                return Err(InputError::at(
+                    self.reader.file(),
+                    entry.line,
+                    format!(
+                        "this line is due {} after the replay starts (at replay_time_scale \
+                         {}), beyond {HORIZON_TEXT}",
+                        shown_secs(due),
+                        self.options.replay_time_scale
+                    ),
+                ));
+            }
             match entry.action {
                 IologAction::Io(req) => {
                     let due = if self.options.replay_no_stall {
@@ -150,9 +162,15 @@ impl<R: BufRead> IologReplay<R> {
         self.pending.take()
     }
 
-    /// `us` microseconds of trace time in replay time.
+    /// `us` microseconds of trace time in replay time (saturating: [`Self::peek`] refuses
+    /// anything past the horizon).
     fn scaled_us(&self, us: u64) -> Nanos {
         let ns = u128::from(us) * 1_000 * 100 / u128::from(self.options.replay_time_scale);
         Nanos(u64::try_from(ns).unwrap_or(u64::MAX))
     }
+}
+
+/// A time in seconds, for messages about times too large to print in nanoseconds.
+fn shown_secs(t: Nanos) -> String {
+    format!("{:.3e} s", t.as_secs_f64())
 }

@@ -1,0 +1,348 @@
+//! Opening and reading the files a user names, within bounds.
+//!
+//! Every file torpor reads comes through here, so that each refusal is the same one line
+//! whatever the format:
+//!
+//! 1. A directory, or anything that is not a regular file, a pipe or a character device, is
+//!    refused by name ("is a directory; expected a device dump").
+//! 2. A pipe (a FIFO, or `<(nvme id-ctrl ...)` from the shell) is opened without waiting for a
+//!    writer, then read normally: a FIFO that nobody writes to reads as empty instead of
+//!    blocking for ever.
+//! 3. A whole-file read stops one byte after its limit, so `/dev/zero` or a 4 GB file named by
+//!    mistake costs at most the limit: the error says the limit and what was being read.
+//! 4. Text is decoded by its byte-order mark: UTF-8 with or without one, UTF-16 in either byte
+//!    order. Anything else must be UTF-8; the first byte that is not is reported with its line
+//!    and column.
+//!
+//! Streamed traces use [`open`] and [`read_line`], which bound each line instead of the file.
+
+use std::fs::File;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use crate::error::InputError;
+
+/// The largest device dump (`nvme id-ctrl -o json`, `smartctl -a`) or preset read whole:
+/// real ones are a few KiB.
+pub const MAX_DUMP_BYTES: u64 = 1 << 20;
+
+/// The largest scenario file read whole.
+pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
+
+/// The longest line of a streamed trace. An iolog line holds a file name (Linux's `PATH_MAX`
+/// is 4096 bytes) and a few numbers; a line longer than this is not a trace line.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// How a text file was encoded, when it was not plain UTF-8 (shown to the user as a note).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf8Bom,
+    Utf16Le,
+    Utf16Be,
+}
+
+impl Encoding {
+    /// A note for the user when decoding was needed, `None` for plain UTF-8.
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Encoding::Utf8 => None,
+            Encoding::Utf8Bom => Some("the file starts with a UTF-8 byte-order mark; skipped"),
+            Encoding::Utf16Le => Some("the file is UTF-16 (little-endian); decoded"),
+            Encoding::Utf16Be => Some("the file is UTF-16 (big-endian); decoded"),
+        }
+    }
+}
+
+/// A text file read whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextFile {
+    pub text: String,
+    pub encoding: Encoding,
+}
+
+/// Opens `path` for reading (`label` names it in errors, `what` says what it should be).
+pub fn open(path: &Path, label: &str, what: &str) -> Result<File, InputError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+
+    let meta = std::fs::metadata(path).map_err(|e| io_error(label, &e))?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(InputError::whole(
+            label,
+            format!("is a directory; expected {what}"),
+        ));
+    }
+    let pipe = kind.is_fifo();
+    if !(kind.is_file() || pipe || kind.is_char_device()) {
+        return Err(InputError::whole(
+            label,
+            format!("is not a regular file; expected {what}"),
+        ));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    if pipe {
+        // Opening a FIFO for reading waits for a writer; O_NONBLOCK opens it at once.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| io_error(label, &e))?;
+    if pipe {
+        // Reads then wait for data as usual; with no writer at all they see the end at once.
+        clear_nonblocking(&file).map_err(|e| io_error(label, &e))?;
+    }
+    Ok(file)
+}
+
+fn clear_nonblocking(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is an open descriptor owned by `file` for the duration of both calls;
+    // F_GETFL and F_SETFL read and set its status flags and touch no memory.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An OS error on `label` in words: "no such file", "permission denied", ...
+pub fn io_error(label: &str, e: &std::io::Error) -> InputError {
+    let what = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => format!("cannot read: {e}"),
+    };
+    InputError::whole(label, what)
+}
+
+/// Reads the file at `path` whole, as text, refusing more than `limit` bytes.
+pub fn read_text(path: &Path, label: &str, what: &str, limit: u64) -> Result<TextFile, InputError> {
+    let file = open(path, label, what)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(label, &e))?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::whole(
+            label,
+            format!(
+                "larger than {} MiB, the limit for {what}; is this the right file?",
+                limit >> 20
+            ),
+        ));
+    }
+    decode(label, bytes)
+}
+
+/// Decodes `bytes` as text by its byte-order mark (see the module doc, step 4).
+pub fn decode(label: &str, bytes: Vec<u8>) -> Result<TextFile, InputError> {
+    let utf16 = |be: bool, body: &[u8]| -> Result<String, InputError> {
+        if body.len() % 2 == 1 {
+            return Err(InputError::whole(
+                label,
+                "UTF-16 text with an odd number of bytes: the file is cut short",
+            ));
+        }
+        let units = body.chunks_exact(2).map(|p| {
+            if be {
+                u16::from_be_bytes([p[0], p[1]])
+            } else {
+                u16::from_le_bytes([p[0], p[1]])
+            }
+        });
+        let mut text = String::with_capacity(body.len() / 2);
+        for (i, c) in char::decode_utf16(units).enumerate() {
+            match c {
+                Ok(c) => text.push(c),
+                Err(_) => {
+                    return Err(InputError::at(
+                        label,
+                        InputError::line_of_offset(&text, text.len()),
+                        format!(
+                            "invalid UTF-16 (an unpaired surrogate at byte {})",
+                            2 + 2 * i
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(text)
+    };
+    let (text, encoding) = match bytes.as_slice() {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => (utf8(label, rest.to_vec())?, Encoding::Utf8Bom),
+        [0xFF, 0xFE, rest @ ..] => (utf16(false, rest)?, Encoding::Utf16Le),
+        [0xFE, 0xFF, rest @ ..] => (utf16(true, rest)?, Encoding::Utf16Be),
+        _ => (utf8(label, bytes)?, Encoding::Utf8),
+    };
+    Ok(TextFile { text, encoding })
+}
+
+/// `bytes` as UTF-8, or an error at the line and column of the first byte that is not.
+fn utf8(label: &str, bytes: Vec<u8>) -> Result<String, InputError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        not_utf8(label, &bytes[..at], bytes[at], 1)
+    })
+}
+
+/// The error for a byte that is not UTF-8 after `before` (the valid text that precedes it),
+/// counting lines from `first_line`.
+fn not_utf8(label: &str, before: &[u8], byte: u8, first_line: usize) -> InputError {
+    let newlines = before.iter().filter(|&&b| b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = before.len() - line_start + 1;
+    InputError::at(
+        label,
+        first_line + newlines,
+        format!("expected UTF-8 text; byte 0x{byte:02x} at column {column} is not"),
+    )
+}
+
+/// Reads one line of a streamed trace into `buf` (cleared first), newline included; returns
+/// its length in bytes, 0 at the end. A line longer than [`MAX_LINE_BYTES`] or not UTF-8 is an
+/// error at `line`; the reader never holds more than one bounded line.
+pub fn read_line<R: BufRead>(
+    reader: &mut R,
+    buf: &mut String,
+    label: &str,
+    line: usize,
+) -> Result<usize, InputError> {
+    buf.clear();
+    let mut bytes = std::mem::take(buf).into_bytes();
+    loop {
+        let chunk = reader
+            .fill_buf()
+            .map_err(|e| InputError::at(label, line, format!("cannot read the line: {e}")))?;
+        if chunk.is_empty() {
+            break;
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if bytes.len() + take > MAX_LINE_BYTES {
+            return Err(InputError::at(
+                label,
+                line,
+                format!(
+                    "the line is longer than {} KiB, the limit for one line of a trace; is \
+                     this a text trace?",
+                    MAX_LINE_BYTES >> 10
+                ),
+            ));
+        }
+        bytes.extend_from_slice(&chunk[..take]);
+        reader.consume(take);
+        if done {
+            break;
+        }
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            *buf = text;
+            Ok(buf.len())
+        }
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            Err(not_utf8(label, &bytes[..at], bytes[at], line))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_order_marks_choose_the_decoding() {
+        let d = |b: &[u8]| decode("f", b.to_vec()).unwrap();
+        assert_eq!(d(b"ab\n").text, "ab\n");
+        assert_eq!(d(b"ab\n").encoding, Encoding::Utf8);
+        assert_eq!(d(b"\xEF\xBB\xBF{}").text, "{}");
+        assert_eq!(d(b"\xEF\xBB\xBF{}").encoding, Encoding::Utf8Bom);
+        // "{}" in UTF-16: 7B 00 7D 00 (LE), 00 7B 00 7D (BE).
+        assert_eq!(d(b"\xFF\xFE\x7B\x00\x7D\x00").text, "{}");
+        assert_eq!(d(b"\xFE\xFF\x00\x7B\x00\x7D").encoding, Encoding::Utf16Be);
+        let e = decode("f", b"\xFF\xFE\x7B".to_vec()).unwrap_err();
+        assert!(e.message.contains("odd number of bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_first_byte_that_is_not_utf8_is_reported_by_line_and_column() {
+        let e = decode("f", b"line one\nab\xFFc\n".to_vec()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f:2: expected UTF-8 text; byte 0xff at column 3 is not"
+        );
+    }
+
+    #[test]
+    fn lines_are_bounded_and_checked() {
+        let mut buf = String::new();
+        let mut r: &[u8] = b"a b\nc";
+        assert_eq!(read_line(&mut r, &mut buf, "t", 1).unwrap(), 4);
+        assert_eq!(buf, "a b\n");
+        assert_eq!(read_line(&mut r, &mut buf, "t", 2).unwrap(), 1);
+        assert_eq!(read_line(&mut r, &mut buf, "t", 3).unwrap(), 0);
+        // One byte over the limit, with no newline, through a small buffer.
+        let long = vec![b'x'; MAX_LINE_BYTES + 1];
+        let mut r = std::io::BufReader::with_capacity(100, long.as_slice());
+        let e = read_line(&mut r, &mut buf, "t", 7).unwrap_err();
+        assert_eq!(e.line, Some(7));
+        assert!(e.message.contains("longer than 64 KiB"), "{e}");
+        // Exactly the limit is one line.
+        let mut exact = vec![b'x'; MAX_LINE_BYTES - 1];
+        exact.push(b'\n');
+        let mut r = exact.as_slice();
+        assert_eq!(read_line(&mut r, &mut buf, "t", 1).unwrap(), MAX_LINE_BYTES);
+        let mut r: &[u8] = b"ok\n\xC3(\n";
+        read_line(&mut r, &mut buf, "t", 4).unwrap();
+        let e = read_line(&mut r, &mut buf, "t", 5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t:5: expected UTF-8 text; byte 0xc3 at column 1 is not"
+        );
+    }
+
+    #[test]
+    fn directories_and_oversized_files_are_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("torpor-uf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = read_text(&dir, "d", "a device dump", MAX_DUMP_BYTES).unwrap_err();
+        assert_eq!(e.to_string(), "d: is a directory; expected a device dump");
+        let big = dir.join("big");
+        std::fs::write(&big, vec![b'a'; (1 << 20) + 1]).unwrap();
+        let e = read_text(&big, "big", "a device dump", MAX_DUMP_BYTES).unwrap_err();
+        assert!(e.message.starts_with("larger than 1 MiB"), "{e}");
+        std::fs::write(&big, vec![b'a'; 1 << 20]).unwrap();
+        assert!(read_text(&big, "big", "a device dump", MAX_DUMP_BYTES).is_ok());
+        let e = read_text(&dir.join("none"), "none", "x", 10).unwrap_err();
+        assert_eq!(e.to_string(), "none: no such file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dev_zero_costs_at_most_the_limit() {
+        let e = read_text(Path::new("/dev/zero"), "z", "a scenario", 1 << 20).unwrap_err();
+        assert!(e.message.starts_with("larger than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_without_a_writer_reads_as_empty_instead_of_blocking() {
+        let dir = std::env::temp_dir().join(format!("torpor-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let got = read_text(&fifo, "f", "a dump", 100).unwrap();
+        assert_eq!(got.text, "");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
