@@ -4,7 +4,7 @@
 //! so differences between variants are the settings' doing.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::error::InputError;
@@ -16,6 +16,7 @@ use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
+use crate::user_file::{self, MAX_SCENARIO_BYTES};
 use crate::view;
 use crate::workload::{self, IologReplay, Workload};
 use crate::world;
@@ -23,10 +24,9 @@ use crate::world;
 /// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
 pub fn run_file(path: &Path) -> Result<Report, InputError> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::whole(&label, format!("cannot read the scenario: {e}")))?;
+    let file = user_file::read_text(path, &label, "a scenario file", MAX_SCENARIO_BYTES)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    run_text(&text, &label, &base)
+    run_text(&file.text, &label, &base)
 }
 
 /// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
@@ -65,10 +65,21 @@ impl Input<'_> {
         self.file.error_at(self.variant, path, message)
     }
 
-    /// Opens a file the scenario names at `path`, relative to the scenario.
-    fn open(&self, path: &str, name: &str) -> Result<File, InputError> {
-        File::open(self.base.join(name))
-            .map_err(|e| self.at(path, format!("`{path}`: cannot open {name:?}: {e}")))
+    /// Opens a file the scenario names at `path`, relative to the scenario; a problem with
+    /// the file itself is reported at the scenario line that names it.
+    fn open(&self, path: &str, name: &str, what: &str) -> Result<File, InputError> {
+        user_file::open(&self.base.join(name), name, what).map_err(|e| self.named(path, name, e))
+    }
+
+    /// `e`, a problem of the file `name` as a whole, reported at the scenario line `path`.
+    fn named(&self, path: &str, name: &str, e: InputError) -> InputError {
+        if e.line.is_some() {
+            return e;
+        }
+        self.at(
+            path,
+            format!("`{path}`: {}: {}", crate::error::shown(name), e.message),
+        )
     }
 
     /// The drive of `[platform.nvme]`, with its power overrides applied.
@@ -83,16 +94,8 @@ impl Input<'_> {
                 ))
             })?,
             (None, Some(name)) => {
-                let mut text = String::new();
-                self.open("platform.nvme.file", name)?
-                    .read_to_string(&mut text)
-                    .map_err(|e| {
-                        self.at(
-                            "platform.nvme.file",
-                            format!("`file`: cannot read {name:?}: {e}"),
-                        )
-                    })?;
-                let mut drive = source::from_dump(name, &text)?;
+                let mut drive = source::read_dump(&self.base.join(name), name)
+                    .map_err(|e| self.named("platform.nvme.file", name, e))?;
                 let d = ServiceModel::CLIENT_DEFAULT;
                 drive.notes.push(format!(
                     "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us \
@@ -144,7 +147,7 @@ impl Input<'_> {
         }
         out.extend(w.jobs.iter().cloned().map(Workload::Job));
         if let Some(r) = &w.replay {
-            let file = self.open("workload.replay.file", &r.file)?;
+            let file = self.open("workload.replay.file", &r.file, "a fio iolog")?;
             let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
             out.push(Workload::Replay(IologReplay::new(
                 reader, &r.file, r.options,
@@ -262,9 +265,7 @@ mod tests {
         let e =
             run("[platform.nvme]\nfile = \"x.json\"\n[workload]\napst_workflow = 1\n").unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(2)));
-        assert!(e
-            .message
-            .starts_with("`platform.nvme.file`: cannot open \"x.json\""));
+        assert_eq!(e.message, "`platform.nvme.file`: \"x.json\": no such file");
         let e = run(&format!("{SN530}[workload.replay]\nfile = \"t.log\"\n")).unwrap_err();
         assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(4)));
     }

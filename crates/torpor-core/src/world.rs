@@ -104,6 +104,16 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
     /// issuer's measurements and the completion path (with whatever it measured). A replay
     /// whose log turns out malformed stops the run with that log's [`InputError`].
     pub fn run(self, until: Nanos) -> Result<(IoReport, P), InputError> {
+        self.run_watched(until, |_| true)
+    }
+
+    /// [`Self::run`], showing `watch` the simulated time every few thousand events; `watch`
+    /// returning `false` ends the run there ([`Stop::Interrupted`] in the report).
+    pub fn run_watched(
+        self,
+        until: Nanos,
+        watch: impl FnMut(Nanos) -> bool,
+    ) -> Result<(IoReport, P), InputError> {
         let World {
             mut queue,
             mut issuer,
@@ -111,7 +121,7 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
             mut path,
         } = self;
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
-        let (stop, last) = sim::run(&mut queue, until, |event, queue| {
+        let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
             let w = match event {
                 Event::Issuer(due) => issuer.on_due(due),
                 Event::Device(e) => {
@@ -138,7 +148,10 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
             }
             Ok(())
         })?;
-        let end = if stop == Stop::Drained { last } else { until };
+        let end = match stop {
+            Stop::Deadline => until,
+            Stop::Drained | Stop::Interrupted => last,
+        };
         Ok((issuer.report(end, stop), path))
     }
 }

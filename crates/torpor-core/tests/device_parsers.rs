@@ -213,9 +213,24 @@ fn flags_and_2x_keys_that_agree_are_accepted() {
 #[test]
 fn npss_above_31_is_accepted_with_the_psds_as_given() {
     // The kernel refuses NPSS > 31 when building the APST table, not when reading Identify.
-    let c = json(&doc("40", &[PS0, PS1])).expect("npss 40 parses");
+    let c = json(&doc("40", &vec![PS0; 32])).expect("npss 40 parses");
     assert_eq!(c.npss, 40);
-    assert_eq!(c.power_states.len(), 2);
+    assert_eq!(c.power_states.len(), 32);
+}
+
+#[test]
+fn npss_above_31_with_fewer_than_the_32_real_descriptors_is_refused() {
+    // nvme-cli prints at least psd[0..=31] then; two entries (or none, as with npss 255 and
+    // `psds: []`) mean the dump was edited or cut, and would simulate a drive with no states.
+    for (npss, psds) in [("40", vec![PS0, PS1]), ("255", vec![])] {
+        let e = json(&doc(npss, &psds)).unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(
+            e.message
+                .contains("should list at least the 32 descriptors that exist"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -12,16 +12,59 @@ use crate::error::InputError;
 use crate::storage::nvme::psd::NvmeController;
 
 /// Reads a power-state table from `nvme id-ctrl -o json` output or `smartctl -a` text,
-/// choosing the parser by content (JSON starts with `{`).
+/// recognised by content:
+///
+/// 1. A NUL byte or a byte-order mark (U+FEFF) anywhere in the text is an error at its line:
+///    neither tool prints one, so the file was damaged or spliced (a BOM at the very start is
+///    removed earlier, when the file is decoded).
+/// 2. Text whose first non-blank character is `{` is nvme-cli JSON; `[` is a JSON array,
+///    refused with what to give instead.
+/// 3. Text with smartctl's banner or its `Supported Power States` table is smartctl output.
+/// 4. Anything else is neither, and the error says what each would have looked like.
 pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
-    if text.trim_start().starts_with('{') {
-        nvme_cli::parse(file, text).map(|c| Parsed {
+    if let Some((at, c)) = text
+        .char_indices()
+        .find(|&(_, c)| c == '\0' || c == '\u{feff}')
+    {
+        let line = InputError::line_of_offset(text, at);
+        let column = text[..at].rfind('\n').map_or(at, |nl| at - nl - 1) + 1;
+        let what = if c == '\0' {
+            "a NUL byte"
+        } else {
+            "a byte-order mark (U+FEFF)"
+        };
+        return Err(InputError::at(
+            file,
+            line,
+            format!("{what} at column {column}: expected the text nvme-cli or smartctl prints"),
+        ));
+    }
+    let start = text.trim_start();
+    if start.starts_with('{') {
+        return nvme_cli::parse(file, text).map(|c| Parsed {
             controller: c,
             notes: vec![],
-        })
-    } else {
-        smartctl::parse(file, text)
+        });
     }
+    if start.starts_with('[') {
+        let line = InputError::line_of_offset(text, text.len() - start.len());
+        return Err(InputError::at(
+            file,
+            line,
+            "a JSON array; expected the JSON object `nvme id-ctrl -o json` prints for one \
+             controller",
+        ));
+    }
+    if start.is_empty() || start.starts_with("smartctl") || text.contains("Supported Power States")
+    {
+        return smartctl::parse(file, text);
+    }
+    Err(InputError::at(
+        file,
+        1,
+        "neither `nvme id-ctrl -o json` output (a JSON object) nor `smartctl -a` output (its \
+         banner or a `Supported Power States` table)",
+    ))
 }
 
 /// A parsed controller and what the parser had to assume (printed to the user).

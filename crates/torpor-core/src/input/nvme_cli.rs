@@ -41,7 +41,7 @@
 //!    time); reserved bits of `flags` are ignored, a reserved power scale is an error.
 
 use crate::error::InputError;
-use crate::storage::nvme::psd::{NvmeController, PowerState};
+use crate::storage::nvme::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 
 /// The descriptors that exist in Identify Controller: PS0..=PS31.
 const MAX_PSDS: usize = 32;
@@ -71,6 +71,12 @@ pub fn parse(file: &str, text: &str) -> Result<NvmeController, InputError> {
         .take(MAX_PSDS)
         .map(|psd| read_psd(&doc, psd))
         .collect::<Result<Vec<_>, _>>()?;
+    if power_states[0].non_operational {
+        return Err(doc.err(
+            psds[0].open_at,
+            format!("psds[0]: {PS0_MUST_BE_OPERATIONAL}"),
+        ));
+    }
     Ok(NvmeController {
         model,
         npss: npss as u8, // NPSS.max is 255: the cast cannot truncate.
@@ -209,14 +215,24 @@ fn check_psd_count(
     count: usize,
 ) -> Result<(), InputError> {
     let expected = npss as usize + 1;
-    if expected > MAX_PSDS || count == expected {
+    // Beyond 32 nvme-cli prints whatever follows the descriptors; the 32 real ones must be
+    // there.
+    let least = expected.min(MAX_PSDS);
+    if count == expected || (expected > MAX_PSDS && count >= least) {
         return Ok(());
     }
     let at = root.get(NPSS.key).map_or(root.open_at, |m| m.key_at);
-    let message = format!(
-        "npss is {npss}, so `psds` should have {expected} entries (PS0..=PS{npss}), \
-         but it has {count}"
-    );
+    let message = if expected > MAX_PSDS {
+        format!(
+            "npss is {npss}, so `psds` should list at least the {MAX_PSDS} descriptors that \
+             exist (PS0..=PS31), but it has {count}"
+        )
+    } else {
+        format!(
+            "npss is {npss}, so `psds` should have {expected} entries (PS0..=PS{npss}), \
+             but it has {count}"
+        )
+    };
     Err(doc.err(at, message))
 }
 
@@ -226,6 +242,13 @@ fn read_model(doc: &Doc<'_>, root: &Object<'_>) -> Result<String, InputError> {
         return Err(doc.err(root.open_at, format!("missing `mn`; expected {EXPECTED}")));
     };
     match serde_json::from_str::<String>(m.raw) {
+        Ok(mn) if mn.contains(char::is_control) => Err(doc.err(
+            m.key_at,
+            format!(
+                "mn: expected printable text (the model number), got {}",
+                crate::error::shown(&mn)
+            ),
+        )),
         Ok(mn) => Ok(mn.trim().to_string()),
         Err(_) => Err(doc.err(
             m.key_at,

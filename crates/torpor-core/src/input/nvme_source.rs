@@ -1,6 +1,8 @@
 //! Where a drive description comes from: a built-in preset id, or the user's own
 //! `nvme id-ctrl -o json` / `smartctl -a` dump.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::nvme_preset as preset;
@@ -8,6 +10,7 @@ use crate::error::InputError;
 use crate::input;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
+use crate::user_file::{self, MAX_DUMP_BYTES};
 
 /// A drive ready to simulate.
 #[derive(Clone, Debug, Serialize)]
@@ -21,19 +24,34 @@ pub struct DriveSpec {
 }
 
 /// Loads `spec`: a preset id when one matches, else a device dump at that path.
-pub fn load(spec: &str) -> Result<DriveSpec, InputError> {
-    if let Some(found) = from_preset(spec) {
+pub fn load(spec: &Path) -> Result<DriveSpec, InputError> {
+    if let Some(found) = spec.to_str().and_then(from_preset) {
         return found;
     }
-    let text = std::fs::read_to_string(spec).map_err(|e| {
-        let what = if e.kind() == std::io::ErrorKind::NotFound {
-            "no such file, and no built-in preset has this id (see `torpor devices`)".to_string()
-        } else {
-            format!("cannot read: {e}")
-        };
-        InputError::whole(spec, what)
-    })?;
-    from_dump(spec, &text)
+    let label = spec.display().to_string();
+    if !spec.exists() {
+        return Err(InputError::whole(
+            &label,
+            "no such file, and no built-in preset has this id (see `torpor devices`)",
+        ));
+    }
+    read_dump(spec, &label)
+}
+
+/// Reads the device dump at `path` (`label` names it in errors), within
+/// [`MAX_DUMP_BYTES`], decoding UTF-16 and byte-order marks (noted).
+pub fn read_dump(path: &Path, label: &str) -> Result<DriveSpec, InputError> {
+    let file = user_file::read_text(
+        path,
+        label,
+        "a device dump (`nvme id-ctrl -o json` or `smartctl -a` output)",
+        MAX_DUMP_BYTES,
+    )?;
+    let mut drive = from_dump(label, &file.text)?;
+    if let Some(note) = file.encoding.note() {
+        drive.notes.insert(0, format!("{label}: {note}"));
+    }
+    Ok(drive)
 }
 
 /// The built-in preset `id`, if there is one.

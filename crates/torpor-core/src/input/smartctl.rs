@@ -30,7 +30,7 @@
 
 use super::Parsed;
 use crate::error::InputError;
-use crate::storage::nvme::psd::{NvmeController, PowerState};
+use crate::storage::nvme::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 
 /// The column names, as smartmontools prints them.
 const HEADER: [&str; 11] = [
@@ -57,10 +57,23 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
         return Err(InputError::at(file, 1, message));
     }
     let mut notes = Vec::new();
-    let model = find_model(text).unwrap_or_else(|| {
-        notes.push("no `Model Number:` line; model left empty".to_string());
-        String::new()
-    });
+    let model = match find_model(text) {
+        Some((n, model)) if model.contains(char::is_control) => {
+            return Err(InputError::at(
+                file,
+                n,
+                format!(
+                    "Model Number: expected printable text, got {}",
+                    crate::error::shown(&model)
+                ),
+            ))
+        }
+        Some((_, model)) => model,
+        None => {
+            notes.push("no `Model Number:` line; model left empty".to_string());
+            String::new()
+        }
+    };
     let mut lines = text.lines().enumerate().map(|(i, line)| (i + 1, line));
     let header_line = find_header(file, &mut lines)?;
     let power_states = read_rows(file, header_line, lines, &mut notes)?;
@@ -80,11 +93,12 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
     Ok(Parsed { controller, notes })
 }
 
-/// Step 1: the text after `Model Number:`, trimmed.
-fn find_model(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|line| line.trim_start().strip_prefix("Model Number:"))
-        .map(|model| model.trim().to_string())
+/// Step 1: the text after `Model Number:`, trimmed, and its line.
+fn find_model(text: &str) -> Option<(usize, String)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let model = line.trim_start().strip_prefix("Model Number:")?;
+        Some((i + 1, model.trim().to_string()))
+    })
 }
 
 /// Step 2: consumes lines up to and including the header; returns its line number.
@@ -183,6 +197,7 @@ impl Row<'_> {
         self.check_state_number(cols[0])?;
         let non_operational = match cols[1] {
             "+" => false,
+            "-" if self.state == 0 => return Err(self.err(PS0_MUST_BE_OPERATIONAL.to_string())),
             "-" => true,
             other => {
                 return Err(self.err(format!(

@@ -167,6 +167,13 @@ pub struct ScenarioFile {
     variants: Vec<Variant>,
 }
 
+/// The most `[[variant]]`s one file may hold: each is built and kept in memory before the
+/// first runs, so an unbounded count would be unbounded memory.
+pub const MAX_VARIANTS: usize = 4096;
+
+/// The most `[[workload.job]]`s one variant may run.
+pub const MAX_JOBS: usize = 256;
+
 /// The keys a `[[variant]]` may hold.
 const VARIANT_KEYS: [&str; 5] = ["name", "platform", "policy", "workload", "run"];
 
@@ -198,7 +205,17 @@ impl ScenarioFile {
             }
         };
         old_spelling(&root, "").map_err(|(p, m)| at(&p, m))?;
+        if raw_variants.len() > MAX_VARIANTS {
+            return Err(at(
+                &format!("variant[{MAX_VARIANTS}]"),
+                format!(
+                    "[[variant]]: at most {MAX_VARIANTS} variants in one scenario, got {}",
+                    raw_variants.len()
+                ),
+            ));
+        }
         let mut overlays = Vec::with_capacity(raw_variants.len());
+        let mut names = std::collections::HashMap::new();
         for (i, v) in raw_variants.into_iter().enumerate() {
             let here = format!("variant[{i}]");
             let Value::Table(mut t) = v else {
@@ -231,11 +248,12 @@ impl ScenarioFile {
                     ))
                 }
             };
-            if let Some(j) = overlays.iter().position(|(n, _)| *n == name) {
+            if let Some(j) = names.insert(name.clone(), i) {
                 return Err(at(
                     &format!("{here}.name"),
                     format!(
-                        "[[variant]]: the name {name:?} is already used by variant {}",
+                        "[[variant]]: the name {} is already used by variant {}",
+                        error::shown(&name),
                         j + 1
                     ),
                 ));
@@ -473,6 +491,15 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             "[workload]: expected `apst_workflow`, `[[workload.job]]` tables or \
              `[workload.replay]`"
                 .into(),
+        ));
+    }
+    if w.jobs.len() > MAX_JOBS {
+        return Err((
+            format!("workload.job[{MAX_JOBS}]"),
+            format!(
+                "[[workload.job]]: at most {MAX_JOBS} jobs in one variant, got {}",
+                w.jobs.len()
+            ),
         ));
     }
     for (i, job) in w.jobs.iter().enumerate() {

@@ -30,7 +30,13 @@ pub enum Stop {
     Deadline,
     /// No events were left: the workload ended.
     Drained,
+    /// The watcher asked the run to stop (the user pressed Ctrl-C).
+    Interrupted,
 }
+
+/// How many events [`run`] handles between two calls of its watcher: rare enough to cost
+/// nothing measurable, often enough (a few hundred microseconds of work) to stop at once.
+pub const WATCH_EVERY: u32 = 4096;
 
 /// A component's handle on the engine while it handles an event: the current time, and
 /// scheduling of the component's own event kind `C`, wrapped into the run's event type `W`.
@@ -60,18 +66,29 @@ impl<'q, W, C> Ctx<'q, W, C> {
 }
 
 /// Pops the events of `queue` in time order and hands each to `handle`, which may schedule
-/// more, until the queue is empty or the next event lies after `until`. Returns why it stopped
-/// and the time of the last handled event; stops early with the first error `handle` returns
-/// (e.g. a malformed line met mid-replay).
+/// more, until the queue is empty or the next event lies after `until`. Every
+/// [`WATCH_EVERY`] events it shows `watch` the current time; `watch` returning `false` stops
+/// the run ([`Stop::Interrupted`]). Returns why it stopped and the time of the last handled
+/// event; stops early with the first error `handle` returns (e.g. a malformed line met
+/// mid-replay).
 pub fn run<E, Err>(
     queue: &mut EventQueue<E>,
     until: Nanos,
+    mut watch: impl FnMut(Nanos) -> bool,
     mut handle: impl FnMut(E, &mut EventQueue<E>) -> Result<(), Err>,
 ) -> Result<(Stop, Nanos), Err> {
     let mut last = queue.now();
+    let mut countdown = WATCH_EVERY;
     while let Some((now, ev)) = queue.pop_until(until) {
         last = now;
         handle(ev, queue)?;
+        countdown -= 1;
+        if countdown == 0 {
+            countdown = WATCH_EVERY;
+            if !watch(now) {
+                return Ok((Stop::Interrupted, last));
+            }
+        }
     }
     let stop = if queue.peek_time().is_some() {
         Stop::Deadline

@@ -124,6 +124,11 @@ fn one_u64() -> u64 {
     1
 }
 
+/// The deepest queue a job or a replay may keep: an NVMe I/O queue holds at most 65 536
+/// commands (CAP.MQES is a 16-bit, 0-based count). Each IO in flight is an event in the
+/// engine's queue, so this also bounds a run's memory (a few MB per workload at most).
+pub const MAX_IODEPTH: u32 = 1 << 16;
+
 /// A job option with an invalid value: which key, and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{key}`: {message}")]
@@ -177,6 +182,9 @@ impl FioJob {
         if self.iodepth == 0 {
             return err("iodepth", "expected at least 1 IO in flight");
         }
+        if self.iodepth > MAX_IODEPTH {
+            return Err(iodepth_too_deep(self.iodepth));
+        }
         if self.thinktime_blocks == 0 {
             return err(
                 "thinktime_blocks",
@@ -207,6 +215,16 @@ impl FioJob {
     /// Number of whole blocks in the region: the range random offsets are drawn from.
     pub fn blocks_in_region(&self) -> u64 {
         self.size / self.bs
+    }
+}
+
+/// The error for an `iodepth` beyond [`MAX_IODEPTH`].
+pub(super) fn iodepth_too_deep(asked: u32) -> JobError {
+    JobError {
+        key: "iodepth",
+        message: format!(
+            "at most {MAX_IODEPTH} IOs in flight (the deepest NVMe I/O queue), got {asked}"
+        ),
     }
 }
 

@@ -3,12 +3,13 @@
 //! world's engine.
 
 mod apst_workflows;
+pub mod estimate;
 mod fio_job;
 mod issuer;
 mod job_progress;
 mod replay;
 
 pub use apst_workflows::{apst_workflow, APST_WORKFLOW_TITLES};
-pub use fio_job::{FioJob, JobError, RwMode};
+pub use fio_job::{FioJob, JobError, RwMode, MAX_IODEPTH};
 pub use issuer::{Due, IoIssuer, IoReport, Workload, WorkloadReport};
 pub use replay::{IologReplay, ReplayOptions};

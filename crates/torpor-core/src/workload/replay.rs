@@ -21,7 +21,7 @@ use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
 
-use super::fio_job::JobError;
+use super::fio_job::{iodepth_too_deep, JobError, MAX_IODEPTH};
 use crate::error::InputError;
 use crate::storage::io::IoRequest;
 use crate::time::{Nanos, HORIZON, HORIZON_TEXT};
@@ -64,6 +64,9 @@ impl ReplayOptions {
                 key: "iodepth",
                 message: "expected at least 1 IO in flight".into(),
             });
+        }
+        if self.iodepth > MAX_IODEPTH {
+            return Err(iodepth_too_deep(self.iodepth));
         }
         if self.replay_time_scale == 0 {
             return Err(JobError {

@@ -4,6 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why a table whose PS0 is non-operational is refused, whatever format it came in: the NVMe
+/// base specification requires power state 0 to be operational (the controller starts in it
+/// and returns to it to serve IO).
+pub const PS0_MUST_BE_OPERATIONAL: &str = "PS0 is marked non-operational, but the NVMe base \
+    specification requires power state 0 to be operational";
+
 /// One power state as the drive describes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PowerState {
