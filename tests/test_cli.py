@@ -166,7 +166,8 @@ def test_malformed_iolog_names_its_line(cli, tmp_path: Path):
     )
     r = cli("run", str(s))
     assert r.exit_code == 2
-    assert r.output.startswith("torpor: error: bad.iolog:5: ")
+    # Named by its path from where torpor runs, so the user can open it.
+    assert r.output.startswith(f"torpor: error: {tmp_path / 'bad.iolog'}:5: ")
 
 
 def test_apst_option_defaults_are_the_kernels(cli):

@@ -2,7 +2,10 @@
 
 Every command prints a human table by default and machine JSON with ``--json``. Bad input is
 one line, ``torpor: error: FILE:LINE: what was expected``, with exit code 2 and no traceback
-unless ``--debug`` is given.
+unless ``--debug`` is given; so is a bad option or argument (click's usage errors, folded into
+the same one line). Ctrl-C stops a run within a fraction of a second: ``torpor: interrupted``,
+exit code 130. User text (file names, variant names, model strings) is never read as Rich
+markup: the consoles have markup off.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from torpor import InputError, __version__, native
+from torpor.files import shown_path, write_file
+from torpor.progress import RunProgress
 from torpor.report import apst_text
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -24,25 +29,56 @@ APST_DEFAULTS = native.apst_defaults()
 APST_PARAMS = APST_DEFAULTS["params"]
 
 # Wide enough for the run table when output goes to a file or a pipe (Rich assumes 80).
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 140)
+
+# The largest value of the APST module parameters (unsigned 64-bit in the core).
+U64_MAX = 2**64 - 1
+
+
+def _error_line(message: str) -> str:
+    """``message`` on one line: click's usage errors and OS messages can hold newlines."""
+    return " ".join(message.split())
 
 
 class TorporGroup(click.Group):
-    """Turns bad input into one line on stderr and exit code 2."""
+    """Turns bad input, bad options and Ctrl-C into one line on stderr."""
+
+    def main(self, *args: Any, **kwargs: Any) -> NoReturn:
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+            # Without standalone mode click returns `ctx.exit(n)`'s code instead of exiting.
+            sys.exit(code if isinstance(code, int) else 0)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help())
+            sys.exit(2)
+        except click.UsageError as e:
+            click.echo(f"torpor: error: {_error_line(e.format_message())}", err=True)
+            sys.exit(2)
+        except click.ClickException as e:
+            click.echo(f"torpor: error: {_error_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("torpor: interrupted", err=True)
+            sys.exit(130)
 
     def invoke(self, ctx: click.Context) -> Any:
+        def debug() -> bool:
+            # Set by the group's own callback, which runs inside super().invoke().
+            return bool(ctx.obj and ctx.obj.get("debug"))
+
         try:
             return super().invoke(ctx)
         except InputError as e:
-            if ctx.obj and ctx.obj.get("debug"):
+            if debug():
                 raise
             click.echo(f"torpor: error: {e}", err=True)
             ctx.exit(2)
         except OSError as e:
-            if ctx.obj and ctx.obj.get("debug"):
+            if debug():
                 raise
-            where = e.filename or "torpor"
-            click.echo(f"torpor: error: {where}: {e.strerror}", err=True)
+            where = shown_path(e.filename) if e.filename else "torpor"
+            click.echo(f"torpor: error: {where}: {_error_line(e.strerror or str(e))}", err=True)
             ctx.exit(2)
 
 
@@ -108,35 +144,35 @@ def devices(as_json: bool) -> None:
 )
 @click.option(
     "--primary-timeout-ms",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=U64_MAX),
     default=APST_PARAMS["primary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_primary_timeout_ms; 0 falls back to the legacy formula.",
 )
 @click.option(
     "--secondary-timeout-ms",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=U64_MAX),
     default=APST_PARAMS["secondary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_secondary_timeout_ms; 0 disables the secondary target.",
 )
 @click.option(
     "--primary-latency-tol-us",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=U64_MAX),
     default=APST_PARAMS["primary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_primary_latency_tol_us (entry + exit latency); 0: legacy formula.",
 )
 @click.option(
     "--secondary-latency-tol-us",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=U64_MAX),
     default=APST_PARAMS["secondary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_secondary_latency_tol_us (entry + exit latency).",
 )
 @click.option(
     "--ps-max-latency-us",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=U64_MAX),
     default=APST_PARAMS["ps_max_latency_us"],
     show_default=True,
     help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST.",
@@ -178,15 +214,15 @@ def apst(
         "secondary_latency_tol_us": kw["secondary_latency_tol_us"],
         "no_deepest_ps": kw["no_deepest_ps"],
     }
-    result = native.apst(device, params, data_file, nvme_device)
+    result = native.apst(device, params, shown_path(data_file), shown_path(nvme_device))
     for note in result["device"]["notes"]:
         click.echo(f"torpor: note: {note}", err=True)
     if emit == "nvme-cli":
         if not result["sent"]:
             raise click.ClickException(f"the kernel sends no APST table here: {result['reason']}")
-        Path(data_file).write_bytes(bytes(result["table_bytes"]))
+        write_file(Path(data_file), bytes(result["table_bytes"]))
         click.echo(result["nvme_cli_command"])
-        click.echo(f"# wrote {data_file} (256 bytes: 32 little-endian 64-bit entries)")
+        click.echo(f"# wrote {shown_path(data_file)} (256 bytes: 32 little-endian 64-bit entries)")
         return
     if emit == "kernel":
         click.echo(result["kernel_params"])
@@ -200,17 +236,28 @@ def apst(
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option("--brief", is_flag=True, help="Only the summary table, no per-variant detail.")
-def run(scenario: str, as_json: bool, brief: bool) -> None:
+@click.option(
+    "--max-ios",
+    type=click.IntRange(min=1, max=U64_MAX),
+    default=native.DEFAULT_MAX_IOS,
+    show_default=True,
+    help="Refuse a scenario whose jobs could issue more IOs than this (about a minute of "
+    "wall time per 2e9).",
+)
+def run(scenario: str, as_json: bool, brief: bool, max_ios: int) -> None:
     """Run a scenario file and print each variant's latency and power.
+
+    A run that lasts more than a second shows its progress on a terminal; Ctrl-C stops it.
 
     \b
     Example:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
-    report = native.run_scenario_file(scenario)
+    with RunProgress() as progress:
+        report = native.run_scenario_file(scenario, max_ios=max_ios, progress=progress.update)
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
@@ -222,9 +269,7 @@ def run(scenario: str, as_json: bool, brief: bool) -> None:
 
 @main.command()
 @click.argument("area", type=click.Choice(["apst", "all"]))
-@click.option(
-    "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False)
-)
+@click.option("--out", "out_dir", default="out", show_default=True, help="Report directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
 def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     """Re-run a built-in experiment and check the seed document's claims.
@@ -237,13 +282,22 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     """
     from torpor import reproduce as rep
 
-    results = rep.run(area, Path(out_dir), console=None if as_json else console)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{shown_path(out_dir)}: is a file; --out expects a directory")
+    results = rep.run(area, out, console=None if as_json else console)
     if as_json:
         emit_json(results)
 
 
 @main.command()
-@click.option("--seconds", default=1.0, show_default=True, help="Time budget per benchmark.")
+@click.option(
+    "--seconds",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Time budget per benchmark, in seconds (at most 3600).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def bench(seconds: float, as_json: bool) -> None:
     """Measure the simulator's speed (simulated events per wall-clock second).

@@ -8,9 +8,17 @@ decode it into plain dicts and lists.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from os import PathLike
 from typing import Any
 
 from torpor import _native
+
+#: The most IOs a scenario's jobs may issue before ``run_*`` refuses it (``max_ios``).
+DEFAULT_MAX_IOS: int = _native.DEFAULT_MAX_IOS
+
+#: ``progress(variant, variants, name, now_s, until_s)``, called about ten times a second.
+ProgressFn = Callable[[int, int, str, float, "float | None"], None]
 
 
 def presets() -> list[dict[str, Any]]:
@@ -18,13 +26,13 @@ def presets() -> list[dict[str, Any]]:
     return json.loads(_native.presets())
 
 
-def load_device(spec: str) -> dict[str, Any]:
+def load_device(spec: str | PathLike[str]) -> dict[str, Any]:
     """A preset id or a path to nvme-cli JSON / smartctl text -> controller, notes, label."""
     return json.loads(_native.load_device(spec))
 
 
 def apst(
-    spec: str,
+    spec: str | PathLike[str],
     params: dict[str, Any],
     data_file: str = "apst-table.bin",
     nvme_device: str = "/dev/nvme0",
@@ -37,14 +45,32 @@ def apst(
     return json.loads(_native.apst(spec, json.dumps(params), data_file, nvme_device))
 
 
-def run_scenario_file(path: str) -> dict[str, Any]:
-    """Runs a scenario file; relative paths inside resolve against its directory."""
-    return json.loads(_native.run_scenario_file(path))
+def run_scenario_file(
+    path: str | PathLike[str],
+    max_ios: int = DEFAULT_MAX_IOS,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Runs a scenario file; relative paths inside resolve against its directory.
+
+    Refuses (``InputError``) a scenario whose jobs could issue more than ``max_ios`` IOs.
+    Ctrl-C raises ``KeyboardInterrupt`` out of the run within a fraction of a second.
+    """
+    return json.loads(_native.run_scenario_file(path, max_ios, progress))
 
 
-def run_scenario_text(text: str, label: str) -> dict[str, Any]:
-    """Runs scenario text (``label`` names it in errors)."""
-    return json.loads(_native.run_scenario_text(text, label))
+def run_scenario_text(
+    text: str,
+    label: str,
+    max_ios: int = DEFAULT_MAX_IOS,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Runs scenario text (``label`` names it in errors); as :func:`run_scenario_file`."""
+    return json.loads(_native.run_scenario_text(text, label, max_ios, progress))
+
+
+def cancel() -> None:
+    """Stops every run in progress in this process; each raises ``KeyboardInterrupt``."""
+    _native.cancel()
 
 
 def bench(seconds: float) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from torpor.experiments import apst
+from torpor.files import write_file
 from torpor.report import markdown
 
 
@@ -27,8 +28,8 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     tabs = apst.tables()
     results = {"experiment": "apst", "claims": apst.claims(rows, tabs), "runs": rows}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (out / "report.md").write_text(markdown.apst_report(results, tabs))
+    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_file(out / "report.md", markdown.apst_report(results, tabs))
     if console is not None:
         console.print(
             f"apst: {len(rows)} runs, {len(results['claims'])} claims: "

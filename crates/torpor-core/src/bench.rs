@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::error::InputError;
 use crate::input::nvme_preset as preset;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
@@ -23,12 +24,21 @@ pub struct BenchResult {
     pub per_s: f64,
 }
 
-/// Runs each benchmark for roughly `seconds` of wall time.
-pub fn run_all(seconds: f64) -> Vec<BenchResult> {
-    vec![
+/// The longest time budget one benchmark may be given: an hour.
+pub const MAX_SECONDS: f64 = 3600.0;
+
+/// Runs each benchmark for roughly `seconds` of wall time, a number in (0, [`MAX_SECONDS`]].
+pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
+    if !(seconds > 0.0 && seconds <= MAX_SECONDS) {
+        return Err(InputError::whole(
+            "--seconds",
+            format!("expected a time budget in seconds, more than 0 and at most {MAX_SECONDS}, got {seconds}"),
+        ));
+    }
+    Ok(vec![
         nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"),
         nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)"),
-    ]
+    ])
 }
 
 /// Simulates APST workflow `n` on the SN530 preset with the v5.14 table, doubling the
@@ -58,5 +68,16 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
             };
         }
         span = Nanos(span.0 * 2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn budgets_that_are_not_a_positive_number_of_seconds_up_to_an_hour_are_refused() {
+        for bad in [f64::NAN, f64::INFINITY, 1e308, -1.0, 0.0, 3600.5] {
+            let e = super::run_all(bad).expect_err("refused");
+            assert_eq!(e.file, "--seconds");
+        }
     }
 }

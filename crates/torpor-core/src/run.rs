@@ -2,12 +2,17 @@
 //! the workloads), runs it, and fills one section of the [`Report`] per component. Every
 //! variant sees identical input unless it changes the input itself (same workload, same seed),
 //! so differences between variants are the settings' doing.
+//!
+//! Before anything runs, the work the scenario asks for is bounded from above
+//! ([`crate::workload::estimate`]); above [`Limits::max_ios`] the scenario is refused with the
+//! figure, so a mistyped duration costs an error, not a day. While it runs, a [`Watch`] sees
+//! its progress every few thousand events and can stop it (Ctrl-C).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, VariantReport};
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
@@ -18,38 +23,149 @@ use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
 use crate::user_file::{self, MAX_SCENARIO_BYTES};
 use crate::view;
-use crate::workload::{self, IologReplay, Workload};
+use crate::workload::{self, estimate, IologReplay, Workload};
 use crate::world;
 
+/// How much work a run may ask for before it is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most IOs a scenario's jobs may issue, all variants together (an upper bound
+    /// computed before the run; replayed traces are bounded by their length instead).
+    pub max_ios: u64,
+}
+
+impl Limits {
+    /// 5 x 10^9 IOs: a few minutes on one core at the 30-40 M IOs/s `torpor bench` measures.
+    pub const DEFAULT_MAX_IOS: u64 = 5_000_000_000;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_ios: Self::DEFAULT_MAX_IOS,
+        }
+    }
+}
+
+/// Where a run is, for a progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'a> {
+    /// The variant running (0-based) and how many there are.
+    pub variant: usize,
+    pub variants: usize,
+    pub name: &'a str,
+    /// Simulated time reached in this variant, and where it ends (`None`: when its replay ends).
+    pub now: Nanos,
+    pub until: Option<Nanos>,
+}
+
+/// Watches a run: shown its progress every few thousand events and at each variant's start;
+/// returning `false` stops the run ([`RunError::Interrupted`]).
+pub trait Watch {
+    fn tick(&mut self, progress: &Progress<'_>) -> bool;
+}
+
+/// No watcher: the run goes to its end.
+impl Watch for () {
+    fn tick(&mut self, _: &Progress<'_>) -> bool {
+        true
+    }
+}
+
+/// Why a run produced no report.
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad input: the one-line error.
+    Input(InputError),
+    /// The watcher stopped it (the user pressed Ctrl-C).
+    Interrupted,
+}
+
+impl From<InputError> for RunError {
+    fn from(e: InputError) -> Self {
+        RunError::Input(e)
+    }
+}
+
 /// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
-pub fn run_file(path: &Path) -> Result<Report, InputError> {
+pub fn run_file(path: &Path, limits: &Limits, watch: &mut dyn Watch) -> Result<Report, RunError> {
     let label = path.display().to_string();
     let file = user_file::read_text(path, &label, "a scenario file", MAX_SCENARIO_BYTES)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    run_text(&file.text, &label, &base)
+    run_text(&file.text, &label, &base, limits, watch)
 }
 
 /// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
-pub fn run_text(text: &str, label: &str, base: &Path) -> Result<Report, InputError> {
+pub fn run_text(
+    text: &str,
+    label: &str,
+    base: &Path,
+    limits: &Limits,
+    watch: &mut dyn Watch,
+) -> Result<Report, RunError> {
     let file = ScenarioFile::parse(label, text)?;
-    run_parsed(&file, base)
+    run_parsed(&file, base, limits, watch)
 }
 
 /// Runs every variant of a parsed scenario (e.g. one point of a sweep).
-pub fn run_parsed(file: &ScenarioFile, base: &Path) -> Result<Report, InputError> {
-    let mut variants = Vec::with_capacity(file.variants().len());
-    for (i, v) in file.variants().iter().enumerate() {
-        let input = Input {
+pub fn run_parsed(
+    file: &ScenarioFile,
+    base: &Path,
+    limits: &Limits,
+    watch: &mut dyn Watch,
+) -> Result<Report, RunError> {
+    let inputs: Vec<Input> = (0..file.variants().len())
+        .map(|variant| Input {
             file,
-            variant: i,
+            variant,
             base,
-        };
-        variants.push(input.run(&v.name, &v.scenario)?);
+        })
+        .collect();
+    check_work(&inputs, limits)?;
+    let mut variants = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        variants.push(input.run(watch)?);
     }
     Ok(Report {
         scenario: file.label().to_string(),
         variants,
     })
+}
+
+/// Refuses a scenario whose jobs could issue more than `limits.max_ios` IOs in all.
+fn check_work(inputs: &[Input], limits: &Limits) -> Result<(), InputError> {
+    let mut total: u64 = 0;
+    let mut largest = (0, 0); // (IOs, variant)
+    for input in inputs {
+        let ios = input.max_ios()?;
+        total = total.saturating_add(ios);
+        largest = largest.max((ios, input.variant));
+    }
+    if total <= limits.max_ios {
+        return Ok(());
+    }
+    let input = &inputs[largest.1];
+    let s = input.scenario();
+    let path = if s.run.duration.is_some() {
+        "run.duration"
+    } else {
+        "workload"
+    };
+    let span = input.until(s)?.unwrap_or(DEFAULT_DURATION);
+    Err(input.at(
+        path,
+        format!(
+            "this scenario could issue up to {:.1e} IOs ({} variant(s); variant {} runs \
+             {} and could issue {:.1e}), more than the limit of {:.1e} (minutes of wall time); \
+             shorten `[run] duration` or raise the limit (`torpor run --max-ios N`)",
+            total as f64,
+            inputs.len(),
+            shown(&input.file.variants()[input.variant].name),
+            span,
+            largest.0 as f64,
+            limits.max_ios as f64,
+        ),
+    ))
 }
 
 /// One variant of the scenario being run: problems with what it names are reported at the
@@ -65,10 +181,44 @@ impl Input<'_> {
         self.file.error_at(self.variant, path, message)
     }
 
+    fn scenario(&self) -> &Scenario {
+        &self.file.variants()[self.variant].scenario
+    }
+
+    /// An upper bound on the IOs this variant's jobs issue (its replay is not counted).
+    fn max_ios(&self) -> Result<u64, InputError> {
+        let s = self.scenario();
+        let span = self.until(s)?.unwrap_or(Nanos::ZERO);
+        let service = match (&s.platform.nvme.preset, &s.platform.nvme.file) {
+            (Some(id), _) => match source::from_preset(id) {
+                Some(Ok(d)) => d.service,
+                // Reported with its line when the variant runs.
+                _ => ServiceModel::CLIENT_DEFAULT,
+            },
+            _ => ServiceModel::CLIENT_DEFAULT,
+        };
+        let workflow = s.workload.apst_workflow.and_then(workload::apst_workflow);
+        Ok(workflow
+            .iter()
+            .chain(&s.workload.jobs)
+            .map(|job| estimate::max_ios(job, span, &service))
+            .fold(0, u64::saturating_add))
+    }
+
+    /// Where the file the scenario names `name` is, and how errors inside it call it: the
+    /// path from where torpor runs, so that the user can open it.
+    fn locate(&self, name: &str) -> (PathBuf, String) {
+        let path = self.base.join(name);
+        let label = path.display().to_string();
+        (path, label)
+    }
+
     /// Opens a file the scenario names at `path`, relative to the scenario; a problem with
     /// the file itself is reported at the scenario line that names it.
-    fn open(&self, path: &str, name: &str, what: &str) -> Result<File, InputError> {
-        user_file::open(&self.base.join(name), name, what).map_err(|e| self.named(path, name, e))
+    fn open(&self, path: &str, name: &str, what: &str) -> Result<(File, String), InputError> {
+        let (full, label) = self.locate(name);
+        let file = user_file::open(&full, &label, what).map_err(|e| self.named(path, name, e))?;
+        Ok((file, label))
     }
 
     /// `e`, a problem of the file `name` as a whole, reported at the scenario line `path`.
@@ -94,7 +244,8 @@ impl Input<'_> {
                 ))
             })?,
             (None, Some(name)) => {
-                let mut drive = source::read_dump(&self.base.join(name), name)
+                let (full, label) = self.locate(name);
+                let mut drive = source::read_dump(&full, &label)
                     .map_err(|e| self.named("platform.nvme.file", name, e))?;
                 let d = ServiceModel::CLIENT_DEFAULT;
                 drive.notes.push(format!(
@@ -147,10 +298,10 @@ impl Input<'_> {
         }
         out.extend(w.jobs.iter().cloned().map(Workload::Job));
         if let Some(r) = &w.replay {
-            let file = self.open("workload.replay.file", &r.file, "a fio iolog")?;
+            let (file, label) = self.open("workload.replay.file", &r.file, "a fio iolog")?;
             let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
             out.push(Workload::Replay(IologReplay::new(
-                reader, &r.file, r.options,
+                reader, &label, r.options,
             )?));
         }
         Ok(out)
@@ -180,7 +331,9 @@ impl Input<'_> {
         Ok(None)
     }
 
-    fn run(&self, name: &str, s: &Scenario) -> Result<VariantReport, InputError> {
+    fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
+        let name = &self.file.variants()[self.variant].name;
+        let s = self.scenario();
         let drive = self.drive(&s.platform.nvme)?;
         let params = s.policy.apst.clone();
         let config = apst::build(&drive.controller, &params);
@@ -193,12 +346,24 @@ impl Input<'_> {
         let mut device = NvmeDevice::new(&real, table, drive.service.clone());
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
-        let io = world::run_io(
-            &mut device,
-            &mut loads,
-            until.unwrap_or(Nanos::MAX),
-            s.run.seed,
-        )?;
+        let mut progress = Progress {
+            variant: self.variant,
+            variants: self.file.variants().len(),
+            name,
+            now: Nanos::ZERO,
+            until,
+        };
+        if !watch.tick(&progress) {
+            return Err(RunError::Interrupted);
+        }
+        let (io, _) = world::World::new(&mut device, world::Direct, &mut loads, s.run.seed)?
+            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
+                progress.now = now;
+                watch.tick(&progress)
+            })?;
+        if io.stop == crate::sim::Stop::Interrupted {
+            return Err(RunError::Interrupted);
+        }
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
         let idle_schedule = device.idle_schedule();
@@ -245,7 +410,15 @@ mod tests {
     use super::*;
 
     fn run(text: &str) -> Result<Report, InputError> {
-        run_text(text, "s.toml", Path::new("/nonexistent-dir"))
+        run_in(text, Path::new("/nonexistent-dir"))
+    }
+
+    /// Runs `text` unwatched with the default limits; bad input as its `InputError`.
+    fn run_in(text: &str, base: &Path) -> Result<Report, InputError> {
+        run_text(text, "s.toml", base, &Limits::default(), &mut ()).map_err(|e| match e {
+            RunError::Input(e) => e,
+            RunError::Interrupted => panic!("an unwatched run was interrupted"),
+        })
     }
 
     const SN530: &str = "[platform.nvme]\npreset = \"wdc-pc-sn530-256gb\"\n";
@@ -363,13 +536,12 @@ mod tests {
         let text = format!(
             "{SN530}[policy.apst]\nalgorithm = \"legacy\"\n[workload.replay]\nfile = \"t.iolog\"\n"
         );
-        let r = run_text(&text, "s.toml", &dir).unwrap();
+        let r = run_in(&text, &dir).unwrap();
         assert_eq!(r.variants[0].duration_s, 2.011075);
         assert_eq!(r.variants[0].io.ios, 2);
         // A time-based job beside it would never end: the duration is then required.
-        let e = run_text(
+        let e = run_in(
             &(text + "[[workload.job]]\nname = \"j\"\nrw = \"read\"\ntime_based = true\n"),
-            "s.toml",
             &dir,
         )
         .unwrap_err();
@@ -379,5 +551,86 @@ mod tests {
             e.message
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod limits_and_watch {
+    use super::*;
+
+    const SN530: &str = "[platform.nvme]\npreset = \"wdc-pc-sn530-256gb\"\n";
+
+    #[test]
+    fn a_scenario_asking_for_too_much_work_is_refused_at_its_duration() {
+        // Workflow 1 (QD2 writes) on the SN530: 2 slots of 15 us 4 KiB writes give at most
+        // 2 x (T / 15 us + 1) IOs. Ten years: 2 x 315 576 000 s / 15 us = 4.2e13 IOs.
+        let text =
+            format!("{SN530}[workload]\napst_workflow = 1\n[run]\nduration = \"315576000s\"\n");
+        let e = match run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut ()) {
+            Err(RunError::Input(e)) => e,
+            other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+        };
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("up to 4.2e13 IOs"), "{e}");
+        assert!(e.message.contains("limit of 5.0e9"), "{e}");
+        // One second is 2 x (1 s / 15 us + 1) = 133 334 IOs: refused under a limit of
+        // 133 333, run under 133 334.
+        let text = format!("{SN530}[workload]\napst_workflow = 1\n[run]\nduration = \"1s\"\n");
+        let tight = |max_ios| {
+            run_text(
+                &text,
+                "s.toml",
+                Path::new("."),
+                &Limits { max_ios },
+                &mut (),
+            )
+        };
+        assert!(matches!(tight(133_333), Err(RunError::Input(_))));
+        let r = tight(133_334).unwrap();
+        assert!(r.variants[0].io.ios <= 133_334);
+    }
+
+    /// Counts its ticks and stops the run at the `stop_at`-th.
+    struct StopAfter {
+        ticks: usize,
+        stop_at: usize,
+        last: Option<(usize, Nanos)>,
+    }
+
+    impl Watch for StopAfter {
+        fn tick(&mut self, p: &Progress<'_>) -> bool {
+            self.ticks += 1;
+            self.last = Some((p.variant, p.now));
+            self.ticks < self.stop_at
+        }
+    }
+
+    #[test]
+    fn a_watcher_sees_progress_and_can_stop_the_run() {
+        // Workflow 1 for 10 s issues ~1.3 M IOs: hundreds of watch ticks (one per 4096 events).
+        let text = format!(
+            "{SN530}[workload]\napst_workflow = 1\n[run]\nduration = \"10s\"\n\
+             [[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n"
+        );
+        let mut w = StopAfter {
+            ticks: 0,
+            stop_at: usize::MAX,
+            last: None,
+        };
+        run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut w).unwrap();
+        assert!(w.ticks > 200, "{}", w.ticks);
+        let (variant, now) = w.last.unwrap();
+        assert_eq!(variant, 1);
+        assert!(now <= Nanos::from_secs(10));
+        // Stopped at the third tick: the first variant's start, then two in its run.
+        let mut w = StopAfter {
+            ticks: 0,
+            stop_at: 3,
+            last: None,
+        };
+        let r = run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut w);
+        assert!(matches!(r, Err(RunError::Interrupted)));
+        assert_eq!(w.ticks, 3);
+        assert_eq!(w.last.unwrap().0, 0);
     }
 }

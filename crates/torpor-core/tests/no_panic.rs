@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use torpor_core::input::parse_controller;
-use torpor_core::run::run_text;
+use torpor_core::run::{run_text, Limits, RunError};
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::sim::Pcg32;
 use torpor_core::trace::fio_iolog::IologReader;
@@ -149,7 +149,9 @@ fn corrupted_scenarios_give_reports_or_errors_naming_the_file() {
                         .is_some_and(|d| d <= Nanos::from_secs(10))
                 }) =>
             {
-                if let Err(e) = run_text(&text, "s.toml", Path::new(".")) {
+                if let Err(RunError::Input(e)) =
+                    run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut ())
+                {
                     assert_eq!(e.file, "s.toml", "{e}");
                 }
             }

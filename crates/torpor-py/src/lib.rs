@@ -1,9 +1,17 @@
 //! Python bindings of torpor-core, imported as `torpor._native`. Type conversion only: each
-//! function takes plain strings, calls the core, and returns JSON text (or raises
-//! `InputError` carrying the core's `FILE:LINE: message`). Long runs release the GIL so the
-//! Python side can run several in threads.
+//! function takes plain strings and paths, calls the core, and returns JSON text (or raises
+//! `InputError` carrying the core's `FILE:LINE: message`). Paths arrive as `PathBuf`, so a
+//! file name that is not UTF-8 reaches the core as the bytes the user typed.
+//!
+//! Long runs release the GIL so the Python side can run several in threads. While one runs,
+//! its watcher takes the GIL about ten times a second: to let Python's signal handlers run
+//! (Ctrl-C then raises `KeyboardInterrupt` out of the run within a fraction of a second) and
+//! to call the caller's progress function. [`cancel`] stops every run in progress, e.g. the
+//! other threads of a reproduction after Ctrl-C.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -11,6 +19,7 @@ use pyo3::prelude::*;
 use serde::Serialize;
 
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
+use torpor_core::run::{Limits, Progress, RunError, Watch};
 use torpor_core::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
@@ -47,16 +56,16 @@ fn presets() -> PyResult<String> {
 
 /// A preset id or a device dump path, as JSON.
 #[pyfunction]
-fn load_device(spec: &str) -> PyResult<String> {
-    to_json(&source::load(spec).map_err(to_py)?)
+fn load_device(spec: PathBuf) -> PyResult<String> {
+    to_json(&source::load(&spec).map_err(to_py)?)
 }
 
 /// The APST table for `spec` under the JSON `params` (any subset of the APST settings).
 #[pyfunction]
-fn apst(spec: &str, params_json: &str, data_file: &str, nvme_device: &str) -> PyResult<String> {
+fn apst(spec: PathBuf, params_json: &str, data_file: &str, nvme_device: &str) -> PyResult<String> {
     let params: ApstParams = serde_json::from_str(params_json)
         .map_err(|e| InputError::new_err(format!("<apst parameters>: {e}")))?;
-    let drive = source::load(spec).map_err(to_py)?;
+    let drive = source::load(&spec).map_err(to_py)?;
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }
 
@@ -76,34 +85,135 @@ fn apst_workflow_titles() -> PyResult<String> {
     to_json(&torpor_core::workload::APST_WORKFLOW_TITLES)
 }
 
-/// Runs a scenario file; returns the report as JSON.
+/// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
+static CANCELS: AtomicU64 = AtomicU64::new(0);
+
+/// Stops every run in progress (each raises `KeyboardInterrupt`).
 #[pyfunction]
-fn run_scenario_file(py: Python<'_>, path: &str) -> PyResult<String> {
-    let report = py
-        .allow_threads(|| torpor_core::run::run_file(Path::new(path)))
-        .map_err(to_py)?;
-    to_json(&report)
+fn cancel() {
+    CANCELS.fetch_add(1, Ordering::SeqCst);
 }
 
-/// Runs scenario text (`label` names it in errors); relative paths resolve from the cwd.
+/// How often a run takes the GIL to check for signals and report progress.
+const WATCH_PERIOD: Duration = Duration::from_millis(100);
+
+/// The watcher of one run: see the module doc.
+struct PyWatch {
+    cancels_at_start: u64,
+    progress: Option<PyObject>,
+    next_check: Instant,
+    /// The Python error that stopped the run (a `KeyboardInterrupt` from the signal handler,
+    /// or whatever the progress function raised).
+    error: Option<PyErr>,
+}
+
+impl PyWatch {
+    fn new(progress: Option<PyObject>) -> Self {
+        PyWatch {
+            cancels_at_start: CANCELS.load(Ordering::SeqCst),
+            progress,
+            next_check: Instant::now(),
+            error: None,
+        }
+    }
+
+    /// The run's outcome as Python sees it.
+    fn finish<T>(self, result: Result<T, RunError>) -> PyResult<T> {
+        match result {
+            Ok(v) => Ok(v),
+            Err(RunError::Input(e)) => Err(to_py(e)),
+            Err(RunError::Interrupted) => Err(self
+                .error
+                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("cancelled"))),
+        }
+    }
+}
+
+impl Watch for PyWatch {
+    fn tick(&mut self, p: &Progress<'_>) -> bool {
+        if CANCELS.load(Ordering::Relaxed) != self.cancels_at_start {
+            return false;
+        }
+        let now = Instant::now();
+        if now < self.next_check {
+            return true;
+        }
+        self.next_check = now + WATCH_PERIOD;
+        let outcome = Python::with_gil(|py| -> PyResult<()> {
+            py.check_signals()?;
+            if let Some(f) = &self.progress {
+                f.call1(
+                    py,
+                    (
+                        p.variant,
+                        p.variants,
+                        p.name,
+                        p.now.as_secs_f64(),
+                        p.until.map(|u| u.as_secs_f64()),
+                    ),
+                )?;
+            }
+            Ok(())
+        });
+        match outcome {
+            Ok(()) => true,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+}
+
+/// Runs a scenario file; returns the report as JSON. `progress(variant, variants, name,
+/// now_s, until_s)` is called about ten times a second while it runs.
 #[pyfunction]
-fn run_scenario_text(py: Python<'_>, text: &str, label: &str) -> PyResult<String> {
-    let report = py
-        .allow_threads(|| torpor_core::run::run_text(text, label, Path::new(".")))
-        .map_err(to_py)?;
-    to_json(&report)
+#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None))]
+fn run_scenario_file(
+    py: Python<'_>,
+    path: PathBuf,
+    max_ios: u64,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut watch = PyWatch::new(progress);
+    let limits = Limits { max_ios };
+    let result = py.allow_threads(|| torpor_core::run::run_file(&path, &limits, &mut watch));
+    to_json(&watch.finish(result)?)
+}
+
+/// Runs scenario text (`label` names it in errors); relative paths resolve from the cwd
+/// and are named in errors as written.
+#[pyfunction]
+#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None))]
+fn run_scenario_text(
+    py: Python<'_>,
+    text: &str,
+    label: &str,
+    max_ios: u64,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut watch = PyWatch::new(progress);
+    let limits = Limits { max_ios };
+    let result = py.allow_threads(|| {
+        torpor_core::run::run_text(text, label, Path::new(""), &limits, &mut watch)
+    });
+    to_json(&watch.finish(result)?)
 }
 
 /// Times the engine's hot loops, about `seconds` each.
 #[pyfunction]
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
-    to_json(&py.allow_threads(|| torpor_core::bench::run_all(seconds)))
+    to_json(
+        &py.allow_threads(|| torpor_core::bench::run_all(seconds))
+            .map_err(to_py)?,
+    )
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("DEFAULT_MAX_IOS", Limits::DEFAULT_MAX_IOS)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
@@ -113,5 +223,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(cancel, m)?)?;
     Ok(())
 }

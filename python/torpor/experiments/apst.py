@@ -83,15 +83,20 @@ def runs(progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
     Runs go to two threads (the core releases the GIL); the order of the result does not
-    depend on which finishes first.
+    depend on which finishes first. Ctrl-C cancels the runs in progress and those not started.
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for rows in pool.map(lambda dw: _run_one(*dw), grid):
-            out.extend(rows)
-            if progress:
-                progress()
+        try:
+            for rows in pool.map(lambda dw: _run_one(*dw), grid):
+                out.extend(rows)
+                if progress:
+                    progress()
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            native.cancel()
+            raise
     return out
 
 

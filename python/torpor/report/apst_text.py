@@ -16,7 +16,7 @@ def _w(mw: float | None) -> str:
 def power_state_table(device: dict[str, Any]) -> Table:
     """The drive's power states, laid out like smartctl's "Supported Power States"."""
     ctrl = device["controller"]
-    table = Table(title=f"{device['label']}: power states (NPSS {ctrl['npss']})")
+    table = Table(title=Text(f"{device['label']}: power states (NPSS {ctrl['npss']})"))
     for col in ("St", "Op", "Max", "Active", "Idle", "Ent_Lat us", "Ex_Lat us"):
         table.add_column(col, justify="right")
     for i, ps in enumerate(ctrl["power_states"]):
@@ -37,13 +37,15 @@ def print_apst(console: Console, result: dict[str, Any]) -> None:
     console.print(power_state_table(result["device"]))
     p = result["params"]
     console.print(
-        f"APST algorithm {p['algorithm']}: ps_max_latency_us={p['ps_max_latency_us']} "
-        f"primary {p['primary_timeout_ms']} ms / {p['primary_latency_tol_us']} us, "
-        f"secondary {p['secondary_timeout_ms']} ms / {p['secondary_latency_tol_us']} us"
-        + (", NO_DEEPEST_PS" if p["no_deepest_ps"] else "")
+        Text(
+            f"APST algorithm {p['algorithm']}: ps_max_latency_us={p['ps_max_latency_us']} "
+            f"primary {p['primary_timeout_ms']} ms / {p['primary_latency_tol_us']} us, "
+            f"secondary {p['secondary_timeout_ms']} ms / {p['secondary_latency_tol_us']} us"
+            + (", NO_DEEPEST_PS" if p["no_deepest_ps"] else "")
+        )
     )
     if not result["sent"]:
-        console.print(f"[bold]No APST table is sent:[/bold] {result['reason']}")
+        console.print(Text.assemble(("No APST table is sent:", "bold"), " ", result["reason"]))
         return
     console.print()
     console.print(result["get_feature_text"], markup=False)

@@ -17,7 +17,7 @@ use crate::storage::nvme::psd::NvmeController;
 /// 1. A NUL byte or a byte-order mark (U+FEFF) anywhere in the text is an error at its line:
 ///    neither tool prints one, so the file was damaged or spliced (a BOM at the very start is
 ///    removed earlier, when the file is decoded).
-/// 2. Text whose first non-blank character is `{` is nvme-cli JSON; `[` is a JSON array,
+/// 2. Blank text is an empty file. Text whose first non-blank character is `{` is nvme-cli JSON; `[` is a JSON array,
 ///    refused with what to give instead.
 /// 3. Text with smartctl's banner or its `Supported Power States` table is smartctl output.
 /// 4. Anything else is neither, and the error says what each would have looked like.
@@ -40,6 +40,13 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
         ));
     }
     let start = text.trim_start();
+    if start.is_empty() {
+        return Err(InputError::at(
+            file,
+            1,
+            "empty file: expected `nvme id-ctrl -o json` or `smartctl -a` output",
+        ));
+    }
     if start.starts_with('{') {
         return nvme_cli::parse(file, text).map(|c| Parsed {
             controller: c,
@@ -55,8 +62,7 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
              controller",
         ));
     }
-    if start.is_empty() || start.starts_with("smartctl") || text.contains("Supported Power States")
-    {
+    if start.starts_with("smartctl") || text.contains("Supported Power States") {
         return smartctl::parse(file, text);
     }
     Err(InputError::at(
