@@ -69,6 +69,10 @@ class TorporGroup(click.Group):
 
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # Caught here, before click's own handler prints a bare newline.
+            click.echo("torpor: interrupted", err=True)
+            ctx.exit(130)
         except InputError as e:
             if debug():
                 raise

@@ -7,13 +7,11 @@ stay clean); after that a bar shows the variant and the simulated time reached.
 
 from __future__ import annotations
 
-import sys
 import time
 from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.text import Text
 
 #: How long a run goes before its progress is shown, in seconds.
 SHOW_AFTER_S = 1.0
@@ -24,7 +22,7 @@ class RunProgress:
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True, markup=False, highlight=False)
-        self.shown = self.console.is_terminal and sys.stderr.isatty()
+        self.shown = self.console.is_terminal
         self.started = time.monotonic()
         self.bar: Progress | None = None
         self.task = 0
@@ -60,6 +58,6 @@ class RunProgress:
             self.task = self.bar.add_task("run", total=1.0, label="", sim="")
             self.bar.start()
         done = (variant + (now_s / until_s if until_s else 0.0)) / max(variants, 1)
-        label = Text(f"variant {variant + 1}/{variants} {name}").plain
+        label = f"variant {variant + 1}/{variants} {name}"
         sim = f"{now_s:,.1f} s simulated" + (f" of {until_s:,.1f}" if until_s else "")
         self.bar.update(self.task, completed=min(done, 1.0), label=label, sim=sim)

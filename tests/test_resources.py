@@ -1,0 +1,179 @@
+"""Hostile inputs end with their one-line error inside a memory and a time limit; Ctrl-C
+stops a run at once; names that are not UTF-8, hold Rich markup or a newline print safely.
+
+Each command runs in a new process limited to 1 GiB of address space (``RLIMIT_AS``) and a
+time limit of a minute: an input that made torpor read a device whole, allocate per IO in
+flight, or run for days fails here instead of passing slowly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SN530 = '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n'
+MEMORY_LIMIT = 1 << 30
+
+
+def limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def torpor(*args: str | bytes, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "torpor.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=limited,
+    )
+
+
+def one_error(got: subprocess.CompletedProcess[bytes]) -> str:
+    """The one error line of a run that must fail with exit code 2, and nothing else."""
+    err = got.stderr.decode("utf-8", "backslashreplace")
+    assert got.returncode == 2, err
+    assert got.stdout == b""
+    assert err.startswith("torpor: error: ") and err.count("\n") == 1, err
+    return err.rstrip("\n")
+
+
+def test_a_normal_run_fits_in_the_limits(tmp_path: Path) -> None:
+    s = tmp_path / "s.toml"
+    s.write_text(SN530 + '[workload]\napst_workflow = 3\n[run]\nduration = "2s"\n')
+    got = torpor("run", "--json", str(s), cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["variants"][0]["io"]["ios"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["apst", "/dev/zero"], "torpor: error: /dev/zero: larger than 1 MiB"),
+        (["run", "/dev/zero"], "torpor: error: /dev/zero: larger than 4 MiB"),
+        (["bench", "--seconds", "1e308"], "torpor: error: --seconds: expected"),
+    ],
+)
+def test_endless_devices_and_budgets_are_refused(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    assert one_error(torpor(*args, cwd=tmp_path)).startswith(expected)
+
+
+def test_an_iolog_of_one_gigabyte_without_a_newline_stops_at_its_first_long_line(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "big.iolog"
+    with log.open("wb") as f:
+        f.write(b"fio version 2 iolog\n")
+        f.truncate(1 << 30)  # sparse: a gigabyte of NULs on line 2, no disk used
+    (tmp_path / "s.toml").write_text(SN530 + '[workload.replay]\nfile = "big.iolog"\n')
+    err = one_error(torpor("run", "s.toml", cwd=tmp_path))
+    assert err == (
+        "torpor: error: big.iolog:2: the line is longer than 64 KiB, the limit for one line "
+        "of a trace; is this a text trace?"
+    )
+
+
+def test_dev_zero_as_an_iolog_is_one_overlong_line(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(SN530 + '[workload.replay]\nfile = "/dev/zero"\n')
+    err = one_error(torpor("run", "s.toml", cwd=tmp_path))
+    assert err.startswith("torpor: error: /dev/zero:1: the line is longer than 64 KiB")
+
+
+def test_a_billion_ios_in_flight_and_ten_years_are_refused_before_running(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "deep.toml").write_text(
+        SN530 + '[[workload.job]]\nname = "d"\nrw = "randread"\niodepth = 1000000000\n'
+    )
+    assert "at most 65536 IOs in flight" in one_error(torpor("run", "deep.toml", cwd=tmp_path))
+    (tmp_path / "long.toml").write_text(
+        SN530 + '[workload]\napst_workflow = 1\n[run]\nduration = "315576000s"\n'
+    )
+    assert "more than the limit" in one_error(torpor("run", "long.toml", cwd=tmp_path))
+
+
+def test_a_million_variants_are_refused_by_the_files_size(tmp_path: Path) -> None:
+    s = tmp_path / "many.toml"
+    s.write_text(
+        SN530
+        + "[workload]\napst_workflow = 1\n"
+        + "".join(f'[[variant]]\nname = "v{i}"\n' for i in range(10**6))
+    )
+    assert one_error(torpor("run", "many.toml", cwd=tmp_path)).startswith(
+        "torpor: error: many.toml: larger than 4 MiB, the limit for a scenario file"
+    )
+
+
+def test_a_fifo_without_a_writer_is_an_empty_file_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "dump")
+    assert one_error(torpor("apst", "dump", cwd=tmp_path)) == (
+        "torpor: error: dump:1: empty file: expected `nvme id-ctrl -o json` or `smartctl -a` output"
+    )
+
+
+def test_ctrl_c_stops_a_long_run_within_a_second(tmp_path: Path) -> None:
+    # Workflow 1 for 3000 s: about 4e8 IOs, tens of seconds of work.
+    (tmp_path / "s.toml").write_text(
+        SN530 + '[workload]\napst_workflow = 1\n[run]\nduration = "3000s"\n'
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "torpor.cli", "run", "s.toml"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(2.0)
+    assert p.poll() is None, "the run ended before it could be interrupted"
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    waited = time.monotonic() - sent
+    assert (p.returncode, out, err) == (130, b"", b"torpor: interrupted\n")
+    # The watcher checks for signals ten times a second; allow for a loaded machine.
+    assert waited < 3.0, waited
+
+
+def test_file_names_that_are_not_utf8_hold_markup_or_a_newline_print_on_one_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a[").mkdir()
+    for name in (b"caf\xe9.json", b"a[/b]x.json", b"two\nlines.json"):
+        (tmp_path / os.fsdecode(name)).write_text("[]\n")
+        err = one_error(torpor("apst", name, cwd=tmp_path))
+        assert err.endswith(
+            ":1: a JSON array; expected the JSON object `nvme id-ctrl -o json` "
+            "prints for one controller"
+        ), err
+    assert "a[/b]x.json" in one_error(torpor("apst", b"a[/b]x.json", cwd=tmp_path))
+    assert "two\\nlines.json" in one_error(torpor("apst", b"two\nlines.json", cwd=tmp_path))
+
+
+def test_a_scenario_at_a_path_that_is_not_utf8_runs(tmp_path: Path) -> None:
+    name = b"sc\xe9nario.toml"
+    (tmp_path / os.fsdecode(name)).write_text(
+        SN530 + '[workload]\napst_workflow = 7\n[run]\nduration = "1s"\n'
+    )
+    got = torpor("run", "--brief", name, cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert b"sc\\xe9nario.toml" in got.stdout or "sc\ufffdnario.toml".encode() in got.stdout
+
+
+def test_variant_names_with_markup_print_as_written(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(
+        SN530
+        + '[workload]\napst_workflow = 7\n[run]\nduration = "1s"\n'
+        + '[[variant]]\nname = "[/oops]"\n[[variant]]\nname = "[bold]x"\n'
+    )
+    got = torpor("run", "s.toml", cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert b"[/oops]" in got.stdout and b"[bold]x" in got.stdout
