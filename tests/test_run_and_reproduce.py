@@ -60,3 +60,20 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
         assert c["seed"] == "000"
     report = (tmp_path / "report.md").read_text()
     assert "## Claims" in report and "WD SN530" in report
+
+
+def test_every_reproduce_area_is_byte_identical_across_runs(cli, tmp_path: Path):
+    from torpor.reproduce import AREAS
+
+    for area in AREAS:
+        a, b = tmp_path / f"{area}-a", tmp_path / f"{area}-b"
+        for out in (a, b):
+            assert cli("reproduce", area, "--out", str(out)).exit_code == 0
+        for name in ("results.json", "report.md"):
+            assert (a / name).read_bytes() == (b / name).read_bytes(), f"{area}/{name}"
+
+
+def test_apst_runs_do_not_depend_on_the_thread_count():
+    from torpor.experiments import apst
+
+    assert apst.runs(workers=1) == apst.runs(workers=3)

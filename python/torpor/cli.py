@@ -23,6 +23,7 @@ from torpor import InputError, __version__, native
 from torpor.files import shown_path, write_file
 from torpor.progress import RunProgress
 from torpor.report import apst_text
+from torpor.reproduce import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
 APST_DEFAULTS = native.apst_defaults()
@@ -272,7 +273,7 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int) -> None:
 
 
 @main.command()
-@click.argument("area", type=click.Choice(["apst", "all"]))
+@click.argument("area", type=click.Choice([*REPRODUCE_AREAS, "all"]))
 @click.option("--out", "out_dir", default="out", show_default=True, help="Report directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
 def reproduce(area: str, out_dir: str, as_json: bool) -> None:

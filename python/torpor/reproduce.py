@@ -17,6 +17,10 @@ from torpor.files import write_file
 from torpor.report import markdown
 
 
+#: The built-in experiments, by the name `torpor reproduce` takes.
+AREAS = ("apst",)
+
+
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
     if console is not None:

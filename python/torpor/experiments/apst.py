@@ -79,15 +79,15 @@ def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
     return rows
 
 
-def runs(progress: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+def runs(progress: Callable[[], None] | None = None, workers: int = 2) -> list[dict[str, Any]]:
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
-    Runs go to two threads (the core releases the GIL); the order of the result does not
-    depend on which finishes first. Ctrl-C cancels the runs in progress and those not started.
+    Runs go to ``workers`` threads (the core releases the GIL); the result does not depend
+    on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those not started.
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
             for rows in pool.map(lambda dw: _run_one(*dw), grid):
                 out.extend(rows)

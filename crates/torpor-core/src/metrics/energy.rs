@@ -62,7 +62,7 @@ impl EnergyMeter {
     /// Charges the time up to `now` without changing state.
     #[inline]
     pub fn charge(&mut self, now: Nanos) {
-        let dt = now.0 - self.since.0;
+        let dt = (now - self.since).0;
         self.time_ns[self.current] += dt;
         self.energy_pj[self.current] += dt as f64 * self.power_mw;
         self.since = now;

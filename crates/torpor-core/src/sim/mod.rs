@@ -71,12 +71,16 @@ impl<'q, W, C> Ctx<'q, W, C> {
 /// the run ([`Stop::Interrupted`]). Returns why it stopped and the time of the last handled
 /// event; stops early with the first error `handle` returns (e.g. a malformed line met
 /// mid-replay).
+///
+/// An event at [`Nanos::MAX`] lies beyond every deadline: time saturates there, so a component
+/// that reschedules itself "later" would otherwise run for ever at the same instant.
 pub fn run<E, Err>(
     queue: &mut EventQueue<E>,
     until: Nanos,
     mut watch: impl FnMut(Nanos) -> bool,
     mut handle: impl FnMut(E, &mut EventQueue<E>) -> Result<(), Err>,
 ) -> Result<(Stop, Nanos), Err> {
+    let until = until.min(Nanos(u64::MAX - 1));
     let mut last = queue.now();
     let mut countdown = WATCH_EVERY;
     while let Some((now, ev)) = queue.pop_until(until) {
@@ -96,4 +100,62 @@ pub fn run<E, Err>(
         Stop::Drained
     };
     Ok((stop, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_ends_where_time_saturates() {
+        // Each event schedules the next 1 ns later; from MAX - 3 the times are MAX - 3, MAX - 2,
+        // MAX - 1, then MAX for ever (saturated): the run handles three and stops.
+        let mut q = EventQueue::new();
+        q.schedule(Nanos(u64::MAX - 3), ());
+        let mut handled = 0;
+        let (stop, last) = run(
+            &mut q,
+            Nanos::MAX,
+            |_| true,
+            |(), q| {
+                handled += 1;
+                let next = q.now() + Nanos(1);
+                q.schedule(next, ());
+                Ok::<(), ()>(())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (handled, stop, last),
+            (3, Stop::Deadline, Nanos(u64::MAX - 1))
+        );
+    }
+
+    #[test]
+    fn the_watcher_is_asked_every_watch_every_events_and_can_stop_the_run() {
+        let mut q = EventQueue::new();
+        q.schedule(Nanos(0), ());
+        let mut asked = Vec::new();
+        let (stop, _) = run(
+            &mut q,
+            Nanos::MAX,
+            |now| {
+                asked.push(now);
+                asked.len() < 3
+            },
+            |(), q| {
+                let next = q.now() + Nanos(1);
+                q.schedule(next, ());
+                Ok::<(), ()>(())
+            },
+        )
+        .unwrap();
+        // Events at 0, 1, 2, ...: the k-th watch comes after event k x 4096 - 1.
+        let w = u64::from(WATCH_EVERY);
+        assert_eq!(
+            asked,
+            vec![Nanos(w - 1), Nanos(2 * w - 1), Nanos(3 * w - 1)]
+        );
+        assert_eq!(stop, Stop::Interrupted);
+    }
 }
