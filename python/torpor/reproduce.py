@@ -16,7 +16,6 @@ from torpor.experiments import apst
 from torpor.files import write_file
 from torpor.report import markdown
 
-
 #: The built-in experiments, by the name `torpor reproduce` takes.
 AREAS = ("apst",)
 

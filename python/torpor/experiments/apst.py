@@ -83,7 +83,8 @@ def runs(progress: Callable[[], None] | None = None, workers: int = 2) -> list[d
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
     Runs go to ``workers`` threads (the core releases the GIL); the result does not depend
-    on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those not started.
+    on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those
+    not started.
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
