@@ -187,3 +187,28 @@ def test_apst_option_defaults_are_the_kernels(cli):
     ]:
         start = text.index(option)
         assert f"[default: {default}" in text[start : text.index(" --", start + 2)], option
+
+
+def test_dumps_with_a_byte_order_mark_or_in_utf16_are_decoded_and_noted(cli, tmp_path: Path):
+    data = ROOT / "crates/torpor-core/tests/data/nvme"
+    plain = cli("apst", str(data / "wdc-pc-sn530-256gb.nvme-cli-2.x.json"), "--json")
+    smart = cli("apst", str(data / "wdc-pc-sn530-256gb.smartctl.txt"), "--json")
+    assert plain.exit_code == smart.exit_code == 0
+    cases = [
+        ("bom.json", b"\xef\xbb\xbf", "utf-8", "wdc-pc-sn530-256gb.nvme-cli-2.x.json", plain),
+        ("le.txt", b"\xff\xfe", "utf-16-le", "wdc-pc-sn530-256gb.smartctl.txt", smart),
+        ("be.json", b"\xfe\xff", "utf-16-be", "wdc-pc-sn530-256gb.nvme-cli-2.x.json", plain),
+    ]
+    notes = {
+        "utf-8": "the file starts with a UTF-8 byte-order mark; skipped",
+        "utf-16-le": "the file is UTF-16 (little-endian); decoded",
+        "utf-16-be": "the file is UTF-16 (big-endian); decoded",
+    }
+    for name, bom, codec, source, expected in cases:
+        f = tmp_path / name
+        f.write_bytes(bom + (data / source).read_text().encode(codec))
+        r = cli("apst", str(f), "--json")
+        assert r.exit_code == 0, r.stderr
+        # The same table as from the plain file, and a note saying what was decoded.
+        assert r.stdout == expected.stdout
+        assert f"torpor: note: {f}: {notes[codec]}\n" in r.stderr
