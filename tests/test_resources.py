@@ -177,3 +177,18 @@ def test_variant_names_with_markup_print_as_written(tmp_path: Path) -> None:
     got = torpor("run", "s.toml", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     assert b"[/oops]" in got.stdout and b"[bold]x" in got.stdout
+
+
+def test_a_full_disk_names_what_could_not_be_written(tmp_path: Path) -> None:
+    data = ["apst", "wdc-pc-sn530-256gb", "--emit", "nvme-cli", "--data-file", "/dev/full"]
+    assert one_error(torpor(*data, cwd=tmp_path)) == (
+        "torpor: error: /dev/full: No space left on device"
+    )
+    with open("/dev/full", "wb") as full:
+        got = subprocess.run(
+            [sys.executable, "-m", "torpor.cli", "devices"], stdout=full, stderr=subprocess.PIPE
+        )
+    assert (got.returncode, got.stderr) == (
+        2,
+        b"torpor: error: <stdout>: No space left on device\n",
+    )

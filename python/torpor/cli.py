@@ -82,7 +82,8 @@ class TorporGroup(click.Group):
         except OSError as e:
             if debug():
                 raise
-            where = shown_path(e.filename) if e.filename else "torpor"
+            # Files torpor writes name themselves (files.write_file); what is left is stdout.
+            where = shown_path(e.filename) if e.filename else "<stdout>"
             click.echo(f"torpor: error: {where}: {_error_line(e.strerror or str(e))}", err=True)
             ctx.exit(2)
 
