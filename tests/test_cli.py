@@ -212,3 +212,20 @@ def test_dumps_with_a_byte_order_mark_or_in_utf16_are_decoded_and_noted(cli, tmp
         # The same table as from the plain file, and a note saying what was decoded.
         assert r.stdout == expected.stdout
         assert f"torpor: note: {f}: {notes[codec]}\n" in r.stderr
+
+
+def test_dumps_are_recognised_by_content_and_say_as_what(tmp_path: Path):
+    from torpor import native
+
+    data = ROOT / "crates/torpor-core/tests/data/nvme"
+    # Names that say nothing: the content decides.
+    for source, fmt in [
+        ("wdc-pc-sn530-256gb.nvme-cli-2.x.json", "nvme id-ctrl -o json"),
+        ("wdc-pc-sn530-256gb.smartctl.txt", "smartctl -a"),
+    ]:
+        f = tmp_path / "dump"
+        f.write_bytes((data / source).read_bytes())
+        assert native.load_device(f)["format"] == fmt
+    assert native.load_device("wdc-pc-sn530-256gb")["format"] == "preset"
+    r = cli("apst", str(tmp_path / "dump"))
+    assert "(read as `smartctl -a` output)" in r.stdout

@@ -16,7 +16,8 @@ def _w(mw: float | None) -> str:
 def power_state_table(device: dict[str, Any]) -> Table:
     """The drive's power states, laid out like smartctl's "Supported Power States"."""
     ctrl = device["controller"]
-    table = Table(title=Text(f"{device['label']}: power states (NPSS {ctrl['npss']})"))
+    source = "" if device["format"] == "preset" else f" (read as `{device['format']}` output)"
+    table = Table(title=Text(f"{device['label']}{source}: power states (NPSS {ctrl['npss']})"))
     for col in ("St", "Op", "Max", "Active", "Idle", "Ent_Lat us", "Ex_Lat us"):
         table.add_column(col, justify="right")
     for i, ps in enumerate(ctrl["power_states"]):

@@ -50,6 +50,7 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     if start.starts_with('{') {
         return nvme_cli::parse(file, text).map(|c| Parsed {
             controller: c,
+            format: NVME_CLI_FORMAT,
             notes: vec![],
         });
     }
@@ -73,9 +74,15 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     ))
 }
 
-/// A parsed controller and what the parser had to assume (printed to the user).
+/// How [`parse_controller`] names the formats it recognises, for the user to see.
+pub const NVME_CLI_FORMAT: &str = "nvme id-ctrl -o json";
+pub const SMARTCTL_FORMAT: &str = "smartctl -a";
+
+/// A parsed controller, the format it was recognised as, and what the parser had to assume
+/// (printed to the user).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {
     pub controller: NvmeController,
+    pub format: &'static str,
     pub notes: Vec<String>,
 }

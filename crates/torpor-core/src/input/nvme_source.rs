@@ -17,6 +17,8 @@ use crate::user_file::{self, MAX_DUMP_BYTES};
 pub struct DriveSpec {
     /// Preset id, or the file name the user gave.
     pub label: String,
+    /// What the input was read as: `preset`, or the tool whose output a dump was recognised as.
+    pub format: &'static str,
     pub controller: NvmeController,
     pub service: ServiceModel,
     /// Assumptions made while reading the input, for the user to see.
@@ -59,6 +61,7 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
     preset::find(id).map(|found| {
         found.map(|p| DriveSpec {
             label: p.id,
+            format: "preset",
             controller: p.controller,
             service: p.service,
             notes: vec![],
@@ -72,6 +75,7 @@ pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
     let parsed = input::parse_controller(label, text)?;
     Ok(DriveSpec {
         label: label.to_string(),
+        format: parsed.format,
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
         notes: parsed.notes,

@@ -90,7 +90,11 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
         apsta: true,
         power_states,
     };
-    Ok(Parsed { controller, notes })
+    Ok(Parsed {
+        controller,
+        format: super::SMARTCTL_FORMAT,
+        notes,
+    })
 }
 
 /// Step 1: the text after `Model Number:`, trimmed, and its line.
