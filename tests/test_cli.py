@@ -214,7 +214,7 @@ def test_dumps_with_a_byte_order_mark_or_in_utf16_are_decoded_and_noted(cli, tmp
         assert f"torpor: note: {f}: {notes[codec]}\n" in r.stderr
 
 
-def test_dumps_are_recognised_by_content_and_say_as_what(tmp_path: Path):
+def test_dumps_are_recognised_by_content_and_say_as_what(cli, tmp_path: Path):
     from torpor import native
 
     data = ROOT / "crates/torpor-core/tests/data/nvme"
