@@ -21,7 +21,7 @@ use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
-use crate::user_file::{self, MAX_SCENARIO_BYTES};
+use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
 use crate::workload::{self, estimate, IologReplay, Workload};
 use crate::world;
@@ -90,7 +90,13 @@ impl From<InputError> for RunError {
 /// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
 pub fn run_file(path: &Path, limits: &Limits, watch: &mut dyn Watch) -> Result<Report, RunError> {
     let label = path.display().to_string();
-    let file = user_file::read_text(path, &label, "a scenario file", MAX_SCENARIO_BYTES)?;
+    let file = user_file::read_text(
+        path,
+        &label,
+        "a scenario file",
+        MAX_SCENARIO_BYTES,
+        Decoding::Strict,
+    )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     run_text(&file.text, &label, &base, limits, watch)
 }

@@ -11,8 +11,10 @@
 //! 3. A whole-file read stops one byte after its limit, so `/dev/zero` or a 4 GB file named by
 //!    mistake costs at most the limit: the error says the limit and what was being read.
 //! 4. Text is decoded by its byte-order mark: UTF-8 with or without one, UTF-16 in either byte
-//!    order. Anything else must be UTF-8; the first byte that is not is reported with its line
-//!    and column.
+//!    order. Anything else must be UTF-8: strictly, the first byte that is not is reported with
+//!    its line and column; leniently (device dumps, whose tables are ASCII while a localized
+//!    Windows build prints other lines in its code page), such bytes become U+FFFD and a note
+//!    says how many and where the first was.
 //!
 //! Streamed traces use [`open`] and [`read_line`], which bound each line instead of the file.
 
@@ -59,6 +61,16 @@ impl Encoding {
 pub struct TextFile {
     pub text: String,
     pub encoding: Encoding,
+    /// What decoding had to do, for the user to see (a byte-order mark skipped, UTF-16
+    /// decoded, bytes that are not UTF-8 replaced).
+    pub notes: Vec<String>,
+}
+
+/// What to do with bytes that are not UTF-8 (see the module doc, step 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoding {
+    Strict,
+    Lenient,
 }
 
 /// Opens `path` for reading (`label` names it in errors, `what` says what it should be).
@@ -117,7 +129,13 @@ pub fn io_error(label: &str, e: &std::io::Error) -> InputError {
 }
 
 /// Reads the file at `path` whole, as text, refusing more than `limit` bytes.
-pub fn read_text(path: &Path, label: &str, what: &str, limit: u64) -> Result<TextFile, InputError> {
+pub fn read_text(
+    path: &Path,
+    label: &str,
+    what: &str,
+    limit: u64,
+    decoding: Decoding,
+) -> Result<TextFile, InputError> {
     let file = open(path, label, what)?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
@@ -132,11 +150,11 @@ pub fn read_text(path: &Path, label: &str, what: &str, limit: u64) -> Result<Tex
             ),
         ));
     }
-    decode(label, bytes)
+    decode(label, bytes, decoding)
 }
 
 /// Decodes `bytes` as text by its byte-order mark (see the module doc, step 4).
-pub fn decode(label: &str, bytes: Vec<u8>) -> Result<TextFile, InputError> {
+pub fn decode(label: &str, bytes: Vec<u8>, decoding: Decoding) -> Result<TextFile, InputError> {
     let utf16 = |be: bool, body: &[u8]| -> Result<String, InputError> {
         if body.len() % 2 == 1 {
             return Err(InputError::whole(
@@ -169,38 +187,77 @@ pub fn decode(label: &str, bytes: Vec<u8>) -> Result<TextFile, InputError> {
         }
         Ok(text)
     };
+    let mut notes = Vec::new();
     let (text, encoding) = match bytes.as_slice() {
-        [0xEF, 0xBB, 0xBF, rest @ ..] => (utf8(label, rest.to_vec())?, Encoding::Utf8Bom),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => (
+            utf8(label, rest.to_vec(), decoding, &mut notes)?,
+            Encoding::Utf8Bom,
+        ),
         [0xFF, 0xFE, rest @ ..] => (utf16(false, rest)?, Encoding::Utf16Le),
         [0xFE, 0xFF, rest @ ..] => (utf16(true, rest)?, Encoding::Utf16Be),
-        _ => (utf8(label, bytes)?, Encoding::Utf8),
+        _ => (utf8(label, bytes, decoding, &mut notes)?, Encoding::Utf8),
     };
-    Ok(TextFile { text, encoding })
+    if let Some(note) = encoding.note() {
+        notes.insert(0, note.to_string());
+    }
+    Ok(TextFile {
+        text,
+        encoding,
+        notes,
+    })
 }
 
-/// `bytes` as UTF-8, or an error at the line and column of the first byte that is not.
-fn utf8(label: &str, bytes: Vec<u8>) -> Result<String, InputError> {
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        not_utf8(label, &bytes[..at], bytes[at], 1)
-    })
+/// `bytes` as UTF-8. Strict: an error at the line and column of the first byte that is not.
+/// Lenient: those bytes replaced, with a note in `notes`.
+fn utf8(
+    label: &str,
+    bytes: Vec<u8>,
+    decoding: Decoding,
+    notes: &mut Vec<String>,
+) -> Result<String, InputError> {
+    let e = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e,
+    };
+    let bytes = e.as_bytes();
+    let at = e.utf8_error().valid_up_to();
+    if decoding == Decoding::Strict {
+        return Err(not_utf8(label, &bytes[..at], bytes[at], 1));
+    }
+    let (line, column) = position(&bytes[..at], 1);
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let replaced = bytes
+        .utf8_chunks()
+        .filter(|c| !c.invalid().is_empty())
+        .count();
+    notes.push(format!(
+        "{replaced} byte sequence(s) that are not UTF-8 were read as U+FFFD, the first at line \
+         {line}, column {column} (0x{:02x}); the power-state table is ASCII, other lines are \
+         only shown",
+        bytes[at]
+    ));
+    Ok(text)
 }
 
 /// The error for a byte that is not UTF-8 after `before` (the valid text that precedes it),
 /// counting lines from `first_line`.
 fn not_utf8(label: &str, before: &[u8], byte: u8, first_line: usize) -> InputError {
+    let (line, column) = position(before, first_line);
+    InputError::at(
+        label,
+        line,
+        format!("expected UTF-8 text; byte 0x{byte:02x} at column {column} is not"),
+    )
+}
+
+/// The line and column of the byte that follows `before`, counting lines from `first_line`.
+fn position(before: &[u8], first_line: usize) -> (usize, usize) {
     let newlines = before.iter().filter(|&&b| b == b'\n').count();
     let line_start = before
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |p| p + 1);
-    let column = before.len() - line_start + 1;
-    InputError::at(
-        label,
-        first_line + newlines,
-        format!("expected UTF-8 text; byte 0x{byte:02x} at column {column} is not"),
-    )
+    (first_line + newlines, before.len() - line_start + 1)
 }
 
 /// Reads one line of a streamed trace into `buf` (cleared first), newline included; returns
@@ -261,7 +318,7 @@ mod tests {
 
     #[test]
     fn byte_order_marks_choose_the_decoding() {
-        let d = |b: &[u8]| decode("f", b.to_vec()).unwrap();
+        let d = |b: &[u8]| decode("f", b.to_vec(), Decoding::Strict).unwrap();
         assert_eq!(d(b"ab\n").text, "ab\n");
         assert_eq!(d(b"ab\n").encoding, Encoding::Utf8);
         assert_eq!(d(b"\xEF\xBB\xBF{}").text, "{}");
@@ -269,16 +326,32 @@ mod tests {
         // "{}" in UTF-16: 7B 00 7D 00 (LE), 00 7B 00 7D (BE).
         assert_eq!(d(b"\xFF\xFE\x7B\x00\x7D\x00").text, "{}");
         assert_eq!(d(b"\xFE\xFF\x00\x7B\x00\x7D").encoding, Encoding::Utf16Be);
-        let e = decode("f", b"\xFF\xFE\x7B".to_vec()).unwrap_err();
+        let e = decode("f", b"\xFF\xFE\x7B".to_vec(), Decoding::Strict).unwrap_err();
         assert!(e.message.contains("odd number of bytes"), "{e}");
     }
 
     #[test]
     fn the_first_byte_that_is_not_utf8_is_reported_by_line_and_column() {
-        let e = decode("f", b"line one\nab\xFFc\n".to_vec()).unwrap_err();
+        let e = decode("f", b"line one\nab\xFFc\n".to_vec(), Decoding::Strict).unwrap_err();
         assert_eq!(
             e.to_string(),
             "f:2: expected UTF-8 text; byte 0xff at column 3 is not"
+        );
+        // Leniently: two bad bytes (0xFF on line 2, 0xA0 on line 3) replaced, and noted.
+        let got = decode(
+            "f",
+            b"line one\nab\xFFc\n\xA0\n".to_vec(),
+            Decoding::Lenient,
+        )
+        .unwrap();
+        assert_eq!(got.text, "line one\nab\u{FFFD}c\n\u{FFFD}\n");
+        assert_eq!(
+            got.notes,
+            vec![
+                "2 byte sequence(s) that are not UTF-8 were read as U+FFFD, the first at line 2, \
+                  column 3 (0xff); the power-state table is ASCII, other lines are only shown"
+                    .to_string()
+            ]
         );
     }
 
@@ -314,22 +387,30 @@ mod tests {
     fn directories_and_oversized_files_are_refused_by_name() {
         let dir = std::env::temp_dir().join(format!("torpor-uf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let e = read_text(&dir, "d", "a device dump", MAX_DUMP_BYTES).unwrap_err();
+        let strict = Decoding::Strict;
+        let e = read_text(&dir, "d", "a device dump", MAX_DUMP_BYTES, strict).unwrap_err();
         assert_eq!(e.to_string(), "d: is a directory; expected a device dump");
         let big = dir.join("big");
         std::fs::write(&big, vec![b'a'; (1 << 20) + 1]).unwrap();
-        let e = read_text(&big, "big", "a device dump", MAX_DUMP_BYTES).unwrap_err();
+        let e = read_text(&big, "big", "a device dump", MAX_DUMP_BYTES, strict).unwrap_err();
         assert!(e.message.starts_with("larger than 1 MiB"), "{e}");
         std::fs::write(&big, vec![b'a'; 1 << 20]).unwrap();
-        assert!(read_text(&big, "big", "a device dump", MAX_DUMP_BYTES).is_ok());
-        let e = read_text(&dir.join("none"), "none", "x", 10).unwrap_err();
+        assert!(read_text(&big, "big", "a device dump", MAX_DUMP_BYTES, strict).is_ok());
+        let e = read_text(&dir.join("none"), "none", "x", 10, strict).unwrap_err();
         assert_eq!(e.to_string(), "none: no such file");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn dev_zero_costs_at_most_the_limit() {
-        let e = read_text(Path::new("/dev/zero"), "z", "a scenario", 1 << 20).unwrap_err();
+        let e = read_text(
+            Path::new("/dev/zero"),
+            "z",
+            "a scenario",
+            1 << 20,
+            Decoding::Strict,
+        )
+        .unwrap_err();
         assert!(e.message.starts_with("larger than 1 MiB"), "{e}");
     }
 
@@ -341,7 +422,7 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let got = read_text(&fifo, "f", "a dump", 100).unwrap();
+        let got = read_text(&fifo, "f", "a dump", 100, Decoding::Strict).unwrap();
         assert_eq!(got.text, "");
         std::fs::remove_dir_all(&dir).unwrap();
     }

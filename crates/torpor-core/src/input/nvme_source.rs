@@ -10,7 +10,7 @@ use crate::error::InputError;
 use crate::input;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
-use crate::user_file::{self, MAX_DUMP_BYTES};
+use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 
 /// A drive ready to simulate.
 #[derive(Clone, Debug, Serialize)]
@@ -41,18 +41,19 @@ pub fn load(spec: &Path) -> Result<DriveSpec, InputError> {
 }
 
 /// Reads the device dump at `path` (`label` names it in errors), within
-/// [`MAX_DUMP_BYTES`], decoding UTF-16 and byte-order marks (noted).
+/// [`MAX_DUMP_BYTES`], decoding UTF-16, byte-order marks and stray bytes that are not UTF-8
+/// (each noted).
 pub fn read_dump(path: &Path, label: &str) -> Result<DriveSpec, InputError> {
     let file = user_file::read_text(
         path,
         label,
         "a device dump (`nvme id-ctrl -o json` or `smartctl -a` output)",
         MAX_DUMP_BYTES,
+        Decoding::Lenient,
     )?;
     let mut drive = from_dump(label, &file.text)?;
-    if let Some(note) = file.encoding.note() {
-        drive.notes.insert(0, format!("{label}: {note}"));
-    }
+    let decoded = file.notes.iter().map(|n| format!("{label}: {n}"));
+    drive.notes.splice(0..0, decoded);
     Ok(drive)
 }
 
