@@ -20,7 +20,9 @@ use crate::storage::nvme::psd::NvmeController;
 /// 2. Blank text is an empty file. Text whose first non-blank character is `{` is nvme-cli JSON; `[` is a JSON array,
 ///    refused with what to give instead.
 /// 3. Text with smartctl's banner or its `Supported Power States` table is smartctl output.
-/// 4. Anything else is neither, and the error says what each would have looked like.
+/// 4. Recognised and refused with what to run instead: nvme-cli's human-readable `id-ctrl`
+///    output, and a JSON object after other text (a warning printed on the same stream).
+/// 5. Anything else is neither, and the error says what each would have looked like.
 pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     if let Some((at, c)) = text
         .char_indices()
@@ -65,6 +67,28 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     }
     if start.starts_with("smartctl") || text.contains("Supported Power States") {
         return smartctl::parse(file, text);
+    }
+    if let Some(n) = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("NVME Identify Controller"))
+    {
+        return Err(InputError::at(
+            file,
+            n + 1,
+            "nvme-cli's human-readable `id-ctrl` output; torpor reads its JSON: run \
+             `nvme id-ctrl -o json /dev/nvmeX`",
+        ));
+    }
+    if let Some(n) = text.lines().position(|l| l.starts_with('{')) {
+        return Err(InputError::at(
+            file,
+            1,
+            format!(
+                "text before the JSON object that starts on line {}; remove it (a warning \
+                 printed on the same stream? run `nvme id-ctrl -o json /dev/nvmeX 2>/dev/null`)",
+                n + 1
+            ),
+        ));
     }
     Err(InputError::at(
         file,

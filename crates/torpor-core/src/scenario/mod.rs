@@ -353,8 +353,30 @@ impl ScenarioFile {
     }
 }
 
+/// Rust's names for integer types, as serde prints them, in words a user reads.
+const INTEGER_WORDS: [(&str, &str); 5] = [
+    ("expected u8", "expected a whole number from 0 to 255"),
+    ("expected u16", "expected a whole number from 0 to 65535"),
+    (
+        "expected u32",
+        "expected a whole number from 0 to 4294967295",
+    ),
+    (
+        "expected u64",
+        "expected a whole number from 0 to 18446744073709551615",
+    ),
+    ("expected f64", "expected a number"),
+];
+
 /// A serde message with the table it concerns, named as the user writes it.
 fn describe(path: &str, message: &str) -> String {
+    let mut message = message.to_string();
+    for (rust, words) in INTEGER_WORDS {
+        if message.ends_with(rust) {
+            message = format!("{}{words}", &message[..message.len() - rust.len()]);
+        }
+    }
+    let message = message.as_str();
     if let Some(field) = message.strip_prefix("missing field ") {
         return if path.is_empty() {
             format!(

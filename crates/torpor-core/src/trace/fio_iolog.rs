@@ -218,6 +218,13 @@ impl<R: BufRead> IologReader<R> {
                     shown(act)
                 ));
             }
+            _ if self.version == IologVersion::V2 && name.parse::<u64>().is_ok() => {
+                return Err(format!(
+                    "unknown action {}: this line starts with a timestamp, as in a version 3 \
+                     iolog, but the header says `{HEADER_V2}`",
+                    shown(act)
+                ));
+            }
             _ => {
                 return Err(format!(
                     "unknown action {}; expected add, open, close, read, write, sync, \
