@@ -229,3 +229,32 @@ def test_dumps_are_recognised_by_content_and_say_as_what(cli, tmp_path: Path):
     assert native.load_device("wdc-pc-sn530-256gb")["format"] == "preset"
     r = cli("apst", str(tmp_path / "dump"))
     assert "(read as `smartctl -a` output)" in r.stdout
+
+
+def test_a_zero_watt_state_and_a_table_that_ends_the_file_are_noted(cli, tmp_path: Path):
+    # PS0 with MP 0 W beside ACTP 180 x 0.01 W = 1.8 W: its power is unknown, said aloud.
+    psd = (
+        '{"max_power":0,"max_power_scale":0,"non-operational_state":0,"entry_lat":0,'
+        '"exit_lat":0,"idle_power":0,"idle_scale":0,"active_power":180,"active_scale":2}'
+    )
+    dump = tmp_path / "zero.json"
+    dump.write_text('{"mn":"Z","npss":0,"apsta":1,"psds":[' + psd + "]}\n")
+    r = cli("apst", str(dump))
+    assert r.exit_code == 0, r.stderr
+    assert (
+        "torpor: note: PS0 declares a maximum power of 0 W (beside an active power of "
+        "1800 mW): its power is unknown" in r.stderr
+    )
+    # A smartctl table cut after PS1: nothing follows it, which smartctl never does.
+    full = (ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt").read_text()
+    lines = full.splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if line.startswith("St Op"))
+    cut = tmp_path / "cut.txt"
+    cut.write_text("".join(lines[: header + 3]))
+    r = cli("apst", str(cut))
+    assert r.exit_code == 0, r.stderr
+    assert "the power-state table ends the file after PS1" in r.stderr
+    r = cli(
+        "apst", str(ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt")
+    )
+    assert "ends the file" not in r.stderr

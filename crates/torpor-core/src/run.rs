@@ -313,6 +313,31 @@ impl Input<'_> {
         Ok(out)
     }
 
+    /// A replayed log that held no read or write, read to its end, is refused: a run of it
+    /// would report nothing, silently.
+    fn check_replay_had_io(&self, io: &workload::IoReport) -> Result<(), InputError> {
+        let Some(r) = &self.scenario().workload.replay else {
+            return Ok(());
+        };
+        let counts = io.per_workload.iter().find_map(|w| w.iolog);
+        match counts {
+            Some(c) if c.reads + c.writes == 0 && io.stop == crate::sim::Stop::Drained => Err(self
+                .at(
+                    "workload.replay.file",
+                    format!(
+                        "`workload.replay.file`: {}: no read or write to replay (the log holds \
+                         {} sync, {} trim, {} wait and {} file lines)",
+                        shown(&r.file),
+                        c.syncs,
+                        c.trims,
+                        c.waits,
+                        c.file_actions
+                    ),
+                )),
+            _ => Ok(()),
+        }
+    }
+
     /// How long to run: `[run] duration`, else until the replay ends, else the default.
     fn until(&self, s: &Scenario) -> Result<Option<Nanos>, InputError> {
         if let Some(d) = s.run.duration {
@@ -370,6 +395,7 @@ impl Input<'_> {
         if io.stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
         }
+        self.check_replay_had_io(&io)?;
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
         let idle_schedule = device.idle_schedule();

@@ -73,7 +73,20 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
 /// A drive from the text of the user's `nvme id-ctrl -o json` or `smartctl -a` output
 /// (`label` names it in errors). Dumps carry no timing, so the client defaults serve.
 pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
-    let parsed = input::parse_controller(label, text)?;
+    let mut parsed = input::parse_controller(label, text)?;
+    for (i, ps) in parsed.controller.power_states.iter().enumerate() {
+        if ps.max_power_mw == 0.0 {
+            let active = match ps.active_power_mw {
+                Some(mw) if mw > 0.0 => format!(" (beside an active power of {mw} mW)"),
+                _ => String::new(),
+            };
+            parsed.notes.push(format!(
+                "PS{i} declares a maximum power of 0 W{active}: its power is unknown, and \
+                 torpor counts it as 0 mW wherever MP is used; set `idle_power_mw` / \
+                 `active_power_mw` in a scenario if you know better"
+            ));
+        }
+    }
     Ok(DriveSpec {
         label: label.to_string(),
         format: parsed.format,

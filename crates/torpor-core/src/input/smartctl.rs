@@ -26,6 +26,8 @@
 //! 3. Read rows until a blank line or a line that does not start with a state number. Rows
 //!    must be numbered 0, 1, 2, … and have eleven columns; every column is checked, even those
 //!    torpor does not use (RL RT WL WT), because a misaligned column means a misread table.
+//!    A table that ends the file is noted: smartctl prints more after it, so the output may
+//!    have been cut inside the table.
 //! 4. NPSS = the last state number.
 
 use super::Parsed;
@@ -154,12 +156,14 @@ fn read_rows<'t>(
     notes: &mut Vec<String>,
 ) -> Result<Vec<PowerState>, InputError> {
     let mut states = Vec::new();
+    let mut ended = false;
     for (n, line) in lines {
         let starts_with_number = line
             .split_whitespace()
             .next()
             .is_some_and(|word| word.bytes().all(|b| b.is_ascii_digit()));
         if !starts_with_number {
+            ended = true;
             break;
         }
         let row = Row {
@@ -172,6 +176,14 @@ fn read_rows<'t>(
     if states.is_empty() {
         let message = "the power-state table has no rows; expected at least state 0";
         return Err(InputError::at(file, header_line + 1, message));
+    }
+    if !ended {
+        // smartctl always prints more after the table (a blank line, then the LBA sizes).
+        notes.push(format!(
+            "the power-state table ends the file after PS{}: if the output was cut short, the \
+             states after it are missing",
+            states.len() - 1
+        ));
     }
     Ok(states)
 }

@@ -316,6 +316,11 @@ impl<R: BufRead> IologReader<R> {
                 shown(name)
             ));
         }
+        if length == 0 && matches!(act, "read" | "write" | "trim") {
+            return Err(format!(
+                "a {act} of 0 bytes; expected a length of at least 1 byte"
+            ));
+        }
         Ok(match act {
             "read" => IologAction::Io(IoRequest {
                 op: IoOp::Read,
