@@ -6,7 +6,7 @@
 use serde_json::json;
 use torpor_core::input::nvme_preset::{builtin, find, parse_preset};
 use torpor_core::storage::nvme::apst::{
-    build, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_ENTRIES,
+    build, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_ENTRIES, S32_MAX,
 };
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::view::apst::{
@@ -618,7 +618,27 @@ fn kernel_params_cap_an_unlimited_latency_at_s32_max() {
         .nth(1)
         .unwrap()
         .starts_with("nvme_core.default_ps_max_latency_us=2147483647 "));
-    assert!(text.contains("pm_qos_latency_tolerance_us"));
+    assert!(text.contains("means no limit"));
+}
+
+#[test]
+fn a_latency_limit_at_s32_max_or_above_is_no_limit() {
+    // One non-operational state whose exit latency, 3 000 000 000 us, is above S32_MAX
+    // (2 147 483 647): the kernel's tolerance S32_MAX is PM_QOS_LATENCY_ANY -> U64_MAX, so
+    // the state qualifies; one microsecond below S32_MAX it does not. Legacy ITPT =
+    // ceil((0 + 3e9) / 20) ms = 150 000 000 ms, capped at 2^24 - 1 = 16 777 215 ms.
+    let c = ctrl(vec![op(5000.0), nonop(5.0, 0, 3_000_000_000)]);
+    for (limit, expected) in [
+        (S32_MAX, table(&[(1, 16_777_215)])),
+        (u64::MAX, table(&[(1, 16_777_215)])),
+        (S32_MAX - 1, table(&[])),
+    ] {
+        let params = ApstParams {
+            ps_max_latency_us: limit,
+            ..legacy()
+        };
+        assert_eq!(sent(build(&c, &params)), expected, "limit {limit}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ fn assert_error(result: Result<impl std::fmt::Debug, InputError>, line: usize, f
 }
 
 fn json(text: &str) -> Result<NvmeController, InputError> {
-    nvme_cli::parse("drive.in", text)
+    nvme_cli::parse("drive.in", text).map(|p| p.controller)
 }
 
 fn smart(text: &str) -> Result<torpor_core::input::Parsed, InputError> {
@@ -161,9 +161,26 @@ fn minimal_document_reads_flags_bits() {
 }
 
 #[test]
-fn apsta_is_bit_zero_of_the_byte() {
+fn apsta_counts_as_supported_when_any_bit_is_set_as_the_kernel_tests_it() {
+    // drivers/nvme/host/core.c: `if (!ctrl->apsta) return;` tests the whole byte. 2 = 0b10
+    // has only a reserved bit set: the kernel still programs APST, and the parser says why.
     let text = doc("1", &[PS0, PS1]).replace("\"apsta\" : 1", "\"apsta\" : 2");
-    assert!(!json(&text).expect("parses").apsta, "2 = 0b10: bit 0 clear");
+    let parsed = nvme_cli::parse("drive.in", &text).expect("parses");
+    assert!(parsed.controller.apsta);
+    assert_eq!(
+        parsed.notes,
+        vec![
+            "APSTA is 0x02: reserved bits are set and bit 0 is clear; the kernel tests the \
+              whole byte, so it programs APST for this drive"
+                .to_string()
+        ]
+    );
+    let zero = doc("1", &[PS0, PS1]).replace("\"apsta\" : 1", "\"apsta\" : 0");
+    assert!(!json(&zero).expect("parses").apsta);
+    assert!(nvme_cli::parse("d", &doc("1", &[PS0, PS1]))
+        .unwrap()
+        .notes
+        .is_empty());
 }
 
 #[test]

@@ -50,11 +50,7 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
         ));
     }
     if start.starts_with('{') {
-        return nvme_cli::parse(file, text).map(|c| Parsed {
-            controller: c,
-            format: NVME_CLI_FORMAT,
-            notes: vec![],
-        });
+        return nvme_cli::parse(file, text);
     }
     if start.starts_with('[') {
         let line = InputError::line_of_offset(text, text.len() - start.len());

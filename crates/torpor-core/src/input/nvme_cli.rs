@@ -19,7 +19,8 @@
 //! - v2.6 (`bd2f882a`, 2023-09) to v2.16 (`faf7326a`, 2025-11), `nvme-print-json.c`: `flags`
 //!   is replaced by `max_power_scale` (MXPS, 0/1) and `non-operational_state` (NOPS, 0/1).
 //!
-//! Every version prints `npss`, `apsta` (the raw byte; bit 0 = APST supported), `mn` (padded
+//! Every version prints `npss`, `apsta` (the raw byte; bit 0 = APST supported, bits 7:1
+//! reserved), `mn` (padded
 //! with spaces to 40 characters) and `psds` with entries PS0..=NPSS.
 //!
 //! Algorithm:
@@ -31,7 +32,9 @@
 //!    neither. Reading each value from its own slice gives every semantic error the line of
 //!    its key, and lets the message quote the value as written (`got -5`). As in serde_json,
 //!    a repeated key's last value wins.
-//! 3. Read `npss`, `apsta`, `mn`; require NPSS+1 `psds` entries when NPSS ≤ 31. A larger NPSS
+//! 3. Read `npss`, `apsta`, `mn`; require NPSS+1 `psds` entries when NPSS ≤ 31. APSTA counts as
+//!    "supported" when the byte is non-zero, as the kernel tests it (`if (!ctrl->apsta)`), not
+//!    when bit 0 is set; reserved bits set are noted. A larger NPSS
 //!    is accepted with the entries as given (nvme-cli then prints past the 32 real
 //!    descriptors, so only the first 32 are kept): the APST builder refuses NPSS > 31 later,
 //!    as the kernel does.
@@ -40,6 +43,7 @@
 //!    when the scale says "not reported". Unknown keys are ignored (nvme-cli adds fields over
 //!    time); reserved bits of `flags` are ignored, a reserved power scale is an error.
 
+use super::Parsed;
 use crate::error::InputError;
 use crate::storage::nvme::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 
@@ -50,7 +54,7 @@ const MAX_PSDS: usize = 32;
 const EXPECTED_INPUT: &str = "expected the output of `nvme id-ctrl -o json`";
 
 /// Parses `nvme id-ctrl -o json` output; `file` names the input in errors.
-pub fn parse(file: &str, text: &str) -> Result<NvmeController, InputError> {
+pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
     let doc = Doc { file, text };
     if text.trim().is_empty() {
         return Err(InputError::at(
@@ -77,11 +81,27 @@ pub fn parse(file: &str, text: &str) -> Result<NvmeController, InputError> {
             format!("psds[0]: {PS0_MUST_BE_OPERATIONAL}"),
         ));
     }
-    Ok(NvmeController {
-        model,
-        npss: npss as u8, // NPSS.max is 255: the cast cannot truncate.
-        apsta: apsta & 1 == 1,
-        power_states,
+    let mut notes = Vec::new();
+    if apsta & !1 != 0 {
+        notes.push(format!(
+            "APSTA is {apsta:#04x}: reserved bits are set{}; the kernel tests the whole byte, so \
+             it programs APST for this drive",
+            if apsta & 1 == 0 {
+                " and bit 0 is clear"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(Parsed {
+        controller: NvmeController {
+            model,
+            npss: npss as u8, // NPSS.max is 255: the cast cannot truncate.
+            apsta: apsta != 0,
+            power_states,
+        },
+        format: super::NVME_CLI_FORMAT,
+        notes,
     })
 }
 

@@ -203,11 +203,11 @@ pub fn emit_kernel_params(params: &ApstParams) -> String {
              v4.11-v5.13 kernels always use it and have no apst_* parameters: omit it there\n",
         );
     }
-    if params.ps_max_latency_us > S32_MAX {
+    if params.ps_max_latency_us >= S32_MAX {
         let _ = writeln!(
             out,
-            "# the kernel caps default_ps_max_latency_us at S32_MAX ({S32_MAX}); for no limit write \
-             `any` to /sys/class/nvme/nvmeX/power/pm_qos_latency_tolerance_us"
+            "# {S32_MAX} (S32_MAX) or more means no limit: the kernel caps the parameter at \
+             S32_MAX, which the PM QoS latency tolerance reads as `any`"
         );
     }
     if params.no_deepest_ps {

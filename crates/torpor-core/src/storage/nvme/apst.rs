@@ -24,7 +24,9 @@
 //! 1. APSTA = 0: send nothing at all. NPSS > 31: warn "NPSS is invalid; not using APST" and
 //!    send nothing.
 //! 2. `ps_max_latency_us == 0`: send APSTE = 0 with an all-zero table (the documented way to
-//!    turn APST off).
+//!    turn APST off). A value at or above `S32_MAX` means no limit: the module parameter
+//!    reaches the controller through the PM QoS latency tolerance, capped at `S32_MAX`, which
+//!    is `PM_QOS_LATENCY_ANY`, and `nvme_set_latency_tolerance` turns that into `U64_MAX`.
 //! 3. Walk the states from NPSS (deepest) down to PS0, carrying `target`, the entry chosen so
 //!    far from deeper states. At each state, first store `target` (if any) as that state's
 //!    entry, then decide whether the state itself becomes the new target:
@@ -152,7 +154,7 @@ pub struct ApstParams {
     pub algorithm: ApstAlgorithm,
     /// The controller's `ps_max_latency_us`, µs: states whose EXLAT exceeds it are never
     /// targets; 0 disables APST. Set by the PM QoS latency tolerance; its initial value is the
-    /// module parameter `default_ps_max_latency_us`. `u64::MAX` = no constraint.
+    /// module parameter `default_ps_max_latency_us`. `S32_MAX` or more = no constraint.
     pub ps_max_latency_us: u64,
     /// `apst_primary_timeout_ms` (v5.14 only; 0 selects the legacy formula).
     pub primary_timeout_ms: u64,
@@ -211,6 +213,11 @@ pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
     if params.ps_max_latency_us == 0 {
         return ApstConfig::Sent(table);
     }
+    let max_latency_us = if params.ps_max_latency_us >= S32_MAX {
+        u64::MAX
+    } else {
+        params.ps_max_latency_us
+    };
     let npss = ctrl.npss as usize;
     let states = ctrl.states();
     let mut target = 0u64;
@@ -227,7 +234,7 @@ pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
             continue;
         };
         let exit_lat_us = u64::from(psd.exit_lat_us);
-        if exit_lat_us > params.ps_max_latency_us {
+        if exit_lat_us > max_latency_us {
             continue;
         }
         let total_lat_us = exit_lat_us + u64::from(psd.entry_lat_us);

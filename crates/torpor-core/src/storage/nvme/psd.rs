@@ -35,7 +35,8 @@ pub struct NvmeController {
     /// NPSS: 0-based index of the deepest power state. Kept as read, even when > 31, so the
     /// table builders can refuse it exactly as the kernel does.
     pub npss: u8,
-    /// APSTA bit: the controller supports APST.
+    /// APSTA: the controller supports APST. True when the APSTA byte is non-zero, as the kernel
+    /// tests it (`if (!ctrl->apsta)`), even if only reserved bits are set.
     pub apsta: bool,
     /// Descriptors PS0..=PSmin(npss,31).
     pub power_states: Vec<PowerState>,
