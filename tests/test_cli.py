@@ -258,3 +258,25 @@ def test_a_zero_watt_state_and_a_table_that_ends_the_file_are_noted(cli, tmp_pat
         "apst", str(ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt")
     )
     assert "ends the file" not in r.stderr
+
+
+def test_the_run_table_fits_80_columns_without_cutting_numbers():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from torpor import native
+    from torpor.report import apst_text
+
+    out = StringIO()
+    console = Console(file=out, width=80, markup=False, highlight=False)
+    report = native.run_scenario_file(str(ROOT / "scenarios" / "apst-fio-job.toml"))
+    apst_text.print_run(console, report, detail=True)
+    text = out.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    # Every variant's figures appear whole (PM991, 100 reads each).
+    for v in report["variants"]:
+        assert f"{v['nvme']['avg_power_mw']:.0f}" in text
+        lat = v["io"]["all"]
+        assert f"min={lat['min_us']:.2f}, max={lat['max_us']:.2f}, avg={lat['mean_us']:.2f}" in text

@@ -51,6 +51,10 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
         "avg_power_mw",
         "lat_mean_us",
         "lat_p99_us",
+        "lat_p999_us",
+        "lat_max_us",
+        "woken_ios",
+        "energy_per_io_uj",
         "transitions",
     }
     assert all(set(row) == keys for row in results["runs"])
@@ -60,6 +64,20 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
         assert c["seed"] == "000"
     report = (tmp_path / "report.md").read_text()
     assert "## Claims" in report and "WD SN530" in report
+    # SN530, workflow 7 (a 4 KiB read every 150 ms): legacy never leaves PS0, so no read waits
+    # and the slowest is the 75 us service time; v5.14 reaches PS3 in every gap, so every read
+    # but the first waits PS3's 11 ms exit: the slowest (and p99.9) is 11 075 us.
+    by = {
+        r["algorithm"]: r
+        for r in results["runs"]
+        if r["device"] == "wdc-pc-sn530-256gb" and r["workflow"] == 7
+    }
+    assert (by["legacy"]["woken_ios"], by["legacy"]["lat_max_us"]) == (0, 75.0)
+    assert by["v5.14"]["lat_max_us"] == 11075.0
+    assert by["v5.14"]["lat_p999_us"] == pytest.approx(11075.0, rel=0.004)
+    assert by["v5.14"]["woken_ios"] > 0
+    # Energy per IO: less idle power per read under v5.14 (the drive sleeps between them).
+    assert 0 < by["v5.14"]["energy_per_io_uj"] < by["legacy"]["energy_per_io_uj"]
 
 
 def test_every_reproduce_area_is_byte_identical_across_runs(cli, tmp_path: Path):

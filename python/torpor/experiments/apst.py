@@ -65,6 +65,7 @@ def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
     rows = []
     for v in report["variants"]:
         lat = v["io"]["all"]
+        ios = v["io"]["ios"]
         rows.append(
             {
                 "device": device,
@@ -73,6 +74,11 @@ def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
                 "avg_power_mw": v["nvme"]["avg_power_mw"],
                 "lat_mean_us": lat["mean_us"],
                 "lat_p99_us": lat["p99_us"],
+                # The wake penalty hides above p99 when few IOs wait (the first of a burst).
+                "lat_p999_us": lat["p99_9_us"],
+                "lat_max_us": lat["max_us"],
+                "woken_ios": v["nvme"]["wake_delayed_ios"],
+                "energy_per_io_uj": v["nvme"]["energy_mj"] * 1000 / ios if ios else None,
                 "transitions": v["nvme"]["transitions"],
             }
         )

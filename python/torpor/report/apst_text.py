@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+
+def _num(x: float) -> str:
+    """One decimal below 1000, whole numbers with thousands separators above."""
+    return f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
 
 
 def _w(mw: float | None) -> str:
@@ -61,7 +67,8 @@ def fio_latency_lines(name: str, lat: dict[str, Any], seconds: float) -> list[st
     iops = lat["count"] / seconds if seconds else 0.0
     return [
         f"  {name}: IOPS={iops:.1f}, ios={lat['count']}",
-        f"    clat (usec): min={lat['min_us']:.0f}, max={lat['max_us']:.0f}, "
+        # One precision for all three, so that min <= avg <= max also reads so.
+        f"    clat (usec): min={lat['min_us']:.2f}, max={lat['max_us']:.2f}, "
         f"avg={lat['mean_us']:.2f}",
         "     clat percentiles (usec):",
         f"     | 50.00th=[{lat['p50_us']:6.0f}], 90.00th=[{lat['p90_us']:6.0f}], "
@@ -104,22 +111,25 @@ def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> 
     title = Text(
         f"{report['scenario']} on {', '.join(devices)} ({', '.join(f'{s:g}' for s in spans)} s)"
     )
-    table = Table(title=title)
-    table.add_column("variant", no_wrap=True)
-    for col in ("IOs", "avg us", "p50 us", "p99 us", "max us", "power mW", "energy mJ", "trans."):
-        table.add_column(col, justify="right")
+    # Fits 80 columns: light borders, numbers never wrapped or cut, long names fold.
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("variant", overflow="fold", min_width=8)
+    for col in ("IOs", "mean us", "p99.9 us", "max us", "woken", "mW", "uJ/IO", "trans."):
+        table.add_column(col, justify="right", no_wrap=True)
     for v in report["variants"]:
         lat = v["io"]["all"]
+        nvme = v["nvme"]
+        ios = v["io"]["ios"]
         table.add_row(
             Text(v["name"]),
             f"{lat['count']:,}",
-            f"{lat['mean_us']:.1f}",
-            f"{lat['p50_us']:.1f}",
-            f"{lat['p99_us']:.1f}",
-            f"{lat['max_us']:.1f}",
-            f"{v['nvme']['avg_power_mw']:.0f}",
-            f"{v['nvme']['energy_mj']:.0f}",
-            str(v["nvme"]["transitions"]),
+            _num(lat["mean_us"]),
+            _num(lat["p99_9_us"]),
+            _num(lat["max_us"]),
+            f"{nvme['wake_delayed_ios']:,}",
+            f"{nvme['avg_power_mw']:.0f}",
+            _num(nvme["energy_mj"] * 1000 / ios) if ios else "-",
+            f"{nvme['transitions']:,}",
         )
     console.print(table)
     if not detail:
