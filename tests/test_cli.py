@@ -280,3 +280,23 @@ def test_the_run_table_fits_80_columns_without_cutting_numbers():
         assert f"{v['nvme']['avg_power_mw']:.0f}" in text
         lat = v["io"]["all"]
         assert f"min={lat['min_us']:.2f}, max={lat['max_us']:.2f}, avg={lat['mean_us']:.2f}" in text
+
+
+def test_a_replay_says_what_it_did_not_send_and_did_not_reach(cli, tmp_path: Path):
+    # Two reads 2 s apart, a sync and a trim between them; the run stops at 1 s.
+    (tmp_path / "t.iolog").write_text(
+        "fio version 3 iolog\n0 /d add\n0 /d open\n0 /d read 0 4096\n10 /d sync 0 0\n"
+        "20 /d trim 0 4096\n2000000 /d read 4096 4096\n2000001 /d close\n"
+    )
+    (tmp_path / "s.toml").write_text(
+        '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n[workload.replay]\nfile = "t.iolog"\n'
+        '[run]\nduration = "1s"\n'
+    )
+    r = cli("run", str(tmp_path / "s.toml"), "--brief")
+    assert r.exit_code == 0, r.stderr
+    log = tmp_path / "t.iolog"
+    assert f"torpor: note: replay {log}: 1 sync and 1 trim lines were counted, not sent" in r.stderr
+    # Not reached: the second read (read ahead) and the close.
+    assert f"replay {log}: variant base ended at 1 s with 2 lines of the log not reached" in (
+        r.stderr
+    )

@@ -265,6 +265,7 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int) -> None:
     with RunProgress() as progress:
         report = native.run_scenario_file(scenario, max_ios=max_ios, progress=progress.update)
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
+    notes += [n for v in report["variants"] for n in apst_text.replay_notes(v)]
     for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
     if as_json:

@@ -58,6 +58,8 @@ pub struct WorkloadSection {
     pub finished_s: Option<f64>,
     /// For a replay: the log's lines by kind, including syncs and trims, which are not sent.
     pub iolog: Option<IologCounts>,
+    /// For a replay the run's end cut short: the log's lines it did not reach.
+    pub iolog_lines_not_reached: Option<u64>,
 }
 
 impl IoSection {
@@ -87,6 +89,7 @@ impl IoSection {
                     bytes: w.bytes,
                     finished_s: w.finished.map(Nanos::as_secs_f64),
                     iolog: w.iolog,
+                    iolog_lines_not_reached: None,
                 })
                 .collect(),
         }

@@ -398,13 +398,21 @@ impl Input<'_> {
         self.check_replay_had_io(&io)?;
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
+        let mut io_section = IoSection::new(&io, end);
+        for (load, section) in loads.iter_mut().zip(&mut io_section.workloads) {
+            if let Workload::Replay(replay) = load {
+                if io.stop == crate::sim::Stop::Deadline {
+                    section.iolog_lines_not_reached = Some(replay.count_unreached()?);
+                }
+            }
+        }
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
         Ok(VariantReport {
             name: name.to_string(),
             duration_s: end.as_secs_f64(),
             seed: s.run.seed,
-            io: IoSection::new(&io, end),
+            io: io_section,
             nvme: Some(NvmeSection {
                 device: drive.label,
                 notes: drive.notes,
@@ -573,7 +581,7 @@ mod tests {
         assert_eq!(r.variants[0].io.ios, 2);
         // A time-based job beside it would never end: the duration is then required.
         let e = run_in(
-            &(text + "[[workload.job]]\nname = \"j\"\nrw = \"read\"\ntime_based = true\n"),
+            &(text.clone() + "[[workload.job]]\nname = \"j\"\nrw = \"read\"\ntime_based = true\n"),
             &dir,
         )
         .unwrap_err();
@@ -582,6 +590,15 @@ mod tests {
             "{}",
             e.message
         );
+        // Cut at 1 s: the second read (line 5, read ahead) and the close (line 6) are not
+        // reached; the first read completed.
+        let cut = text.clone() + "[run]\nduration = \"1s\"\n";
+        let r = run_in(&cut, &dir).unwrap();
+        let w = &r.variants[0].io.workloads[0];
+        assert_eq!((w.ios, w.iolog_lines_not_reached), (1, Some(2)));
+        // Run to its end, nothing is left out.
+        let r = run_in(&text, &dir).unwrap();
+        assert_eq!(r.variants[0].io.workloads[0].iolog_lines_not_reached, None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

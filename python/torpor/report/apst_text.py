@@ -103,6 +103,27 @@ def residency_table(variant: dict[str, Any]) -> Table:
     return table
 
 
+def replay_notes(variant: dict[str, Any]) -> list[str]:
+    """What a replay left out: lines counted but not sent, and lines the run's end cut off."""
+    notes = []
+    for w in variant["io"]["workloads"]:
+        counts = w.get("iolog")
+        if counts is None:
+            continue
+        if counts["syncs"] or counts["trims"]:
+            notes.append(
+                f"replay {w['name']}: {counts['syncs']} sync and {counts['trims']} trim lines "
+                "were counted, not sent (the simulated device takes reads and writes)"
+            )
+        cut = w.get("iolog_lines_not_reached")
+        if cut:
+            notes.append(
+                f"replay {w['name']}: variant {variant['name']} ended at "
+                f"{variant['duration_s']:g} s with {cut:,} lines of the log not reached"
+            )
+    return notes
+
+
 def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
     """One row per variant, then (with ``detail``) fio-style latency and residency per variant."""
     variants = report["variants"]

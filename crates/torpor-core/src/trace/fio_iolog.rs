@@ -139,6 +139,27 @@ impl<R: BufRead> IologReader<R> {
         &self.file
     }
 
+    /// Counts the lines not read yet, without parsing them (a replay cut by the run's end
+    /// says how much of the log it did not reach). Reads the rest of the log in chunks.
+    pub fn count_rest(&mut self) -> Result<u64, InputError> {
+        let mut lines = 0u64;
+        let mut last = b'\n';
+        loop {
+            let chunk = self.reader.fill_buf().map_err(|e| {
+                InputError::whole(&self.file, format!("cannot read the rest of the log: {e}"))
+            })?;
+            let Some(&end) = chunk.last() else {
+                break;
+            };
+            lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+            last = end;
+            let n = chunk.len();
+            self.reader.consume(n);
+        }
+        // A last line without its newline counts too.
+        Ok(lines + u64::from(last != b'\n'))
+    }
+
     /// The next entry, or `None` at the end of the log. Blank lines are skipped.
     pub fn next_entry(&mut self) -> Result<Option<IologEntry>, InputError> {
         loop {

@@ -160,6 +160,11 @@ impl<R: BufRead> IologReplay<R> {
         Ok(self.pending)
     }
 
+    /// Lines of the log not reached: the IO read ahead (if any) and every line after it.
+    pub fn count_unreached(&mut self) -> Result<u64, InputError> {
+        Ok(u64::from(self.pending.is_some()) + self.reader.count_rest()?)
+    }
+
     /// Takes the IO [`Self::peek`] returned.
     pub fn take(&mut self) -> Option<(Nanos, IoRequest)> {
         self.pending.take()
