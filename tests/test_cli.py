@@ -66,6 +66,36 @@ def test_apst_text_shows_the_transitions(cli):
     assert r.exit_code == 0
     assert "PS0 -> PS3 after 100 ms idle" in r.output
     assert "PS3 -> PS4 after 2000 ms idle" in r.output
+    # The 32 entries only on request.
+    assert "Entry[31]" not in r.output and "--entries" in r.output
+    assert "Entry[31]" in cli("apst", "wdc-pc-sn530-256gb", "--entries").output
+
+
+def test_apst_reads_standard_input_and_titles_a_dump_by_its_model():
+    # The core reads file descriptor 0, as a pipe from nvme-cli gives it: a real process.
+    import subprocess
+    import sys
+
+    dump = ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt"
+    with dump.open("rb") as stdin:
+        r = subprocess.run(
+            [sys.executable, "-m", "torpor.cli", "apst", "-"],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert r.returncode == 0, r.stderr
+    assert "PC SN530 NVMe WDC 256GB: power states (NPSS 4), from <stdin>" in " ".join(
+        r.stdout.split()
+    )
+    assert "PS0 -> PS3 after 100 ms idle" in r.stdout
+
+
+def test_a_mistyped_preset_suggests_the_close_ones(cli):
+    r = cli("apst", "wdc-pc-sn530")
+    assert r.exit_code == 2
+    assert 'did you mean "wdc-pc-sn530-256gb"?' in r.stderr
 
 
 def test_emit_nvme_cli_writes_the_256_byte_table(cli, tmp_path: Path):
@@ -77,6 +107,22 @@ def test_emit_nvme_cli_writes_the_256_byte_table(cli, tmp_path: Path):
     assert len(blob) == 256
     assert int.from_bytes(blob[0:8], "little") == 25624
     assert int.from_bytes(blob[24:32], "little") == 512032
+    # Never overwritten silently; --force does.
+    again = cli("apst", "wdc-pc-sn530-256gb", "--emit", "nvme-cli", "--data-file", str(data))
+    assert again.exit_code == 2
+    assert again.stderr == (
+        f"torpor: error: {data}: exists; --emit nvme-cli does not overwrite it without --force "
+        "(or choose another --data-file)\n"
+    )
+    forced = cli(
+        "apst", "wdc-pc-sn530-256gb", "--emit", "nvme-cli", "--data-file", str(data), "--force"
+    )
+    assert forced.exit_code == 0
+    both = cli("apst", "wdc-pc-sn530-256gb", "--emit", "kernel", "--json")
+    assert (both.exit_code, both.stderr) == (
+        2,
+        "torpor: error: --json and --emit print different things; give one of them\n",
+    )
 
 
 def test_emit_kernel_for_legacy_sets_primary_timeout_zero(cli):

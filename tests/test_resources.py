@@ -180,7 +180,15 @@ def test_variant_names_with_markup_print_as_written(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_names_what_could_not_be_written(tmp_path: Path) -> None:
-    data = ["apst", "wdc-pc-sn530-256gb", "--emit", "nvme-cli", "--data-file", "/dev/full"]
+    data = [
+        "apst",
+        "wdc-pc-sn530-256gb",
+        "--emit",
+        "nvme-cli",
+        "--data-file",
+        "/dev/full",
+        "--force",
+    ]
     assert one_error(torpor(*data, cwd=tmp_path)) == (
         "torpor: error: /dev/full: No space left on device"
     )

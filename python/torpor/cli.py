@@ -197,20 +197,39 @@ def devices(as_json: bool) -> None:
     help="Where --emit nvme-cli writes the 256-byte table.",
 )
 @click.option("--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli.")
+@click.option("--force", is_flag=True, help="Let --emit nvme-cli overwrite --data-file.")
+@click.option(
+    "--entries", is_flag=True, help="Also print the 32 entries as `nvme get-feature -H` does."
+)
 def apst(
-    device: str, as_json: bool, emit: str | None, data_file: str, nvme_device: str, **kw: Any
+    device: str,
+    as_json: bool,
+    emit: str | None,
+    data_file: str,
+    nvme_device: str,
+    force: bool,
+    entries: bool,
+    **kw: Any,
 ) -> None:
     """Build the APST table Linux would program for DEVICE.
 
     DEVICE is a preset id (see `torpor devices`), `nvme id-ctrl -o json` output (nvme-cli 1.x
-    or 2.x) or `smartctl -a` text.
+    or 2.x) or `smartctl -a` text, or `-` to read either from standard input.
 
     \b
     Examples:
       torpor apst wdc-pc-sn530-256gb
       torpor apst id-ctrl.json --algorithm legacy --json
+      nvme id-ctrl -o json /dev/nvme0 | torpor apst -
       torpor apst smartctl.txt --emit nvme-cli --data-file /tmp/apst.bin
     """
+    if emit and as_json:
+        raise click.UsageError("--json and --emit print different things; give one of them")
+    if emit == "nvme-cli" and not force and Path(data_file).exists():
+        raise InputError(
+            f"{shown_path(data_file)}: exists; --emit nvme-cli does not overwrite it without "
+            "--force (or choose another --data-file)"
+        )
     params = {
         "algorithm": kw["algorithm"],
         "ps_max_latency_us": kw["ps_max_latency_us"],
@@ -238,7 +257,7 @@ def apst(
             click.echo(f"torpor: note: {result['reason']}", err=True)
         emit_json(result["table"])
         return
-    apst_text.print_apst(console, result)
+    apst_text.print_apst(console, result, entries=entries)
 
 
 @main.command()

@@ -245,7 +245,9 @@ impl Input<'_> {
                 Err(self.at(
                     "platform.nvme.preset",
                     format!(
-                        "`preset`: no built-in preset has the id {id:?} (see `torpor devices`)"
+                        "`preset`: no built-in preset has the id {}; {}",
+                        shown(id),
+                        crate::input::nvme_preset::suggestion(id)
                     ),
                 ))
             })?,

@@ -136,9 +136,30 @@ pub fn read_text(
     limit: u64,
     decoding: Decoding,
 ) -> Result<TextFile, InputError> {
-    let file = open(path, label, what)?;
+    read_bounded(open(path, label, what)?, label, what, limit, decoding)
+}
+
+/// Reads standard input whole, as [`read_text`] reads a file (`label` names it in errors).
+pub fn read_stdin(
+    label: &str,
+    what: &str,
+    limit: u64,
+    decoding: Decoding,
+) -> Result<TextFile, InputError> {
+    read_bounded(std::io::stdin().lock(), label, what, limit, decoding)
+}
+
+/// Reads `source` to its end, refusing more than `limit` bytes, and decodes it.
+fn read_bounded(
+    source: impl Read,
+    label: &str,
+    what: &str,
+    limit: u64,
+    decoding: Decoding,
+) -> Result<TextFile, InputError> {
     let mut bytes = Vec::new();
-    file.take(limit + 1)
+    source
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| io_error(label, &e))?;
     if bytes.len() as u64 > limit {

@@ -789,3 +789,16 @@ fn a_service_number_without_a_source_is_rejected() {
     assert_eq!(line, Some(37));
     assert!(msg.contains("service.source.parallelism"), "{msg}");
 }
+
+#[test]
+fn a_mistyped_preset_id_suggests_the_close_ones() {
+    use torpor_core::input::nvme_preset::suggestion;
+    // Two characters swapped: distance 2, within a third of the 18-character id.
+    assert_eq!(
+        suggestion("wdc-pc-sn530-265gb"),
+        "did you mean \"wdc-pc-sn530-256gb\"? (`torpor devices` lists them)"
+    );
+    // A model number alone: every word of it is in the id.
+    assert!(suggestion("SN530").contains("\"wdc-pc-sn530-256gb\""));
+    assert_eq!(suggestion("floppy"), "see `torpor devices`");
+}

@@ -20,10 +20,18 @@ def _w(mw: float | None) -> str:
 
 
 def power_state_table(device: dict[str, Any]) -> Table:
-    """The drive's power states, laid out like smartctl's "Supported Power States"."""
+    """The drive's power states, laid out like smartctl's "Supported Power States", titled by
+    the model number (a dump's file name says little) and where it came from."""
     ctrl = device["controller"]
-    source = "" if device["format"] == "preset" else f" (read as `{device['format']}` output)"
-    table = Table(title=Text(f"{device['label']}{source}: power states (NPSS {ctrl['npss']})"))
+    if device["format"] == "preset":
+        title = f"{device['label']}: power states (NPSS {ctrl['npss']})"
+    else:
+        model = ctrl["model"] or "(no model number)"
+        title = (
+            f"{model}: power states (NPSS {ctrl['npss']}), from {device['label']} "
+            f"(read as `{device['format']}` output)"
+        )
+    table = Table(title=Text(title))
     for col in ("St", "Op", "Max", "Active", "Idle", "Ent_Lat us", "Ex_Lat us"):
         table.add_column(col, justify="right")
     for i, ps in enumerate(ctrl["power_states"]):
@@ -39,8 +47,9 @@ def power_state_table(device: dict[str, Any]) -> Table:
     return table
 
 
-def print_apst(console: Console, result: dict[str, Any]) -> None:
-    """Power-state table, the get-feature dump, and one line per transition."""
+def print_apst(console: Console, result: dict[str, Any], entries: bool = False) -> None:
+    """Power-state table, one line per transition, and (with ``entries``) the 32 entries as
+    ``nvme get-feature -H`` prints them."""
     console.print(power_state_table(result["device"]))
     p = result["params"]
     console.print(
@@ -55,11 +64,14 @@ def print_apst(console: Console, result: dict[str, Any]) -> None:
         console.print(Text.assemble(("No APST table is sent:", "bold"), " ", result["reason"]))
         return
     console.print()
-    console.print(result["get_feature_text"], markup=False)
-    console.print()
     lines = result["transitions"] or ["no autonomous transitions (every ITPT is 0)"]
     for line in lines:
         console.print(line, markup=False)
+    console.print()
+    if entries:
+        console.print(result["get_feature_text"], markup=False)
+    else:
+        console.print("(--entries prints the 32 entries as `nvme get-feature -f 0x0c -H` does)")
 
 
 def fio_latency_lines(name: str, lat: dict[str, Any], seconds: float) -> list[str]:

@@ -174,6 +174,58 @@ pub fn find(id: &str) -> Option<Result<NvmePreset, InputError>> {
         .map(|(_, id, text)| load_embedded(id, text))
 }
 
+/// What to add after "no built-in preset has this id": the closest ids, if any is close (at
+/// most a third of the name mistyped, or every word of it found in the id), then where the
+/// list is.
+pub fn suggestion(id: &str) -> String {
+    let wanted = id.to_ascii_lowercase();
+    let words: Vec<&str> = wanted
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() >= 3)
+        .collect();
+    let mut close: Vec<(usize, &str)> = embedded::PRESETS
+        .iter()
+        .filter(|(kind, _, _)| *kind == KIND)
+        .filter_map(|&(_, pid, _)| {
+            let distance = edit_distance(&wanted, pid);
+            let near = distance <= wanted.len().max(pid.len()) / 3;
+            let by_words = !words.is_empty() && words.iter().all(|w| pid.contains(w));
+            (near || by_words).then_some((distance, pid))
+        })
+        .collect();
+    close.sort();
+    match close.len() {
+        0 => "see `torpor devices`".to_string(),
+        _ => {
+            let ids: Vec<String> = close
+                .iter()
+                .take(3)
+                .map(|(_, p)| format!("{p:?}"))
+                .collect();
+            format!(
+                "did you mean {}? (`torpor devices` lists them)",
+                ids.join(" or ")
+            )
+        }
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
 fn load_embedded(id: &str, text: &str) -> Result<NvmePreset, InputError> {
     let file = format!("presets/{KIND}/{id}.toml");
     let preset = parse_preset(&file, text)?;

@@ -30,11 +30,18 @@ pub fn load(spec: &Path) -> Result<DriveSpec, InputError> {
     if let Some(found) = spec.to_str().and_then(from_preset) {
         return found;
     }
+    if spec == Path::new("-") {
+        let file = user_file::read_stdin("<stdin>", DUMP, MAX_DUMP_BYTES, Decoding::Lenient)?;
+        return from_text_file("<stdin>", file);
+    }
     let label = spec.display().to_string();
     if !spec.exists() {
         return Err(InputError::whole(
             &label,
-            "no such file, and no built-in preset has this id (see `torpor devices`)",
+            format!(
+                "no such file, and no built-in preset has this id; {}",
+                preset::suggestion(&label)
+            ),
         ));
     }
     read_dump(spec, &label)
@@ -44,13 +51,15 @@ pub fn load(spec: &Path) -> Result<DriveSpec, InputError> {
 /// [`MAX_DUMP_BYTES`], decoding UTF-16, byte-order marks and stray bytes that are not UTF-8
 /// (each noted).
 pub fn read_dump(path: &Path, label: &str) -> Result<DriveSpec, InputError> {
-    let file = user_file::read_text(
-        path,
-        label,
-        "a device dump (`nvme id-ctrl -o json` or `smartctl -a` output)",
-        MAX_DUMP_BYTES,
-        Decoding::Lenient,
-    )?;
+    let file = user_file::read_text(path, label, DUMP, MAX_DUMP_BYTES, Decoding::Lenient)?;
+    from_text_file(label, file)
+}
+
+/// What a dump should be, for errors about the file as a whole.
+const DUMP: &str = "a device dump (`nvme id-ctrl -o json` or `smartctl -a` output)";
+
+/// A drive from a dump already read, its decoding noted.
+fn from_text_file(label: &str, file: user_file::TextFile) -> Result<DriveSpec, InputError> {
     let mut drive = from_dump(label, &file.text)?;
     let decoded = file.notes.iter().map(|n| format!("{label}: {n}"));
     drive.notes.splice(0..0, decoded);
