@@ -228,11 +228,17 @@ def test_apst_option_defaults_are_the_kernels(cli):
         ("--secondary-timeout-ms", "2000"),
         ("--primary-latency-tol-us", "15000"),
         ("--secondary-latency-tol-us", "100000"),
-        ("--ps-max-latency-us", "100000"),
         ("--algorithm", "v5.14"),
     ]:
         start = text.index(option)
         assert f"[default: {default}" in text[start : text.index(" --", start + 2)], option
+    # The latency limit's default depends on the release: 100000 since v4.12, 25000 in v4.11
+    # (c5552fde102f); the table the CLI prints says which applied.
+    start = text.index("--ps-max-latency-us")
+    assert "(100000; 25000 for v4.11)" in text[start : text.index(" --", start + 2)]
+    for algorithm, limit in [("v5.14", 100000), ("legacy", 100000), ("v4.11", 25000)]:
+        r = cli("apst", "wdc-pc-sn530-256gb", "--algorithm", algorithm)
+        assert f"ps_max_latency_us={limit}" in r.output, algorithm
 
 
 def test_dumps_with_a_byte_order_mark_or_in_utf16_are_decoded_and_noted(cli, tmp_path: Path):

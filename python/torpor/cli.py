@@ -146,7 +146,8 @@ def devices(as_json: bool) -> None:
     type=click.Choice(APST_DEFAULTS["algorithms"]),
     default=APST_PARAMS["algorithm"],
     show_default=True,
-    help="Kernel table builder: v5.14+ (commit ebd8a93aa4f5) or v4.11-v5.13.",
+    help="Kernel table builder: v5.14+ (commit ebd8a93aa4f5), legacy (v4.12-v5.13, and "
+    "v5.14's fallback) or v4.11 (the first, which limits ENLAT + EXLAT).",
 )
 @click.option(
     "--primary-timeout-ms",
@@ -179,9 +180,9 @@ def devices(as_json: bool) -> None:
 @click.option(
     "--ps-max-latency-us",
     type=click.IntRange(min=0, max=U64_MAX),
-    default=APST_PARAMS["ps_max_latency_us"],
-    show_default=True,
-    help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST.",
+    default=None,
+    help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST. "
+    "Default: the algorithm's releases' (100000; 25000 for v4.11).",
 )
 @click.option("--no-deepest-ps", is_flag=True, help="Apply the NVME_QUIRK_NO_DEEPEST_PS quirk.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")

@@ -368,7 +368,7 @@ impl Input<'_> {
         let name = &self.file.variants()[self.variant].name;
         let s = self.scenario();
         let drive = self.drive(&s.platform.nvme)?;
-        let params = s.policy.apst.clone();
+        let params = s.policy.apst.resolved();
         let config = apst::build(&drive.controller, &params);
         let (table, not_sent) = match &config {
             ApstConfig::Sent(t) => (Some(t), None),

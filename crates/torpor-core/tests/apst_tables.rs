@@ -339,14 +339,14 @@ fn v5_14_falls_back_to_the_legacy_formula_when_primary_tolerance_is_0() {
 fn ps_max_latency_filters_on_exit_latency_only() {
     // Limit 9000: PS4 exit 8000 ≤ 9000 although entry + exit = 10000 > 9000 → still used.
     let params = ApstParams {
-        ps_max_latency_us: 9000,
+        ps_max_latency_us: Some(9000),
         ..legacy()
     };
     let expected = table(&[(3, 71), (3, 71), (3, 71), (4, 500)]);
     assert_eq!(sent(build(&pm981_1tb(), &params)), expected);
     // Limit 7999 < exit 8000 → PS4 excluded; the chain stops at PS3.
     let params = ApstParams {
-        ps_max_latency_us: 7999,
+        ps_max_latency_us: Some(7999),
         ..legacy()
     };
     assert_eq!(
@@ -358,7 +358,7 @@ fn ps_max_latency_filters_on_exit_latency_only() {
 #[test]
 fn ps_max_latency_0_sends_apste_0_and_an_all_zero_table() {
     let params = ApstParams {
-        ps_max_latency_us: 0,
+        ps_max_latency_us: Some(0),
         ..v5_14()
     };
     let expected = ApstTable {
@@ -397,7 +397,7 @@ fn legacy_itpt_is_clamped_to_24_bits() {
     // Exit 400 000 000 µs: (4e8 + 19) / 20 = 20 000 000 > 2^24 - 1 = 16 777 215 (0xffffff).
     let c = ctrl(vec![op(3000.0), nonop(5.0, 0, 400_000_000)]);
     let params = ApstParams {
-        ps_max_latency_us: u64::MAX,
+        ps_max_latency_us: Some(u64::MAX),
         ..legacy()
     };
     let t = sent(build(&c, &params));
@@ -583,7 +583,7 @@ fn kernel_params_for_the_v5_14_defaults_name_all_five_parameters() {
 #[test]
 fn kernel_params_for_legacy_set_primary_timeout_0_and_flag_the_quirk() {
     let params = ApstParams {
-        ps_max_latency_us: 25000,
+        ps_max_latency_us: Some(25000),
         no_deepest_ps: true,
         ..legacy()
     };
@@ -599,7 +599,7 @@ fn kernel_params_for_legacy_set_primary_timeout_0_and_flag_the_quirk() {
     );
     assert!(lines[4..]
         .iter()
-        .any(|l| l.starts_with('#') && l.contains("v4.11-v5.13")));
+        .any(|l| l.starts_with('#') && l.contains("v4.12-v5.13")));
     assert!(lines[4..]
         .iter()
         .any(|l| l.starts_with('#') && l.contains("NVME_QUIRK_NO_DEEPEST_PS")));
@@ -608,7 +608,7 @@ fn kernel_params_for_legacy_set_primary_timeout_0_and_flag_the_quirk() {
 #[test]
 fn kernel_params_cap_an_unlimited_latency_at_s32_max() {
     let params = ApstParams {
-        ps_max_latency_us: u64::MAX,
+        ps_max_latency_us: Some(u64::MAX),
         ..v5_14()
     };
     let text = emit_kernel_params(&params);
@@ -634,7 +634,7 @@ fn a_latency_limit_at_s32_max_or_above_is_no_limit() {
         (S32_MAX - 1, table(&[])),
     ] {
         let params = ApstParams {
-            ps_max_latency_us: limit,
+            ps_max_latency_us: Some(limit),
             ..legacy()
         };
         assert_eq!(sent(build(&c, &params)), expected, "limit {limit}");
@@ -801,4 +801,80 @@ fn a_mistyped_preset_id_suggests_the_close_ones() {
     // A model number alone: every word of it is in the id.
     assert!(suggestion("SN530").contains("\"wdc-pc-sn530-256gb\""));
     assert_eq!(suggestion("floppy"), "see `torpor devices`");
+}
+
+// ---------------------------------------------------------------------------------------------
+// v4.11: the first builder (c5552fde102f), total latency against a 25 ms default
+
+fn v4_11() -> ApstParams {
+    ApstParams {
+        algorithm: ApstAlgorithm::V4_11,
+        ..ApstParams::default()
+    }
+}
+
+#[test]
+fn v4_11_reproduces_the_samsung_950_numbers_of_its_cover_letter() {
+    // The patch series' cover letter, on a Samsung 950 with the default 25 ms limit: "we enter
+    // state 3 (70mW, 0.5ms entry latency, 5ms exit latency) after 275ms and state 4 (5mW, 2ms
+    // entry latency, 22ms exit latency) after 1200ms". By the formula: (500 + 5000) / 20 =
+    // 275 ms and (2000 + 22000) / 20 = 1200 ms; both totals (5.5 and 24 ms) are within 25 ms.
+    let samsung_950 = ctrl(vec![
+        op(6500.0),
+        op(5800.0),
+        op(3600.0),
+        nonop(70.0, 500, 5000),
+        nonop(5.0, 2000, 22000),
+    ]);
+    let expected = table(&[(3, 275), (3, 275), (3, 275), (4, 1200)]);
+    assert_eq!(sent(build(&samsung_950, &v4_11())), expected);
+    assert_eq!(v4_11().max_latency_us(), 25_000);
+}
+
+#[test]
+fn v4_11_compares_entry_plus_exit_where_later_kernels_compare_exit_only() {
+    // Toshiba XG4 as a user reported it under v4.11 (damige/linux-nvme#11): PS3 5/25 ms,
+    // PS4 100/70 ms. Totals 30 ms and 170 ms both exceed 25 ms: an enabled, all-zero table.
+    let xg4 = ctrl(vec![
+        op(6000.0),
+        op(2400.0),
+        op(1900.0),
+        nonop(12.0, 5000, 25000),
+        nonop(6.0, 100_000, 70_000),
+    ]);
+    assert_eq!(sent(build(&xg4, &v4_11())), table(&[]));
+    // The user's workaround, a 170 ms limit, admits both: PS3 after 30000 / 20 = 1500 ms,
+    // PS4 after 170000 / 20 = 8500 ms.
+    let relaxed = ApstParams {
+        ps_max_latency_us: Some(170_000),
+        ..v4_11()
+    };
+    let both = table(&[(3, 1500), (3, 1500), (3, 1500), (4, 8500)]);
+    assert_eq!(sent(build(&xg4, &relaxed)), both);
+    // v4.12 on (legacy): exit latencies 25 and 70 ms against 100 ms: the same two states.
+    assert_eq!(sent(build(&xg4, &legacy())), both);
+    // One microsecond short of PS4's total under v4.11 drops PS4 only.
+    let tight = ApstParams {
+        ps_max_latency_us: Some(169_999),
+        ..v4_11()
+    };
+    assert_eq!(
+        sent(build(&xg4, &tight)),
+        table(&[(3, 1500), (3, 1500), (3, 1500)])
+    );
+}
+
+#[test]
+fn an_unset_latency_limit_is_the_default_of_the_algorithms_releases() {
+    assert_eq!(legacy().max_latency_us(), 100_000);
+    assert_eq!(v5_14().max_latency_us(), 100_000);
+    assert_eq!(v4_11().resolved().ps_max_latency_us, Some(25_000));
+    // v4.11 kernels have no apst_* module parameters: only the limit is emitted.
+    let text = emit_kernel_params(&v4_11());
+    assert!(text
+        .lines()
+        .nth(1)
+        .unwrap()
+        .ends_with("nvme_core.default_ps_max_latency_us=25000"));
+    assert!(!text.contains("apst_primary"));
 }

@@ -157,7 +157,7 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
     rows = results["runs"]
     claims = results["claims"]
     parts = [
-        "# NVMe APST: legacy (v4.11-v5.13) vs v5.14 table builder",
+        "# NVMe APST: legacy (v4.12-v5.13) vs v5.14 table builder",
         "",
         "Reproduces the measurements described in the message of Linux commit ebd8a93aa4f5 "
         '("nvme: extend and modify the APST configuration algorithm", seed 000) in simulation: '

@@ -61,7 +61,7 @@ pub fn view(drive: DriveSpec, params: ApstParams, data_file: &str, nvme_device: 
         idle_schedule: idle_schedule(&table, &drive.controller),
         nvme_cli_command: emit_nvme_cli(&table, data_file, nvme_device),
         kernel_params: emit_kernel_params(&params),
-        params,
+        params: params.resolved(),
         device: drive,
     }
 }
@@ -171,12 +171,14 @@ pub fn emit_nvme_cli(table: &ApstTable, data_file: &str, device: &str) -> String
 pub fn emit_kernel_params(params: &ApstParams) -> String {
     let mut pairs = vec![(
         "default_ps_max_latency_us",
-        params.ps_max_latency_us.min(S32_MAX),
+        params.max_latency_us().min(S32_MAX),
     )];
     match params.algorithm {
-        // v5.14+ falls back to the legacy formula when the primary timeout is 0; v4.11–v5.13
-        // kernels have no apst_* parameters and always build the legacy table.
+        // v5.14+ falls back to the legacy formula when the primary timeout is 0; v4.12–v5.13
+        // kernels have no apst_* parameters and always build the legacy table; v4.11 kernels
+        // build their own, which no later kernel can be told to.
         ApstAlgorithm::Legacy => pairs.push(("apst_primary_timeout_ms", 0)),
+        ApstAlgorithm::V4_11 => {}
         ApstAlgorithm::V5_14 => pairs.extend([
             ("apst_primary_timeout_ms", params.primary_timeout_ms),
             ("apst_secondary_timeout_ms", params.secondary_timeout_ms),
@@ -197,13 +199,18 @@ pub fn emit_kernel_params(params: &ApstParams) -> String {
     let _ = writeln!(out, "{}", cmdline.join(" "));
     out.push_str("# /etc/modprobe.d/nvme_core.conf\n");
     let _ = writeln!(out, "options nvme_core {}", options.join(" "));
-    if params.algorithm == ApstAlgorithm::Legacy {
-        out.push_str(
+    match params.algorithm {
+        ApstAlgorithm::Legacy => out.push_str(
             "# apst_primary_timeout_ms=0 selects the legacy formula on v5.14+ kernels; \
-             v4.11-v5.13 kernels always use it and have no apst_* parameters: omit it there\n",
-        );
+             v4.12-v5.13 kernels always use it and have no apst_* parameters: omit it there\n",
+        ),
+        ApstAlgorithm::V4_11 => out.push_str(
+            "# for a v4.11 kernel, which compares ENLAT + EXLAT with this limit; later kernels \
+             compare EXLAT only and cannot be made to build the v4.11 table\n",
+        ),
+        ApstAlgorithm::V5_14 => {}
     }
-    if params.ps_max_latency_us >= S32_MAX {
+    if params.max_latency_us() >= S32_MAX {
         let _ = writeln!(
             out,
             "# {S32_MAX} (S32_MAX) or more means no limit: the kernel caps the parameter at \

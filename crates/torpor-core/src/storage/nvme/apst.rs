@@ -7,11 +7,18 @@
 //! after it has been idle for ITPT ms and moves to state ITPS; the host only programs the
 //! 32-entry table (entry `i` describes power state `i`). Linux builds that table from the
 //! drive's power-state descriptors each time the controller is (re)initialised and whenever the
-//! PM QoS latency tolerance (`ps_max_latency_us`) changes. Two algorithms exist:
+//! PM QoS latency tolerance (`ps_max_latency_us`) changes. Three builders exist, each named
+//! by the first release that has it:
 //!
-//! * **Legacy** (v4.11 … v5.13): every usable non-operational state is a target, and the idle
-//!   time before entering it is 50 × its transition cost, so at most ~2 % of time is spent
-//!   transitioning: ITPT = ceil((ENLAT + EXLAT) µs / 20) ms, capped at 2^24 − 1.
+//! * **v4.11** (commit c5552fde102f, "nvme: Enable autonomous power state transitions"):
+//!   every non-operational state whose *total* latency (ENLAT + EXLAT) is within
+//!   `ps_max_latency_us` is a target, and the idle time before entering it is 50 × that total,
+//!   so at most ~2 % of time is spent transitioning: ITPT = ceil((ENLAT + EXLAT) µs / 20) ms,
+//!   capped at 2^24 − 1. `default_ps_max_latency_us` is 25 000 µs.
+//! * **Legacy** (v4.12 … v5.13, and what v5.14 falls back to; "nvme: only consider exit
+//!   latency when choosing useful non-operational power states" and "nvme: relax APST default
+//!   max latency to 100ms", both first in v4.12): the same, but a state qualifies by its *exit*
+//!   latency alone, and the default limit is 100 000 µs. Also accepted as `v4.12`.
 //! * **v5.14** (commit ebd8a93aa4f5, "nvme: extend and modify the APST configuration
 //!   algorithm"): at most two targets, like the Windows drivers: a *primary* state (ENLAT + EXLAT
 //!   ≤ `apst_primary_latency_tol_us`) entered after `apst_primary_timeout_ms`, and a deeper
@@ -32,8 +39,8 @@
 //!    entry, then decide whether the state itself becomes the new target:
 //!    * not the deepest state when the device has the `NO_DEEPEST_PS` quirk;
 //!    * non-operational (NOPS) only;
-//!    * EXLAT ≤ `ps_max_latency_us` (exit latency only, not entry + exit);
-//!    * an ITPT from the algorithm: legacy formula, or the v5.14 primary/secondary rule
+//!    * EXLAT ≤ `ps_max_latency_us` (v4.11: ENLAT + EXLAT ≤ `ps_max_latency_us`);
+//!    * an ITPT from the algorithm: the 50 × formula, or the v5.14 primary/secondary rule
 //!      (the state is skipped, `target` unchanged, when the rule rejects it).
 //!
 //!    Then `target = (state << 3) | (itpt_ms << 8)`.
@@ -61,8 +68,10 @@ pub const NVME_FEAT_AUTO_PST: u8 = 0x0c;
 /// Size of the Feature 0Ch data buffer, bytes (32 entries × 8).
 pub const APST_DATA_LEN: usize = APST_ENTRIES * 8;
 
-/// Kernel default of the `nvme_core.default_ps_max_latency_us` module parameter, µs.
+/// Kernel default of the `nvme_core.default_ps_max_latency_us` module parameter since v4.12, µs.
 pub const DEFAULT_PS_MAX_LATENCY_US: u64 = 100_000;
+/// Its default in v4.11, µs.
+pub const V4_11_PS_MAX_LATENCY_US: u64 = 25_000;
 /// Kernel default of `nvme_core.apst_primary_timeout_ms` (v5.14+).
 pub const APST_PRIMARY_TIMEOUT_MS: u64 = 100;
 /// Kernel default of `nvme_core.apst_secondary_timeout_ms` (v5.14+); 0 disables the secondary.
@@ -99,11 +108,14 @@ impl ApstTable {
     }
 }
 
-/// Which of the kernel's two table builders to run.
+/// Which of the kernel's table builders to run (the module doc describes each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ApstAlgorithm {
-    /// v4.11 … v5.13: every usable non-operational state, ITPT = 50 × (ENLAT + EXLAT).
-    #[serde(rename = "legacy")]
+    /// v4.11: states chosen by ENLAT + EXLAT, ITPT = 50 × (ENLAT + EXLAT).
+    #[serde(rename = "v4.11")]
+    V4_11,
+    /// v4.12 … v5.13 and v5.14's fallback: states chosen by EXLAT, ITPT = 50 × (ENLAT + EXLAT).
+    #[serde(rename = "legacy", alias = "v4.12")]
     Legacy,
     /// v5.14+ (commit ebd8a93aa4f5): a primary and an optional secondary target.
     #[serde(rename = "v5.14")]
@@ -112,13 +124,26 @@ pub enum ApstAlgorithm {
 
 impl ApstAlgorithm {
     /// Every builder, the kernel's current default first.
-    pub const ALL: [ApstAlgorithm; 2] = [ApstAlgorithm::V5_14, ApstAlgorithm::Legacy];
+    pub const ALL: [ApstAlgorithm; 3] = [
+        ApstAlgorithm::V5_14,
+        ApstAlgorithm::Legacy,
+        ApstAlgorithm::V4_11,
+    ];
 
     /// The name used in files and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
+            ApstAlgorithm::V4_11 => "v4.11",
             ApstAlgorithm::Legacy => "legacy",
             ApstAlgorithm::V5_14 => "v5.14",
+        }
+    }
+
+    /// `default_ps_max_latency_us` in the releases that run this builder.
+    pub fn default_ps_max_latency_us(self) -> u64 {
+        match self {
+            ApstAlgorithm::V4_11 => V4_11_PS_MAX_LATENCY_US,
+            ApstAlgorithm::Legacy | ApstAlgorithm::V5_14 => DEFAULT_PS_MAX_LATENCY_US,
         }
     }
 }
@@ -131,7 +156,7 @@ impl fmt::Display for ApstAlgorithm {
 
 /// A name that is neither `legacy` nor `v5.14`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown APST algorithm `{0}`; expected `legacy` or `v5.14`")]
+#[error("unknown APST algorithm `{0}`; expected `v5.14`, `legacy` (or `v4.12`) or `v4.11`")]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for ApstAlgorithm {
@@ -139,7 +164,8 @@ impl FromStr for ApstAlgorithm {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "legacy" => Ok(ApstAlgorithm::Legacy),
+            "legacy" | "v4.12" => Ok(ApstAlgorithm::Legacy),
+            "v4.11" => Ok(ApstAlgorithm::V4_11),
             "v5.14" => Ok(ApstAlgorithm::V5_14),
             other => Err(UnknownAlgorithm(other.to_string())),
         }
@@ -152,10 +178,12 @@ impl FromStr for ApstAlgorithm {
 #[serde(default, deny_unknown_fields)]
 pub struct ApstParams {
     pub algorithm: ApstAlgorithm,
-    /// The controller's `ps_max_latency_us`, µs: states whose EXLAT exceeds it are never
-    /// targets; 0 disables APST. Set by the PM QoS latency tolerance; its initial value is the
-    /// module parameter `default_ps_max_latency_us`. `S32_MAX` or more = no constraint.
-    pub ps_max_latency_us: u64,
+    /// The controller's `ps_max_latency_us`, µs: states whose EXLAT (v4.11: ENLAT + EXLAT)
+    /// exceeds it are never targets; 0 disables APST. Set by the PM QoS latency tolerance; its
+    /// initial value is the module parameter `default_ps_max_latency_us`. `S32_MAX` or more =
+    /// no constraint. Unset: the default of the releases that run `algorithm`
+    /// ([`Self::max_latency_us`]).
+    pub ps_max_latency_us: Option<u64>,
     /// `apst_primary_timeout_ms` (v5.14 only; 0 selects the legacy formula).
     pub primary_timeout_ms: u64,
     /// `apst_secondary_timeout_ms` (v5.14 only; 0 disables the secondary target).
@@ -173,7 +201,7 @@ impl Default for ApstParams {
     fn default() -> Self {
         ApstParams {
             algorithm: ApstAlgorithm::V5_14,
-            ps_max_latency_us: DEFAULT_PS_MAX_LATENCY_US,
+            ps_max_latency_us: None,
             primary_timeout_ms: APST_PRIMARY_TIMEOUT_MS,
             secondary_timeout_ms: APST_SECONDARY_TIMEOUT_MS,
             primary_latency_tol_us: APST_PRIMARY_LATENCY_TOL_US,
@@ -194,6 +222,22 @@ pub enum ApstConfig {
     Sent(ApstTable),
 }
 
+impl ApstParams {
+    /// The controller's latency limit: as given, or the default of `algorithm`'s releases.
+    pub fn max_latency_us(&self) -> u64 {
+        self.ps_max_latency_us
+            .unwrap_or(self.algorithm.default_ps_max_latency_us())
+    }
+
+    /// The same settings with the latency limit spelled out, as reports show them.
+    pub fn resolved(&self) -> ApstParams {
+        ApstParams {
+            ps_max_latency_us: Some(self.max_latency_us()),
+            ..self.clone()
+        }
+    }
+}
+
 /// Builds the APST table the kernel would send to `ctrl` (steps 1–4 of the module comment).
 pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
     if !ctrl.apsta {
@@ -210,13 +254,10 @@ pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
         apste: false,
         entries: [0; APST_ENTRIES],
     };
-    if params.ps_max_latency_us == 0 {
-        return ApstConfig::Sent(table);
-    }
-    let max_latency_us = if params.ps_max_latency_us >= S32_MAX {
-        u64::MAX
-    } else {
-        params.ps_max_latency_us
+    let max_latency_us = match params.max_latency_us() {
+        0 => return ApstConfig::Sent(table),
+        limit if limit >= S32_MAX => u64::MAX,
+        limit => limit,
     };
     let npss = ctrl.npss as usize;
     let states = ctrl.states();
@@ -234,12 +275,16 @@ pub fn build(ctrl: &NvmeController, params: &ApstParams) -> ApstConfig {
             continue;
         };
         let exit_lat_us = u64::from(psd.exit_lat_us);
-        if exit_lat_us > max_latency_us {
+        let total_lat_us = exit_lat_us + u64::from(psd.entry_lat_us);
+        let limited = match params.algorithm {
+            ApstAlgorithm::V4_11 => total_lat_us,
+            ApstAlgorithm::Legacy | ApstAlgorithm::V5_14 => exit_lat_us,
+        };
+        if limited > max_latency_us {
             continue;
         }
-        let total_lat_us = exit_lat_us + u64::from(psd.entry_lat_us);
         let itpt_ms = match params.algorithm {
-            ApstAlgorithm::Legacy => Some(legacy_itpt_ms(total_lat_us)),
+            ApstAlgorithm::V4_11 | ApstAlgorithm::Legacy => Some(legacy_itpt_ms(total_lat_us)),
             ApstAlgorithm::V5_14 => choice.transition_time(total_lat_us, params),
         };
         if let Some(itpt_ms) = itpt_ms {
@@ -367,11 +412,15 @@ mod tests {
     fn algorithm_names_round_trip_and_unknown_names_are_errors() {
         assert_eq!("legacy".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::Legacy));
         assert_eq!("v5.14".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::V5_14));
+        assert_eq!("v4.11".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::V4_11));
+        // v4.12 is the first release of what `legacy` computes.
+        assert_eq!("v4.12".parse::<ApstAlgorithm>(), Ok(ApstAlgorithm::Legacy));
         assert_eq!(ApstAlgorithm::V5_14.to_string(), "v5.14");
+        assert_eq!(ApstAlgorithm::V4_11.to_string(), "v4.11");
         let e = "v6".parse::<ApstAlgorithm>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown APST algorithm `v6`; expected `legacy` or `v5.14`"
+            "unknown APST algorithm `v6`; expected `v5.14`, `legacy` (or `v4.12`) or `v4.11`"
         );
     }
 

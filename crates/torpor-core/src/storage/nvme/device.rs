@@ -2,7 +2,7 @@
 //! table while it services block IO.
 //!
 //! Linux only *writes* the table (`nvme_configure_apst` in `drivers/nvme/host/core.c`: the
-//! legacy builder of v4.11–v5.13 and the v5.14+ one, both in `apst.rs`); the drive runs it. This
+//! v4.11 builder, the legacy one of v4.12–v5.13 and the v5.14+ one, both in `apst.rs`); the drive runs it. This
 //! module models that drive as the NVMe base specification describes it (Feature 0Ch and the
 //! power-state descriptors, NVMe 2.0 §8.1.19, Figs. 475 and 477), following the state machine of
 //! spec-storage §1.6. It executes whatever table it is given and knows nothing of its origin.
