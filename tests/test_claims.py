@@ -115,3 +115,123 @@ def test_divergences_are_stated_from_the_numbers_and_flip_with_them():
     text = " ".join(markdown.divergences(_all_rows(370, 1180, 8000), _tabs(None, 8000)))
     assert "they match the seed's" in text
     assert "it matches the seed's" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Each rule at its boundary: exactly on it holds, just past it fails.
+
+
+def _tab(first: tuple[int, int], chain: list[tuple[int, float]]) -> dict:
+    """A table whose PS0 entry is (itps, itpt_ms), and the idle chain it gives from PS0."""
+    entries = [{"itps": first[0], "itpt_ms": first[1]}] + [{"itps": 0, "itpt_ms": 0}] * 31
+    return {
+        "table": {"entries": entries},
+        "idle_schedule": [{"ps": ps, "reached_after_ms": ms} for ps, ms in chain],
+    }
+
+
+def _tabs_for(device: str, legacy: dict, v514: dict) -> dict:
+    return {device: {"legacy": legacy, "v5.14": v514}}
+
+
+def test_quicker_rule_holds_at_exactly_half_and_fails_just_above():
+    d = "intel-760p-ssdpekkw256g8"
+    legacy = _tab((3, 200), [(3, 205.0), (4, 900.0)])
+    at = apst.claim_quicker(_tabs_for(d, legacy, _tab((3, 100), [(3, 105.0), (4, 800.0)])), d)
+    assert at["ok"] and "exactly at the bound" in at["torpor_value"]
+    past = apst.claim_quicker(_tabs_for(d, legacy, _tab((3, 101), [(3, 106.0), (4, 800.0)])), d)
+    assert not past["ok"]
+    # Half the ITPT but the deepest state no sooner: fails too.
+    late = apst.claim_quicker(_tabs_for(d, legacy, _tab((3, 100), [(3, 105.0), (4, 900.0)])), d)
+    assert not late["ok"]
+
+
+def test_identical_tables_rule_allows_itpts_within_a_factor_1_25():
+    d = "kioxia-bg4-kbg40zns256g"
+    assert apst.claim_tables_identical(_tabs_for(d, _tab((3, 100), []), _tab((3, 125), [])))["ok"]
+    assert not apst.claim_tables_identical(_tabs_for(d, _tab((3, 100), []), _tab((3, 126), [])))[
+        "ok"
+    ]
+    assert not apst.claim_tables_identical(_tabs_for(d, _tab((3, 100), []), _tab((4, 100), [])))[
+        "ok"
+    ]
+
+
+def test_deeper_at_a_similar_time_rule_allows_a_factor_2():
+    d = "skhynix-bc511-hfm256gdjtni"
+    legacy = _tab((3, 100), [(3, 100.0)])
+    assert apst.claim_deeper_similar_time(_tabs_for(d, legacy, _tab((4, 200), [(4, 200.0)])))["ok"]
+    assert not apst.claim_deeper_similar_time(_tabs_for(d, legacy, _tab((4, 201), [(4, 201.0)])))[
+        "ok"
+    ]
+
+
+def test_deeper_later_rule_needs_strictly_later():
+    d = "samsung-pm991-mzvlq256hajd"
+    legacy = _tab((3, 100), [(3, 100.0)])
+    assert apst.claim_deeper_later(_tabs_for(d, legacy, _tab((4, 101), [(4, 100.5)])))["ok"]
+    assert not apst.claim_deeper_later(_tabs_for(d, legacy, _tab((4, 100), [(4, 100.0)])))["ok"]
+
+
+def test_sn530_savings_rule_is_bounded_on_both_sides():
+    sn = "wdc-pc-sn530-256gb"
+
+    def verdict(new_mw: dict[int, float]) -> dict:
+        return apst.claim_sn530_savings(_rows(sn, {w: (1000, p) for w, p in new_mw.items()}))
+
+    # 30 % lower on each (1000 -> 700) is the lower bound: holds.
+    assert verdict({4: 700, 5: 700, 6: 700})["ok"]
+    assert not verdict({4: 700, 5: 701, 6: 700})["ok"]
+    # The largest may reach 62 % + 10 points = 72 % (1000 -> 280), not beyond: an overshoot.
+    assert verdict({4: 280, 5: 700, 6: 700})["ok"]
+    over = verdict({4: 279, 5: 700, 6: 700})
+    assert not over["ok"] and "overshoots the seed's 62%" in over["torpor_value"]
+
+
+def test_pm991_rule_bounds_at_zero_and_twice_the_seed():
+    d = "samsung-pm991-mzvlq256hajd"
+    assert apst.claim_pm991_increase(_rows(d, {3: (1000, 1360)}))["ok"]  # +36 % = 2 x 18 %
+    assert not apst.claim_pm991_increase(_rows(d, {3: (1000, 1361)}))["ok"]
+    assert not apst.claim_pm991_increase(_rows(d, {}))["ok"]  # no increase at all
+
+
+def test_sustained_writes_rule_allows_one_percent():
+    rows = []
+    for d in apst.DRIVES:
+        rows += _rows(d, {1: (1000, 1010)})
+    assert apst.claim_sustained_unchanged(rows)["ok"]
+    rows = []
+    for d in apst.DRIVES:
+        rows += _rows(d, {1: (1000, 1011) if d == "kioxia-bg4-kbg40zns256g" else (1000, 1000)})
+    assert not apst.claim_sustained_unchanged(rows)["ok"]
+
+
+def test_workflow7_rules_at_three_times_and_at_twice_the_seed():
+    d = "wdc-pc-sn530-256gb"
+    tabs = {d: {"v5.14": {"idle_schedule": [], "device": {}}}}
+    # Direction: exactly 3 x 75 us holds; magnitude: 20 ms = 2 x 10 ms holds, 20.001 fails.
+    direction, _ = apst.claim_w7_latency(_rows(d, {}, lat_w7=(75.0, 225.0)), tabs, d, 0.6, 10)
+    assert direction["ok"]
+    direction, _ = apst.claim_w7_latency(_rows(d, {}, lat_w7=(75.0, 224.0)), tabs, d, 0.6, 10)
+    assert not direction["ok"]
+    _, magnitude = apst.claim_w7_latency(_rows(d, {}, lat_w7=(75.0, 20000.0)), tabs, d, 0.6, 10)
+    assert magnitude["ok"]
+    _, magnitude = apst.claim_w7_latency(_rows(d, {}, lat_w7=(75.0, 20001.0)), tabs, d, 0.6, 10)
+    assert not magnitude["ok"]
+
+
+def test_others_milder_rule_wants_at_most_half_the_smaller_increase():
+    def rows(other_new_us: float) -> list:
+        out = []
+        for d in apst.DRIVES:
+            if d == "wdc-pc-sn530-256gb":
+                new = 11075.0  # +11.0 ms
+            elif d == "intel-760p-ssdpekkw256g8":
+                new = 8075.0  # +8.0 ms: the smaller; half of it is 4.0 ms
+            else:
+                new = other_new_us
+            out += _rows(d, {}, lat_w7=(75.0, new))
+        return out
+
+    assert apst.claim_others_milder(rows(4075.0))["ok"]  # +4.0 ms: exactly half
+    assert not apst.claim_others_milder(rows(4076.0))["ok"]

@@ -28,6 +28,9 @@ DURATION = "60s"
 
 # The seed's figures, stated once: the claims and the report compare against these.
 SEED_SN530_SAVING = 0.62  # "up to 62 % lower power on scenarios 4, 5 and 6"
+# How far above the seed's "up to" figure torpor's largest saving may go and still match it,
+# in percentage points: past it the model overshoots the measurement.
+SN530_OVERSHOOT_POINTS = 0.10
 SEED_PM991_INCREASE = 0.18  # "up to 18 % more power in worst-case scenarios"
 # Workflow 7 mean latency, legacy -> v5.14, ms.
 SEED_W7_MS = {"wdc-pc-sn530-256gb": (0.6, 10.0), "intel-760p-ssdpekkw256g8": (2.0, 53.0)}
@@ -189,14 +192,23 @@ def claim_quicker(tabs: dict[str, Any], device: str) -> dict[str, Any]:
     old_itpt, new_itpt = first_itpt_ms(old_t), first_itpt_ms(new_t)
     ok = bool(old and new) and 0 < new_itpt <= 0.5 * old_itpt
     ok = ok and new[-1][0] >= old[-1][0] and new[-1][1] < old[-1][1]
+    ratio = new_itpt / old_itpt if old_itpt else float("inf")
     return _claim(
         f"{DRIVES[device]}: v5.14 makes the transitions to PS3/PS4 much quicker "
         "(rule: PS0's ITPT at most half legacy's, deepest state reached sooner)",
         "much quicker transitions to PS3 and PS4",
-        f"PS0 ITPT {old_itpt} -> {new_itpt} ms; legacy: {schedule_text(old_t)}; "
+        f"PS0 ITPT {old_itpt} -> {new_itpt} ms (x{ratio:.2f}, rule <= x0.50: "
+        f"{_margin(0.5 - ratio)}); legacy: {schedule_text(old_t)}; "
         f"v5.14: {schedule_text(new_t)}",
         ok,
     )
+
+
+def _margin(slack: float) -> str:
+    """How far a value is inside (+) or outside (-) its rule's bound, in words."""
+    if slack == 0:
+        return "exactly at the bound"
+    return f"{abs(slack):.2f} {'inside' if slack > 0 else 'beyond'} the bound"
 
 
 def claim_deeper_similar_time(tabs: dict[str, Any]) -> dict[str, Any]:
@@ -242,14 +254,27 @@ def pm991_worst_increase(rows: list[dict[str, Any]]) -> tuple[int, float]:
 
 
 def claim_sn530_savings(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: v5.14 lowers average power by at least 30 % on each of workflows 4, 5 and 6.
+    # Rule, bounded on both sides: at least 30 % lower average power on each of workflows 4-6,
+    # and the largest saving no more than 10 points above the seed's "up to 62 %" (beyond it
+    # the model overshoots the measurement).
     savings = sn530_savings(rows)
+    ceiling = SEED_SN530_SAVING + SN530_OVERSHOOT_POINTS
+    largest = max(savings.values())
+    low = [w for w, s in savings.items() if s < 0.30]
+    verdict = (
+        f"; workflow(s) {', '.join(map(str, low))} below 30 %"
+        if low
+        else f"; largest {largest:.0%} overshoots the seed's {SEED_SN530_SAVING:.0%} by more "
+        f"than {SN530_OVERSHOOT_POINTS * 100:.0f} points"
+        if largest > ceiling
+        else ""
+    )
     return _claim(
         "WD SN530: large power savings on workflows 4-6 (rule: >= 30 % lower average power on "
-        "each)",
+        f"each, the largest at most {ceiling:.0%})",
         f"up to {SEED_SN530_SAVING:.0%} lower power on scenarios 4, 5 and 6",
-        ", ".join(f"workflow {w}: {s:.0%} lower" for w, s in savings.items()),
-        all(s >= 0.30 for s in savings.values()),
+        ", ".join(f"workflow {w}: {s:.0%} lower" for w, s in savings.items()) + verdict,
+        not low and largest <= ceiling,
     )
 
 
@@ -349,17 +374,21 @@ def claim_others_milder(rows: list[dict[str, Any]]) -> dict[str, Any]:
             row(rows, d, 7, "v5.14")["lat_mean_us"] - row(rows, d, 7, "legacy")["lat_mean_us"]
         ) / 1000
 
-    bound = min(inc("wdc-pc-sn530-256gb"), inc("intel-760p-ssdpekkw256g8"))
+    # "Much" milder: at most half of the smaller of the two drives' increases.
+    bound = 0.5 * min(inc("wdc-pc-sn530-256gb"), inc("intel-760p-ssdpekkw256g8"))
     others = {
         d: inc(d) for d in DRIVES if d not in ("wdc-pc-sn530-256gb", "intel-760p-ssdpekkw256g8")
     }
     return _claim(
         "Other drives: the workflow-7 latency increase is much milder or non-existent "
-        "(rule: smaller than both SN530's and 760p's increase)",
+        "(rule: at most half of the smaller of SN530's and 760p's increase)",
         "much milder or non-existent",
         f"increase bound {bound:.2f} ms; "
-        + ", ".join(f"{DRIVES[d]} {v:+.2f} ms" for d, v in others.items()),
-        all(v < bound for v in others.values()),
+        + ", ".join(
+            f"{DRIVES[d]} {v:+.2f} ms ({_margin(bound - v).replace('the bound', 'it')})"
+            for d, v in others.items()
+        ),
+        all(v <= bound for v in others.values()),
     )
 
 
@@ -384,7 +413,7 @@ def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def verdict_text(claims: list[dict[str, Any]]) -> str:
-    """E.g. "12 hold, 2 fail, 1 not checkable" (of all claims)."""
+    """E.g. "10 hold, 4 fail, 1 not checkable" (of all claims)."""
     n = verdict_counts(claims)
     return f"{n['hold']} hold, {n['fail']} fail, {n['not checkable']} not checkable"
 
