@@ -265,6 +265,17 @@ impl Input<'_> {
             }
             (None, None) => unreachable!("validated by ScenarioFile::parse"),
         };
+        // PS0's idle power when the drive reports none: the preset's figure, unless the
+        // scenario sets it (below).
+        if let (Some(e), Some(ps0)) = (&drive.ps0_idle, drive.controller.power_states.first_mut()) {
+            if ps0.idle_power_mw.is_none() && !p.idle_power_mw.contains_key("PS0") {
+                ps0.idle_power_mw = Some(e.central_mw);
+                drive.notes.push(format!(
+                    "PS0 idle power {} mW, range {}-{} mW (the drive reports none): {}",
+                    e.central_mw, e.low_mw, e.high_mw, e.source
+                ));
+            }
+        }
         let states = drive.controller.power_states.len();
         for (table, map, idle) in [
             ("idle_power_mw", &p.idle_power_mw, true),

@@ -878,3 +878,39 @@ fn an_unset_latency_limit_is_the_default_of_the_algorithms_releases() {
         .ends_with("nvme_core.default_ps_max_latency_us=25000"));
     assert!(!text.contains("apst_primary"));
 }
+
+#[test]
+fn a_ps0_idle_estimate_carries_its_range_and_source() {
+    let with = format!(
+        "{TINY}\n[estimate.ps0_idle_power_w]\nlow = 0.3\ncentral = 0.6\nhigh = 1.2\n\
+         source = \"ESTIMATE: rule\"\n"
+    );
+    let p = parse_preset("tiny.toml", &with).unwrap();
+    let e = p.ps0_idle.expect("estimate read");
+    assert_eq!((e.low_mw, e.central_mw, e.high_mw), (300.0, 600.0, 1200.0));
+    assert_eq!(e.source, "ESTIMATE: rule");
+    assert!(parse_preset("tiny.toml", TINY).unwrap().ps0_idle.is_none());
+    // Out of order, above PS0's 3.5 W maximum, or without a source: errors at their line.
+    for (bad, line, says) in [
+        (
+            "central = 0.6",
+            "central = 0.2",
+            "expected low <= central <= high",
+        ),
+        (
+            "high = 1.2",
+            "high = 3.6",
+            "above the state's maximum power 3500 mW",
+        ),
+        (
+            "source = \"ESTIMATE: rule\"",
+            "source = \" \"",
+            "expected where the figures come from",
+        ),
+    ] {
+        let text = with.replacen(bad, line, 1);
+        let e = parse_preset("tiny.toml", &text).unwrap_err();
+        assert!(e.message.contains(says), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}

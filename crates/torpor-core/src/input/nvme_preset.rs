@@ -65,6 +65,19 @@ pub struct NvmePreset {
     pub in_apst_commit: bool,
     pub controller: NvmeController,
     pub service: ServiceModel,
+    /// PS0's idle power where the drive reports none: a sourced figure or a labelled
+    /// estimate, with its range.
+    pub ps0_idle: Option<Estimate>,
+}
+
+/// A number torpor cannot read from the drive, with how sure it is: the value simulated
+/// (`central`), the ends of its plausible range, and where the figures come from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    pub low_mw: f64,
+    pub central_mw: f64,
+    pub high_mw: f64,
+    pub source: String,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +94,25 @@ struct PresetFile {
     source: String,
     power_state: Vec<PowerStateFile>,
     service: ServiceFile,
+    #[serde(default)]
+    estimate: EstimatesFile,
+}
+
+/// `[estimate]`: what the descriptors do not say.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EstimatesFile {
+    ps0_idle_power_w: Option<RangeFile>,
+}
+
+/// `{ low, central, high, source }`, in W.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RangeFile {
+    low: Spanned<f64>,
+    central: Spanned<f64>,
+    high: Spanned<f64>,
+    source: Spanned<String>,
 }
 
 #[derive(Deserialize)]
@@ -140,7 +172,21 @@ pub fn parse_preset(file: &str, text: &str) -> Result<NvmePreset, InputError> {
         return Err(at(raw.npss.span(), msg));
     }
     let service = service(&raw.service, &at)?;
+    let ps0_idle = raw
+        .estimate
+        .ps0_idle_power_w
+        .as_ref()
+        .map(|r| {
+            estimate(
+                r,
+                "estimate.ps0_idle_power_w",
+                power_states[0].max_power_mw,
+                &at,
+            )
+        })
+        .transpose()?;
     Ok(NvmePreset {
+        ps0_idle,
         controller: NvmeController {
             model: raw.model.clone(),
             npss,
@@ -224,6 +270,43 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// A range in W as an [`Estimate`] in mW: low <= central <= high, none above `ceiling_mw`
+/// (the state's maximum power), and a source sentence.
+fn estimate(
+    r: &RangeFile,
+    key: &str,
+    ceiling_mw: f64,
+    at: &impl Fn(Range<usize>, String) -> InputError,
+) -> Result<Estimate, InputError> {
+    let low = power_mw(&r.low, &format!("{key}.low"), at)?;
+    let central = power_mw(&r.central, &format!("{key}.central"), at)?;
+    let high = power_mw(&r.high, &format!("{key}.high"), at)?;
+    if !(low <= central && central <= high) {
+        return Err(at(
+            r.central.span(),
+            format!("`{key}`: expected low <= central <= high, got {low} / {central} / {high} mW"),
+        ));
+    }
+    if high > ceiling_mw {
+        return Err(at(
+            r.high.span(),
+            format!("`{key}.high` is {high} mW, above the state's maximum power {ceiling_mw} mW"),
+        ));
+    }
+    if r.source.get_ref().trim().is_empty() {
+        return Err(at(
+            r.source.span(),
+            format!("`{key}.source`: expected where the figures come from"),
+        ));
+    }
+    Ok(Estimate {
+        low_mw: low,
+        central_mw: central,
+        high_mw: high,
+        source: r.source.get_ref().trim().to_string(),
+    })
 }
 
 fn load_embedded(id: &str, text: &str) -> Result<NvmePreset, InputError> {

@@ -21,6 +21,8 @@ pub struct DriveSpec {
     pub format: &'static str,
     pub controller: NvmeController,
     pub service: ServiceModel,
+    /// PS0's idle power when the drive reports none (a preset's sourced figure or estimate).
+    pub ps0_idle: Option<preset::Estimate>,
     /// Assumptions made while reading the input, for the user to see.
     pub notes: Vec<String>,
 }
@@ -74,6 +76,7 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
             format: "preset",
             controller: p.controller,
             service: p.service,
+            ps0_idle: p.ps0_idle,
             notes: vec![],
         })
     })
@@ -101,6 +104,7 @@ pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
         format: parsed.format,
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
+        ps0_idle: None,
         notes: parsed.notes,
     })
 }
