@@ -235,3 +235,27 @@ def test_others_milder_rule_wants_at_most_half_the_smaller_increase():
 
     assert apst.claim_others_milder(rows(4075.0))["ok"]  # +4.0 ms: exactly half
     assert not apst.claim_others_milder(rows(4076.0))["ok"]
+
+
+def test_robustness_names_the_end_of_the_range_that_flips_a_claim():
+    central = [
+        {"claim": "a", "ok": True},
+        {"claim": "b", "ok": True},
+        {"claim": "c", "ok": False},
+        {"claim": "d", "ok": None},
+    ]
+    ends = {
+        "low": [{"ok": True}, {"ok": True}, {"ok": False}, {"ok": None}],
+        "high": [{"ok": True}, {"ok": False}, {"ok": True}, {"ok": None}],
+    }
+    ranges = {"wdc-pc-sn530-256gb": {"low_mw": 300.0, "high_mw": 1200.0}}
+    a, b, c, d = apst.robustness(central, ends, ranges)
+    assert (a["robust"], a["hinges_on"]) == (True, None)
+    assert b["robust"] is False
+    assert b["hinges_on"] == (
+        "PS0 idle power (WD SN530 300-1200 mW): holds at the central value, holds at the low "
+        "end, fails at the high end"
+    )
+    # Fails at the central value but holds at one end: not robust, and the end is named.
+    assert c["robust"] is False and "holds at the high end" in c["hinges_on"]
+    assert (d["robust"], d["hinges_on"]) == (None, None)

@@ -60,7 +60,17 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
     assert all(set(row) == keys for row in results["runs"])
     assert {row["algorithm"] for row in results["runs"]} == {"legacy", "v5.14"}
     for c in results["claims"]:
-        assert set(c) == {"seed", "claim", "seed_value", "torpor_value", "ok"}
+        assert set(c) == {
+            "seed",
+            "claim",
+            "seed_value",
+            "torpor_value",
+            "ok",
+            "robust",
+            "hinges_on",
+        }
+        # Robust only where it holds; a claim that is not checkable is not robust either way.
+        assert c["robust"] is None if c["ok"] is None else (not c["robust"] or c["ok"])
         assert c["seed"] == "000"
     report = (tmp_path / "report.md").read_text()
     assert "## Claims" in report and "WD SN530" in report

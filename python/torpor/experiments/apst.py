@@ -36,11 +36,14 @@ SEED_PM991_INCREASE = 0.18  # "up to 18 % more power in worst-case scenarios"
 SEED_W7_MS = {"wdc-pc-sn530-256gb": (0.6, 10.0), "intel-760p-ssdpekkw256g8": (2.0, 53.0)}
 
 
-def scenario_text(device: str, workflow: int) -> str:
-    """One scenario per (drive, workflow): both table builders as variants on identical IO."""
+def scenario_text(device: str, workflow: int, ps0_idle_mw: float | None = None) -> str:
+    """One scenario per (drive, workflow): both table builders as variants on identical IO.
+    ``ps0_idle_mw`` sets PS0's idle power (an end of its range) instead of the preset's."""
+    idle = "" if ps0_idle_mw is None else f"idle_power_mw = {{ PS0 = {ps0_idle_mw!r} }}"
     return f"""
 [platform.nvme]
 preset = "{device}"
+{idle}
 
 [workload]
 apst_workflow = {workflow}
@@ -61,9 +64,9 @@ algorithm = "v5.14"
 """
 
 
-def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
+def _run_one(device: str, workflow: int, ps0_idle_mw: float | None) -> list[dict[str, Any]]:
     report = native.run_scenario_text(
-        scenario_text(device, workflow), f"<apst {device} workflow {workflow}>"
+        scenario_text(device, workflow, ps0_idle_mw), f"<apst {device} workflow {workflow}>"
     )
     rows = []
     for v in report["variants"]:
@@ -88,18 +91,23 @@ def _run_one(device: str, workflow: int) -> list[dict[str, Any]]:
     return rows
 
 
-def runs(progress: Callable[[], None] | None = None, workers: int = 2) -> list[dict[str, Any]]:
+def runs(
+    progress: Callable[[], None] | None = None,
+    workers: int = 2,
+    ps0_idle_mw: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
     Runs go to ``workers`` threads (the core releases the GIL); the result does not depend
     on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those
-    not started.
+    not started. ``ps0_idle_mw`` overrides PS0's idle power per drive (an end of its range).
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            for rows in pool.map(lambda dw: _run_one(*dw), grid):
+            idle = ps0_idle_mw or {}
+            for rows in pool.map(lambda dw: _run_one(*dw, idle.get(dw[0])), grid):
                 out.extend(rows)
                 if progress:
                     progress()
@@ -416,6 +424,43 @@ def verdict_text(claims: list[dict[str, Any]]) -> str:
     """E.g. "10 hold, 4 fail, 1 not checkable" (of all claims)."""
     n = verdict_counts(claims)
     return f"{n['hold']} hold, {n['fail']} fail, {n['not checkable']} not checkable"
+
+
+def ps0_idle_ranges() -> dict[str, dict[str, Any]]:
+    """Each drive's PS0 idle power estimate (``low_mw``, ``central_mw``, ``high_mw``,
+    ``source``), for the drives whose preset has one."""
+    presets = {p["id"]: p for p in native.presets()}
+    return {d: presets[d]["ps0_idle"] for d in DRIVES if presets[d].get("ps0_idle")}
+
+
+def robustness(
+    central: list[dict[str, Any]], ends: dict[str, list[dict[str, Any]]], ranges: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Each claim with ``robust`` (True: holds at the central value and at every end of the
+    ranges; False: fails at one of them; None: not checkable) and ``hinges_on`` (which
+    assumption flips it, and where; None when nothing does). ``ends`` maps "low" and "high"
+    to the claims evaluated with every drive's PS0 idle power at that end."""
+    span = ", ".join(f"{DRIVES[d]} {r['low_mw']:g}-{r['high_mw']:g} mW" for d, r in ranges.items())
+    out = []
+    for i, claim in enumerate(central):
+        verdicts = {"central": claim["ok"]} | {end: ends[end][i]["ok"] for end in ends}
+        if claim["ok"] is None:
+            robust, hinge = None, None
+        else:
+            robust = all(v is True for v in verdicts.values())
+            flips = [end for end, v in verdicts.items() if v != claim["ok"]]
+            hinge = (
+                None
+                if not flips
+                else f"PS0 idle power ({span}): "
+                + ", ".join(
+                    f"{'holds' if v else 'fails'} at the "
+                    + ("central value" if end == "central" else f"{end} end")
+                    for end, v in verdicts.items()
+                )
+            )
+        out.append(claim | {"robust": robust, "hinges_on": hinge})
+    return out
 
 
 def claims(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[dict[str, Any]]:

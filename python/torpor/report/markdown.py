@@ -14,6 +14,15 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _robust(claim: dict[str, Any]) -> str:
+    """The robustness column: yes, n/a (not checkable), or what the verdict hinges on."""
+    if claim.get("robust") is None:
+        return "n/a"
+    if claim["robust"]:
+        return "yes"
+    return claim["hinges_on"] or "no: fails at the central value and at every end"
+
+
 def _pct(old: float, new: float) -> str:
     if old == 0:
         return "n/a"
@@ -176,9 +185,21 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
         f"## Claims ({apst.verdict_text(claims)})",
         "",
         _table(
-            ["", "claim", "seed", "torpor"],
-            [[_MARK[c["ok"]], c["claim"], c["seed_value"], c["torpor_value"]] for c in claims],
+            ["", "claim", "seed", "torpor", "robust"],
+            [
+                [
+                    _MARK[c["ok"]],
+                    c["claim"],
+                    c["seed_value"],
+                    c["torpor_value"],
+                    _robust(c),
+                ]
+                for c in claims
+            ],
         ),
+        "",
+        "Robust: the verdict at the central power figures also holds at both ends of every "
+        "drive's estimated PS0 idle power range (the presets give each range and its source).",
         "",
         "## Where the model and the seed part ways",
         "",
