@@ -19,10 +19,10 @@ def test_version_matches_the_package(cli):
 def test_devices_lists_the_seventeen_presets(cli):
     r = cli("devices", "--json")
     assert r.exit_code == 0
-    ids = {d["id"] for d in json.loads(r.output)}
+    ids = {d["id"] for d in json.loads(r.stdout)}
     assert len(ids) == 17
     # The five drives named in commit ebd8a93aa4f5.
-    commit = {d["id"] for d in json.loads(r.output) if d["in_apst_commit"]}
+    commit = {d["id"] for d in json.loads(r.stdout) if d["in_apst_commit"]}
     assert commit == {
         "wdc-pc-sn530-256gb",
         "intel-760p-ssdpekkw256g8",
@@ -35,7 +35,7 @@ def test_devices_lists_the_seventeen_presets(cli):
 def test_apst_json_is_exactly_the_documented_shape(cli):
     r = cli("apst", "wdc-pc-sn530-256gb", "--json")
     assert r.exit_code == 0
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     assert set(doc) == {"apste", "entries"}
     assert doc["apste"] == 1
     assert len(doc["entries"]) == 32
@@ -51,7 +51,7 @@ def test_apst_json_is_exactly_the_documented_shape(cli):
 def test_apst_legacy_algorithm_gives_the_50x_rule(cli):
     r = cli("apst", "wdc-pc-sn530-256gb", "--algorithm", "legacy", "--json")
     # Legacy by hand: PS4 total 44000 us -> (44000+19)//20 = 2200 ms; PS3 14900 -> 745 ms.
-    entries = json.loads(r.output)["entries"]
+    entries = json.loads(r.stdout)["entries"]
     assert [(e["itps"], e["itpt_ms"]) for e in entries[:5]] == [
         (3, 745),
         (3, 745),

@@ -914,3 +914,31 @@ fn a_ps0_idle_estimate_carries_its_range_and_source() {
         assert!(e.line.is_some(), "{e}");
     }
 }
+
+#[test]
+fn every_preset_states_ps0_idle_power_by_the_rule_or_a_measurement() {
+    // The rule written in the presets: 0.1 / 0.2 / 0.3 x min(PS0 max power, 5 W), clamped to
+    // 0.25-1.5 W. The Samsung 950 PRO carries its own (system-level) measurement instead.
+    for p in builtin().map(Result::unwrap) {
+        let e = p
+            .ps0_idle
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no estimate", p.id));
+        if p.id == "samsung-950-pro" {
+            assert_eq!((e.low_mw, e.central_mw, e.high_mw), (800.0, 1000.0, 1200.0));
+            assert!(e.source.starts_with("MEASURED"));
+            continue;
+        }
+        let reference = p.controller.power_states[0].max_power_mw.min(5000.0);
+        let rule = |k: f64| (k * reference).clamp(250.0, 1500.0);
+        for (got, k) in [(e.low_mw, 0.1), (e.central_mw, 0.2), (e.high_mw, 0.3)] {
+            assert!(
+                (got - rule(k)).abs() < 0.5,
+                "{}: {got} mW vs rule {}",
+                p.id,
+                rule(k)
+            );
+        }
+        assert!(e.source.starts_with("ESTIMATE by rule"), "{}", p.id);
+    }
+}
