@@ -245,17 +245,30 @@ def test_robustness_names_the_end_of_the_range_that_flips_a_claim():
         {"claim": "d", "ok": None},
     ]
     ends = {
-        "low": [{"ok": True}, {"ok": True}, {"ok": False}, {"ok": None}],
-        "high": [{"ok": True}, {"ok": False}, {"ok": True}, {"ok": None}],
+        "idle low": [{"ok": True}, {"ok": True}, {"ok": False}, {"ok": None}],
+        "idle high": [{"ok": True}, {"ok": False}, {"ok": True}, {"ok": None}],
     }
-    ranges = {"wdc-pc-sn530-256gb": {"low_mw": 300.0, "high_mw": 1200.0}}
-    a, b, c, d = apst.robustness(central, ends, ranges)
+    a, b, c, d = apst.robustness(central, ends)
     assert (a["robust"], a["hinges_on"]) == (True, None)
-    assert b["robust"] is False
-    assert b["hinges_on"] == (
-        "PS0 idle power (WD SN530 300-1200 mW): holds at the central value, holds at the low "
-        "end, fails at the high end"
+    assert (b["robust"], b["hinges_on"]) == (
+        False,
+        "holds at the central values; fails with idle high",
     )
-    # Fails at the central value but holds at one end: not robust, and the end is named.
-    assert c["robust"] is False and "holds at the high end" in c["hinges_on"]
+    # Fails at the central values but holds at one end: not robust, and the end is named.
+    assert (c["robust"], c["hinges_on"]) == (
+        False,
+        "fails at the central values; holds with idle high",
+    )
     assert (d["robust"], d["hinges_on"]) == (None, None)
+
+
+def test_the_assumptions_varied_are_the_idle_ranges_and_the_transition_share():
+    ranges = {"wdc-pc-sn530-256gb": {"low_mw": 350.0, "high_mw": 1050.0}}
+    ends = apst.assumption_ends(ranges)
+    assert list(ends.values()) == [
+        {"ps0_idle_mw": {"wdc-pc-sn530-256gb": 350.0}},
+        {"ps0_idle_mw": {"wdc-pc-sn530-256gb": 1050.0}},
+        {"transition_share": 0.0},
+        {"transition_share": 1.0},
+    ]
+    assert list(ends)[1] == "PS0 idle power at the high end of its range (WD SN530 350-1050 mW)"

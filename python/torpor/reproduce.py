@@ -22,25 +22,21 @@ AREAS = ("apst",)
 
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
-    ranges = apst.ps0_idle_ranges()
-    # The central grid, then the same grid at each end of the drives' PS0 idle power ranges.
-    settings = {"central": None}
-    if ranges:
-        settings |= {end: {d: r[f"{end}_mw"] for d, r in ranges.items()} for end in ("low", "high")}
+    # The central grid, then the same grid at each end of each power assumption's range.
+    settings = {"central": {}} | apst.assumption_ends(apst.ps0_idle_ranges())
     grids = {}
     with Progress(console=console, transient=True, disable=console is None) as progress:
         task = progress.add_task(
             f"apst: 5 drives x 7 workflows x 2 algorithms x {len(settings)} power assumptions",
             total=grid * len(settings),
         )
-        for name, idle in settings.items():
-            grids[name] = apst.runs(lambda: progress.advance(task), ps0_idle_mw=idle)
+        for name, overrides in settings.items():
+            grids[name] = apst.runs(lambda: progress.advance(task), **overrides)
     rows = grids.pop("central")
     tabs = apst.tables()
     claims = apst.robustness(
         apst.claims(rows, tabs),
         {end: apst.claims(end_rows, tabs) for end, end_rows in grids.items()},
-        ranges,
     )
     results = {"experiment": "apst", "claims": claims, "runs": rows}
     out.mkdir(parents=True, exist_ok=True)

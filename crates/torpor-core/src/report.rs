@@ -105,6 +105,8 @@ pub struct NvmeSection {
     pub notes: Vec<String>,
     /// The drive's real entry/exit latencies against its declared ones.
     pub latency_scale: f64,
+    /// Transition power as a share of the way from idle to maximum power.
+    pub transition_power_share: f64,
     pub apst: ApstSection,
     #[serde(flatten)]
     pub stats: NvmeStats,

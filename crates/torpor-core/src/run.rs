@@ -387,7 +387,8 @@ impl Input<'_> {
         };
         let real = scaled_latencies(&drive.controller, s.platform.nvme.latency_scale);
         // A table sent with APSTE = 0 makes the drive never transition on its own.
-        let mut device = NvmeDevice::new(&real, table, drive.service.clone());
+        let mut device = NvmeDevice::new(&real, table, drive.service.clone())
+            .with_transition_share(s.platform.nvme.transition_power_share);
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
         let mut progress = Progress {
@@ -430,6 +431,7 @@ impl Input<'_> {
                 device: drive.label,
                 notes: drive.notes,
                 latency_scale: s.platform.nvme.latency_scale,
+                transition_power_share: s.platform.nvme.transition_power_share,
                 apst: ApstSection {
                     params,
                     sent: table.is_some(),

@@ -457,3 +457,18 @@ fn no_table_mid_run_stops_autonomous_transitions() {
     assert_eq!(d.accept(ms(1000.0), &READ_4K), ms(1000.06));
     assert_eq!(d.finish(ms(1000.06)).transitions, 0);
 }
+
+#[test]
+fn transition_power_is_a_share_of_the_way_from_idle_to_max_power() {
+    // The one-second idle of `one_second_idle_energy_under_v514`: PS0 idles at 1800 mW (ACTP
+    // cap) with MP 3500 mW, and the 3.9 ms entry into PS3 is metered at 1800 + share x 1700:
+    // share 0 -> 3.9 x 1800 = 7.02 mJ, 0.5 -> 3.9 x 2650 = 10.335 mJ, 1 -> 3.9 x 3500 = 13.65 mJ.
+    for (share, mj) in [(0.0, 7.02), (0.5, 10.335), (1.0, 13.65)] {
+        let t = sn530_v514();
+        let mut d = sn530_device(Some(&t), 1).with_transition_share(share);
+        let stats = d.finish(Nanos::from_secs(1));
+        assert_mj(stats.transition_energy_mj, mj);
+        // PS0 (180 mJ) and PS3 (22.4025 mJ) do not change.
+        assert_mj(stats.energy_mj, 180.0 + mj + 22.4025);
+    }
+}

@@ -36,14 +36,22 @@ SEED_PM991_INCREASE = 0.18  # "up to 18 % more power in worst-case scenarios"
 SEED_W7_MS = {"wdc-pc-sn530-256gb": (0.6, 10.0), "intel-760p-ssdpekkw256g8": (2.0, 53.0)}
 
 
-def scenario_text(device: str, workflow: int, ps0_idle_mw: float | None = None) -> str:
+def scenario_text(
+    device: str,
+    workflow: int,
+    ps0_idle_mw: float | None = None,
+    transition_share: float | None = None,
+) -> str:
     """One scenario per (drive, workflow): both table builders as variants on identical IO.
-    ``ps0_idle_mw`` sets PS0's idle power (an end of its range) instead of the preset's."""
+    ``ps0_idle_mw`` and ``transition_share`` set PS0's idle power and the transition power
+    (ends of their ranges) instead of the central values."""
     idle = "" if ps0_idle_mw is None else f"idle_power_mw = {{ PS0 = {ps0_idle_mw!r} }}"
+    share = "" if transition_share is None else f"transition_power_share = {transition_share!r}"
     return f"""
 [platform.nvme]
 preset = "{device}"
 {idle}
+{share}
 
 [workload]
 apst_workflow = {workflow}
@@ -64,9 +72,12 @@ algorithm = "v5.14"
 """
 
 
-def _run_one(device: str, workflow: int, ps0_idle_mw: float | None) -> list[dict[str, Any]]:
+def _run_one(
+    device: str, workflow: int, ps0_idle_mw: float | None, transition_share: float | None
+) -> list[dict[str, Any]]:
     report = native.run_scenario_text(
-        scenario_text(device, workflow, ps0_idle_mw), f"<apst {device} workflow {workflow}>"
+        scenario_text(device, workflow, ps0_idle_mw, transition_share),
+        f"<apst {device} workflow {workflow}>",
     )
     rows = []
     for v in report["variants"]:
@@ -95,19 +106,21 @@ def runs(
     progress: Callable[[], None] | None = None,
     workers: int = 2,
     ps0_idle_mw: dict[str, float] | None = None,
+    transition_share: float | None = None,
 ) -> list[dict[str, Any]]:
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
     Runs go to ``workers`` threads (the core releases the GIL); the result does not depend
     on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those
-    not started. ``ps0_idle_mw`` overrides PS0's idle power per drive (an end of its range).
+    not started. ``ps0_idle_mw`` (per drive) and ``transition_share`` override the central
+    power assumptions (to an end of their ranges).
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
             idle = ps0_idle_mw or {}
-            for rows in pool.map(lambda dw: _run_one(*dw, idle.get(dw[0])), grid):
+            for rows in pool.map(lambda dw: _run_one(*dw, idle.get(dw[0]), transition_share), grid):
                 out.extend(rows)
                 if progress:
                     progress()
@@ -433,33 +446,43 @@ def ps0_idle_ranges() -> dict[str, dict[str, Any]]:
     return {d: presets[d]["ps0_idle"] for d in DRIVES if presets[d].get("ps0_idle")}
 
 
+def assumption_ends(ranges: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The runs beyond the central one: each assumption torpor cannot check, at each end of
+    its range, as the ``runs`` keyword arguments that set it. Keys name the assumption and
+    the end, as ``hinges_on`` quotes them."""
+    idle = ", ".join(f"{DRIVES[d]} {r['low_mw']:g}-{r['high_mw']:g} mW" for d, r in ranges.items())
+    ends: dict[str, dict[str, Any]] = {}
+    if ranges:
+        for end in ("low", "high"):
+            ends[f"PS0 idle power at the {end} end of its range ({idle})"] = {
+                "ps0_idle_mw": {d: r[f"{end}_mw"] for d, r in ranges.items()}
+            }
+    for share, words in ((0.0, "idle power (share 0)"), (1.0, "maximum power (share 1)")):
+        ends[f"transition power at {words}"] = {"transition_share": share}
+    return ends
+
+
 def robustness(
-    central: list[dict[str, Any]], ends: dict[str, list[dict[str, Any]]], ranges: dict[str, Any]
+    central: list[dict[str, Any]], ends: dict[str, list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
-    """Each claim with ``robust`` (True: holds at the central value and at every end of the
-    ranges; False: fails at one of them; None: not checkable) and ``hinges_on`` (which
-    assumption flips it, and where; None when nothing does). ``ends`` maps "low" and "high"
-    to the claims evaluated with every drive's PS0 idle power at that end."""
-    span = ", ".join(f"{DRIVES[d]} {r['low_mw']:g}-{r['high_mw']:g} mW" for d, r in ranges.items())
+    """Each claim with ``robust`` (True: holds at the central values and at every end of every
+    range; False: fails at one of them; None: not checkable) and ``hinges_on`` (the ends at
+    which the verdict differs from the central one; None when none does). ``ends`` maps each
+    end (``assumption_ends``' keys) to the claims evaluated there."""
     out = []
     for i, claim in enumerate(central):
-        verdicts = {"central": claim["ok"]} | {end: ends[end][i]["ok"] for end in ends}
         if claim["ok"] is None:
-            robust, hinge = None, None
-        else:
-            robust = all(v is True for v in verdicts.values())
-            flips = [end for end, v in verdicts.items() if v != claim["ok"]]
-            hinge = (
-                None
-                if not flips
-                else f"PS0 idle power ({span}): "
-                + ", ".join(
-                    f"{'holds' if v else 'fails'} at the "
-                    + ("central value" if end == "central" else f"{end} end")
-                    for end, v in verdicts.items()
-                )
-            )
-        out.append(claim | {"robust": robust, "hinges_on": hinge})
+            out.append(claim | {"robust": None, "hinges_on": None})
+            continue
+        verdicts = {end: claims[i]["ok"] for end, claims in ends.items()}
+        robust = claim["ok"] is True and all(v is True for v in verdicts.values())
+        flips = [
+            f"{'holds' if v else 'fails'} with {end}"
+            for end, v in verdicts.items()
+            if v != claim["ok"]
+        ]
+        hinge = f"{'holds' if claim['ok'] else 'fails'} at the central values; " + "; ".join(flips)
+        out.append(claim | {"robust": robust, "hinges_on": hinge if flips else None})
     return out
 
 

@@ -120,9 +120,10 @@ def divergences(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[str]:
         )
         out.append(
             f"{who} reports idle power (IDLP) for its operational states, so idle PS0 is "
-            "charged at an upper bound (MP, or ACTP where reported): power changes are "
-            "exaggerated wherever a table changes how long the drive idles in PS0 before its "
-            "first transition."
+            "charged at each preset's estimate (a stated rule anchored on two measured drives, "
+            "with a range): power changes scale with it wherever a table changes how long the "
+            "drive idles in PS0, which is why every power claim is also checked at both ends "
+            "of the ranges (the robust column)."
         )
     savings = apst.sn530_savings(rows).values()
     lo, hi = min(savings), max(savings)
@@ -176,11 +177,12 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
         + "; ".join(f"{i}) {t}" for i, t in enumerate(native.apst_workflow_titles(), 1)),
         "",
         "Model: drive power states and latencies from each drive's own descriptors; power is "
-        "ACTP while servicing IO (MP when not reported), IDLP when idle (when not reported: MP, "
-        "capped at ACTP when the drive reports ACTP; an upper bound), "
-        "the last operational state's MP while entering or leaving a non-operational state; an "
-        "IO that finds the drive asleep waits for the declared exit latency. Latency is "
-        "device-side (submission to completion); the seed measured it on the host.",
+        "ACTP while servicing IO (MP when not reported), IDLP when idle (when not reported: the "
+        "preset's PS0 estimate, with its range), and halfway between the last operational "
+        "state's idle and maximum power while entering or leaving a non-operational state (no "
+        "drive documents it; the ends, idle and maximum power, are checked too); an IO that "
+        "finds the drive asleep waits for the declared exit latency. Latency is device-side "
+        "(submission to completion); the seed measured it on the host.",
         "",
         f"## Claims ({apst.verdict_text(claims)})",
         "",

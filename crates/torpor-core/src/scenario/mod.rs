@@ -65,10 +65,19 @@ pub struct NvmePlatform {
     /// Active power per state, mW (ACTP).
     #[serde(default)]
     pub active_power_mw: BTreeMap<String, f64>,
+    /// Power while entering or leaving a non-operational state, as a share of the way from the
+    /// last operational state's idle power (0) to its maximum power (1). No drive documents
+    /// it: 0.5 is torpor's central estimate, 0 and 1 the ends of its range.
+    #[serde(default = "half")]
+    pub transition_power_share: f64,
 }
 
 fn one() -> f64 {
     1.0
+}
+
+fn half() -> f64 {
+    0.5
 }
 
 /// `[policy.<mechanism>]`: every field defaults to the kernel's default.
@@ -476,6 +485,16 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         return Err((
             "platform.nvme.latency_scale".into(),
             format!("[platform.nvme] latency_scale: expected a factor in (0, 1000], got {scale}"),
+        ));
+    }
+    let share = nvme.transition_power_share;
+    if !(0.0..=1.0).contains(&share) {
+        return Err((
+            "platform.nvme.transition_power_share".into(),
+            format!(
+                "[platform.nvme] transition_power_share: expected a share in [0, 1] (0: idle \
+                 power, 1: maximum power), got {share}"
+            ),
         ));
     }
     for (table, map) in [

@@ -66,8 +66,11 @@
 //!   (the spec's upper bound) and ACTP\[p\] when the drive reports ACTP, since an idle drive
 //!   draws no more than a busy one (the SN530 reports ACTP 1.8 W but no IDLP for its 3.5 W PS0;
 //!   MP alone would make its idle PS0 cost more than its active PS0). Still an upper bound.
-//! - **transition power**: entering or exiting a non-operational state: MP of the last
-//!   operational state (the spec bounds non-operational activity by it).
+//! - **transition power**: entering or exiting a non-operational state, from the last
+//!   operational state `p`: idle\[p\] + share × (MP\[p\] − idle\[p\]). No drive documents it;
+//!   `share` = 1 is MP, the spec's bound on non-operational activity and the default here;
+//!   scenarios run torpor's central estimate, 0.5, with 0 and 1 as the ends of its range
+//!   ([`NvmeDevice::with_transition_share`]).
 //!
 //! Time and energy are metered per power state (`PS0`..`PSn`, active and idle charged to the
 //! same state at their own power) plus one `transition` bucket for entries and exits.
@@ -124,6 +127,8 @@ struct StateParams {
     active_mw: f64,
     idle_mw: f64,
     max_mw: f64,
+    /// Power while entering or leaving a non-operational state from this one.
+    transition_mw: f64,
 }
 
 impl StateParams {
@@ -137,6 +142,7 @@ impl StateParams {
             active_mw: ps.active_power_mw.unwrap_or(ps.max_power_mw),
             idle_mw: idle_power_mw(ps),
             max_mw: ps.max_power_mw,
+            transition_mw: ps.max_power_mw,
         }
     }
 }
@@ -392,6 +398,16 @@ impl NvmeDevice {
         self.busy = None;
     }
 
+    /// The same drive drawing idle + `share` × (MP − idle) of its last operational state while
+    /// entering or leaving a non-operational state (`share` in [0, 1]; `new` uses 1, MP).
+    pub fn with_transition_share(mut self, share: f64) -> NvmeDevice {
+        let share = share.clamp(0.0, 1.0);
+        for s in &mut self.states {
+            s.transition_mw = s.idle_mw + share * (s.max_mw - s.idle_mw).max(0.0);
+        }
+        self
+    }
+
     /// Step 2: replays the autonomous transitions of an idle drive up to `now`.
     #[inline]
     fn walk_idle(&mut self, now: Nanos) {
@@ -421,7 +437,7 @@ impl NvmeDevice {
         }
         let transition = self.states.len();
         self.meter
-            .set(at, transition, self.states[self.last_op].max_mw);
+            .set(at, transition, self.states[self.last_op].transition_mw);
         self.counters.transitions += 1;
         self.ps = target;
         self.idle = IdlePhase::Entering {
@@ -440,7 +456,7 @@ impl NvmeDevice {
             IdlePhase::Settled { .. } => {
                 let transition = self.states.len();
                 self.meter
-                    .set(now, transition, self.states[self.last_op].max_mw);
+                    .set(now, transition, self.states[self.last_op].transition_mw);
                 now + state.exlat
             }
             // Already metering the entry at transition power, which the exit continues.
