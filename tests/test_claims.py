@@ -263,11 +263,16 @@ def test_robustness_names_the_end_of_the_range_that_flips_a_claim():
 
 
 def test_the_assumptions_varied_are_the_idle_ranges_and_the_transition_share():
-    ranges = {"wdc-pc-sn530-256gb": {"low_mw": 350.0, "high_mw": 1050.0}}
+    ranges = {
+        "idle": {"wdc-pc-sn530-256gb": {"low_mw": 350.0, "high_mw": 1050.0}},
+        "active": {"kioxia-bg4-kbg40zns256g": {"low_mw": 2160.0, "high_mw": 3600.0}},
+    }
     ends = apst.assumption_ends(ranges)
     assert list(ends.values()) == [
         {"ps0_idle_mw": {"wdc-pc-sn530-256gb": 350.0}},
         {"ps0_idle_mw": {"wdc-pc-sn530-256gb": 1050.0}},
+        {"ps0_active_mw": {"kioxia-bg4-kbg40zns256g": 2160.0}},
+        {"ps0_active_mw": {"kioxia-bg4-kbg40zns256g": 3600.0}},
         {"transition_share": 0.0},
         {"transition_share": 1.0},
     ]

@@ -23,7 +23,7 @@ AREAS = ("apst",)
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
     # The central grid, then the same grid at each end of each power assumption's range.
-    settings = {"central": {}} | apst.assumption_ends(apst.ps0_idle_ranges())
+    settings = {"central": {}} | apst.assumption_ends(apst.ps0_ranges())
     grids = {}
     with Progress(console=console, transient=True, disable=console is None) as progress:
         task = progress.add_task(

@@ -265,14 +265,29 @@ impl Input<'_> {
             }
             (None, None) => unreachable!("validated by ScenarioFile::parse"),
         };
-        // PS0's idle power when the drive reports none: the preset's figure, unless the
-        // scenario sets it (below).
-        if let (Some(e), Some(ps0)) = (&drive.ps0_idle, drive.controller.power_states.first_mut()) {
-            if ps0.idle_power_mw.is_none() && !p.idle_power_mw.contains_key("PS0") {
-                ps0.idle_power_mw = Some(e.central_mw);
+        // PS0's idle and active power when the drive reports none: the preset's figures,
+        // unless the scenario sets them (below).
+        for (estimate, table, idle) in [
+            (drive.ps0_idle.clone(), &p.idle_power_mw, true),
+            (drive.ps0_active.clone(), &p.active_power_mw, false),
+        ] {
+            let (Some(e), Some(ps0)) = (estimate, drive.controller.power_states.first_mut()) else {
+                continue;
+            };
+            let field = if idle {
+                &mut ps0.idle_power_mw
+            } else {
+                &mut ps0.active_power_mw
+            };
+            if field.is_none() && !table.contains_key("PS0") {
+                *field = Some(e.central_mw);
                 drive.notes.push(format!(
-                    "PS0 idle power {} mW, range {}-{} mW (the drive reports none): {}",
-                    e.central_mw, e.low_mw, e.high_mw, e.source
+                    "PS0 {} power {} mW, range {}-{} mW (the drive reports none): {}",
+                    if idle { "idle" } else { "active" },
+                    e.central_mw,
+                    e.low_mw,
+                    e.high_mw,
+                    e.source
                 ));
             }
         }

@@ -942,3 +942,24 @@ fn every_preset_states_ps0_idle_power_by_the_rule_or_a_measurement() {
         assert!(e.source.starts_with("ESTIMATE by rule"), "{}", p.id);
     }
 }
+
+#[test]
+fn every_preset_without_actp_states_ps0_active_power_by_the_rule() {
+    // 0.6 / 0.8 / 1.0 x min(PS0 max power, 5 W); drives that report ACTP need none.
+    for p in builtin().map(Result::unwrap) {
+        let ps0 = &p.controller.power_states[0];
+        match (ps0.active_power_mw, &p.ps0_active) {
+            (Some(_), None) => continue,
+            (None, Some(e)) => {
+                let reference = ps0.max_power_mw.min(5000.0);
+                for (got, k) in [(e.low_mw, 0.6), (e.central_mw, 0.8), (e.high_mw, 1.0)] {
+                    assert!((got - k * reference).abs() < 0.5, "{}: {got} mW", p.id);
+                }
+                // Never below the idle estimate's top end: a busy drive draws more than an idle one.
+                let idle = p.ps0_idle.as_ref().unwrap();
+                assert!(e.low_mw >= idle.high_mw, "{}", p.id);
+            }
+            (actp, estimate) => panic!("{}: ACTP {actp:?} and estimate {estimate:?}", p.id),
+        }
+    }
+}

@@ -40,17 +40,20 @@ def scenario_text(
     device: str,
     workflow: int,
     ps0_idle_mw: float | None = None,
+    ps0_active_mw: float | None = None,
     transition_share: float | None = None,
 ) -> str:
     """One scenario per (drive, workflow): both table builders as variants on identical IO.
-    ``ps0_idle_mw`` and ``transition_share`` set PS0's idle power and the transition power
-    (ends of their ranges) instead of the central values."""
+    ``ps0_idle_mw``, ``ps0_active_mw`` and ``transition_share`` set PS0's idle and active
+    power and the transition power (ends of their ranges) instead of the central values."""
     idle = "" if ps0_idle_mw is None else f"idle_power_mw = {{ PS0 = {ps0_idle_mw!r} }}"
+    active = "" if ps0_active_mw is None else f"active_power_mw = {{ PS0 = {ps0_active_mw!r} }}"
     share = "" if transition_share is None else f"transition_power_share = {transition_share!r}"
     return f"""
 [platform.nvme]
 preset = "{device}"
 {idle}
+{active}
 {share}
 
 [workload]
@@ -72,11 +75,9 @@ algorithm = "v5.14"
 """
 
 
-def _run_one(
-    device: str, workflow: int, ps0_idle_mw: float | None, transition_share: float | None
-) -> list[dict[str, Any]]:
+def _run_one(device: str, workflow: int, **assumptions: Any) -> list[dict[str, Any]]:
     report = native.run_scenario_text(
-        scenario_text(device, workflow, ps0_idle_mw, transition_share),
+        scenario_text(device, workflow, **assumptions),
         f"<apst {device} workflow {workflow}>",
     )
     rows = []
@@ -106,21 +107,31 @@ def runs(
     progress: Callable[[], None] | None = None,
     workers: int = 2,
     ps0_idle_mw: dict[str, float] | None = None,
+    ps0_active_mw: dict[str, float] | None = None,
     transition_share: float | None = None,
 ) -> list[dict[str, Any]]:
     """The 70 rows (5 drives x 7 workflows x 2 algorithms), in a fixed order.
 
     Runs go to ``workers`` threads (the core releases the GIL); the result does not depend
     on how many, nor on which finishes first. Ctrl-C cancels the runs in progress and those
-    not started. ``ps0_idle_mw`` (per drive) and ``transition_share`` override the central
-    power assumptions (to an end of their ranges).
+    not started. ``ps0_idle_mw``, ``ps0_active_mw`` (per drive) and ``transition_share``
+    override the central power assumptions (to an end of their ranges).
     """
     grid = [(d, w) for d in DRIVES for w in WORKFLOWS]
     out: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            idle = ps0_idle_mw or {}
-            for rows in pool.map(lambda dw: _run_one(*dw, idle.get(dw[0]), transition_share), grid):
+
+            def one(device: str, workflow: int) -> list[dict[str, Any]]:
+                return _run_one(
+                    device,
+                    workflow,
+                    ps0_idle_mw=(ps0_idle_mw or {}).get(device),
+                    ps0_active_mw=(ps0_active_mw or {}).get(device),
+                    transition_share=transition_share,
+                )
+
+            for rows in pool.map(lambda dw: one(*dw), grid):
                 out.extend(rows)
                 if progress:
                     progress()
@@ -439,23 +450,33 @@ def verdict_text(claims: list[dict[str, Any]]) -> str:
     return f"{n['hold']} hold, {n['fail']} fail, {n['not checkable']} not checkable"
 
 
-def ps0_idle_ranges() -> dict[str, dict[str, Any]]:
-    """Each drive's PS0 idle power estimate (``low_mw``, ``central_mw``, ``high_mw``,
-    ``source``), for the drives whose preset has one."""
+def ps0_ranges() -> dict[str, dict[str, dict[str, Any]]]:
+    """Each drive's PS0 power estimates (``low_mw``, ``central_mw``, ``high_mw``, ``source``)
+    by kind, "idle" and "active", for the drives whose preset has them."""
     presets = {p["id"]: p for p in native.presets()}
-    return {d: presets[d]["ps0_idle"] for d in DRIVES if presets[d].get("ps0_idle")}
+    out = {}
+    for kind in ("idle", "active"):
+        per_drive = {d: presets[d][f"ps0_{kind}"] for d in DRIVES if presets[d].get(f"ps0_{kind}")}
+        if per_drive:
+            out[kind] = per_drive
+    return out
 
 
-def assumption_ends(ranges: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def assumption_ends(
+    ranges: dict[str, dict[str, dict[str, Any]]],
+) -> dict[str, dict[str, Any]]:
     """The runs beyond the central one: each assumption torpor cannot check, at each end of
-    its range, as the ``runs`` keyword arguments that set it. Keys name the assumption and
-    the end, as ``hinges_on`` quotes them."""
-    idle = ", ".join(f"{DRIVES[d]} {r['low_mw']:g}-{r['high_mw']:g} mW" for d, r in ranges.items())
+    its range, as the ``runs`` keyword arguments that set it. ``ranges`` maps "idle" and
+    "active" to each drive's PS0 estimate. Keys name the assumption and the end, as
+    ``hinges_on`` quotes them."""
     ends: dict[str, dict[str, Any]] = {}
-    if ranges:
+    for kind, per_drive in ranges.items():
+        span = ", ".join(
+            f"{DRIVES[d]} {r['low_mw']:g}-{r['high_mw']:g} mW" for d, r in per_drive.items()
+        )
         for end in ("low", "high"):
-            ends[f"PS0 idle power at the {end} end of its range ({idle})"] = {
-                "ps0_idle_mw": {d: r[f"{end}_mw"] for d, r in ranges.items()}
+            ends[f"PS0 {kind} power at the {end} end of its range ({span})"] = {
+                f"ps0_{kind}_mw": {d: r[f"{end}_mw"] for d, r in per_drive.items()}
             }
     for share, words in ((0.0, "idle power (share 0)"), (1.0, "maximum power (share 1)")):
         ends[f"transition power at {words}"] = {"transition_share": share}

@@ -68,6 +68,8 @@ pub struct NvmePreset {
     /// PS0's idle power where the drive reports none: a sourced figure or a labelled
     /// estimate, with its range.
     pub ps0_idle: Option<Estimate>,
+    /// PS0's active power where the drive reports no ACTP, likewise.
+    pub ps0_active: Option<Estimate>,
 }
 
 /// A number torpor cannot read from the drive, with how sure it is: the value simulated
@@ -103,6 +105,7 @@ struct PresetFile {
 #[serde(deny_unknown_fields)]
 struct EstimatesFile {
     ps0_idle_power_w: Option<RangeFile>,
+    ps0_active_power_w: Option<RangeFile>,
 }
 
 /// `{ low, central, high, source }`, in W.
@@ -185,8 +188,22 @@ pub fn parse_preset(file: &str, text: &str) -> Result<NvmePreset, InputError> {
             )
         })
         .transpose()?;
+    let ps0_active = raw
+        .estimate
+        .ps0_active_power_w
+        .as_ref()
+        .map(|r| {
+            estimate(
+                r,
+                "estimate.ps0_active_power_w",
+                power_states[0].max_power_mw,
+                &at,
+            )
+        })
+        .transpose()?;
     Ok(NvmePreset {
         ps0_idle,
+        ps0_active,
         controller: NvmeController {
             model: raw.model.clone(),
             npss,

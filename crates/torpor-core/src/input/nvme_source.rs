@@ -23,6 +23,8 @@ pub struct DriveSpec {
     pub service: ServiceModel,
     /// PS0's idle power when the drive reports none (a preset's sourced figure or estimate).
     pub ps0_idle: Option<preset::Estimate>,
+    /// PS0's active power when the drive reports no ACTP, likewise.
+    pub ps0_active: Option<preset::Estimate>,
     /// Assumptions made while reading the input, for the user to see.
     pub notes: Vec<String>,
 }
@@ -77,6 +79,7 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
             controller: p.controller,
             service: p.service,
             ps0_idle: p.ps0_idle,
+            ps0_active: p.ps0_active,
             notes: vec![],
         })
     })
@@ -105,6 +108,7 @@ pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
         ps0_idle: None,
+        ps0_active: None,
         notes: parsed.notes,
     })
 }
