@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.torpor-installed
 SOURCES := $(shell find crates python presets -type f \( -name '*.rs' -o -name '*.py' -o -name '*.toml' \) 2>/dev/null) Cargo.toml pyproject.toml
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench fuzz clean
 
 install: $(STAMP)
 
@@ -36,6 +36,10 @@ test: install
 
 bench: install
 	$(BIN)/torpor bench
+
+# needs a nightly toolchain and cargo-fuzz; `make test` replays the corpora on stable
+fuzz:
+	for t in nvme_cli_json smartctl_text fio_iolog scenario_toml; do cargo +nightly fuzz run $$t -- -max_total_time=60 -dict=fuzz/dict/$$t.dict -max_len=4096 -timeout=5 -rss_limit_mb=1024 || exit 1; done
 
 clean:
 	rm -rf $(VENV) target out

@@ -1,0 +1,155 @@
+//! Replays the fuzzers' corpora (`fuzz/corpus/<target>/`) and the inputs that once crashed
+//! them (`fuzz/regressions/<target>/`) on stable, through the same calls as the fuzz targets in
+//! `fuzz/fuzz_targets/`. Every input must come back as a value or as an `InputError` whose
+//! one-line message starts with the file label; a panic fails the test with the input's path.
+//! The corpora are committed: a missing or emptied folder fails too.
+
+use std::fs;
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use torpor_core::input::{nvme_cli, smartctl};
+use torpor_core::scenario::ScenarioFile;
+use torpor_core::trace::fio_iolog::IologReader;
+use torpor_core::InputError;
+
+/// Fewer files than this in a corpus means it was lost, not minimized.
+const MIN_CORPUS_FILES: usize = 20;
+
+/// The fio_iolog target's cap on entries read from one input.
+const MAX_ENTRIES: usize = 100_000;
+
+fn fuzz_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// Every file of `fuzz/<kind>/<target>/`, sorted; hidden files (`.gitkeep`) are not inputs.
+/// Panics when the folder does not exist.
+fn inputs(kind: &str, target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = fuzz_dir().join(kind).join(target);
+    let entries = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the fuzz corpora are committed)", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.expect("readable directory entry").path())
+        .filter(|p| p.is_file())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let bytes = fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p, bytes)
+        })
+        .collect()
+}
+
+/// An error a user would see: one line, starting with the label the parser was given.
+fn check_error(path: &Path, label: &str, e: &InputError) {
+    let shown = e.to_string();
+    assert!(
+        !shown.contains('\n'),
+        "{}: error message spans lines: {shown:?}",
+        path.display()
+    );
+    assert!(
+        shown.starts_with(label),
+        "{}: error does not start with {label:?}: {shown:?}",
+        path.display()
+    );
+}
+
+/// Runs `one` on every corpus and regression input of `target`; fails listing each input that
+/// panicked in the parser or gave a malformed error, and when the corpus holds too few files.
+fn replay(target: &str, one: fn(&Path, &[u8])) {
+    let corpus = inputs("corpus", target);
+    assert!(
+        corpus.len() >= MIN_CORPUS_FILES,
+        "fuzz/corpus/{target}: {} files, expected at least {MIN_CORPUS_FILES}",
+        corpus.len()
+    );
+    let regressions = inputs("regressions", target);
+    let mut failed = Vec::new();
+    for (path, bytes) in corpus.iter().chain(&regressions) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| one(path, bytes))) {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            failed.push(format!("{}: {why}", path.display()));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} inputs failed (a panic in the parser, or a malformed error):\n{}",
+        failed.len(),
+        corpus.len() + regressions.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn nvme_cli_json_corpus() {
+    replay("nvme_cli_json", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        if let Err(e) = nvme_cli::parse("f.json", text) {
+            check_error(path, "f.json", &e);
+        }
+    });
+}
+
+#[test]
+fn smartctl_text_corpus() {
+    replay("smartctl_text", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        if let Err(e) = smartctl::parse("f.txt", text) {
+            check_error(path, "f.txt", &e);
+        }
+    });
+}
+
+#[test]
+fn fio_iolog_corpus() {
+    replay("fio_iolog", |path, bytes| {
+        if std::str::from_utf8(bytes).is_err() {
+            return;
+        }
+        let mut reader = match IologReader::new(Cursor::new(bytes), "f.iolog") {
+            Ok(r) => r,
+            Err(e) => return check_error(path, "f.iolog", &e),
+        };
+        for _ in 0..MAX_ENTRIES {
+            match reader.next_entry() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "f.iolog", &e);
+                    break;
+                }
+            }
+        }
+        let _ = reader.counts();
+    });
+}
+
+#[test]
+fn scenario_toml_corpus() {
+    replay("scenario_toml", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        match ScenarioFile::parse("s.toml", text) {
+            Ok(file) => {
+                let _ = file.variants();
+            }
+            Err(e) => check_error(path, "s.toml", &e),
+        }
+    });
+}
