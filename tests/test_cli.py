@@ -352,3 +352,25 @@ def test_a_replay_says_what_it_did_not_send_and_did_not_reach(cli, tmp_path: Pat
     assert f"replay {log}: variant base ended at 1 s with 2 lines of the log not reached" in (
         r.stderr
     )
+
+
+def test_devices_fits_80_columns_without_cutting_anything():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from torpor import cli as torpor_cli
+    from torpor import native
+
+    out = StringIO()
+    saved = torpor_cli.console
+    torpor_cli.console = Console(file=out, width=80, markup=False, highlight=False)
+    try:
+        torpor_cli.devices.callback(as_json=False)
+    finally:
+        torpor_cli.console = saved
+    text = out.getvalue()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    for preset in native.presets():
+        assert preset["id"] in text
+        assert f"{preset['ps0_idle']['central_mw'] / 1000:g}" in text

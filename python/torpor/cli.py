@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -123,20 +124,28 @@ def devices(as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    table = Table(title="Built-in NVMe presets")
+    # Fits 80 columns: long names fold onto more lines, nothing is cut.
+    table = Table(title="Built-in NVMe presets", box=box.SIMPLE_HEAD, padding=(0, 1))
     table.add_column("id", no_wrap=True)
-    for col in ("vendor", "model", "firmware", "states", "APST commit"):
-        table.add_column(col)
+    table.add_column("model", overflow="fold")
+    table.add_column("states", justify="right", no_wrap=True)
+    table.add_column("PS0 idle W", justify="right", no_wrap=True)
+    table.add_column("seed", no_wrap=True)
     for r in rows:
+        idle = r.get("ps0_idle")
         table.add_row(
             r["id"],
-            r["vendor"],
             r["model"],
-            r["firmware"],
             str(r["controller"]["npss"] + 1),
-            "yes" if r["in_apst_commit"] else "",
+            f"{idle['central_mw'] / 1000:g}" if idle else "-",
+            "000" if r["in_apst_commit"] else "",
         )
     console.print(table)
+    console.print(
+        "PS0 idle W: the idle power torpor simulates where the drive reports none (an estimate "
+        "with a range). seed 000: a drive of the APST commit. --json shows vendor, firmware and "
+        "every source."
+    )
 
 
 @main.command()

@@ -51,6 +51,15 @@ def print_apst(console: Console, result: dict[str, Any], entries: bool = False) 
     """Power-state table, one line per transition, and (with ``entries``) the 32 entries as
     ``nvme get-feature -H`` prints them."""
     console.print(power_state_table(result["device"]))
+    for kind in ("idle", "active"):
+        e = result["device"].get(f"ps0_{kind}")
+        if e:
+            console.print(
+                Text(
+                    f"PS0 {kind} power (not reported): torpor simulates {e['central_mw']:g} mW, "
+                    f"range {e['low_mw']:g}-{e['high_mw']:g} mW ({e['source'].split(':')[0]})"
+                )
+            )
     p = result["params"]
     console.print(
         Text(
