@@ -15,7 +15,8 @@ $(VENV)/bin/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "torpor needs Python 3.11+"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pytest>=7" "ruff>=0.4"
+	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "tomli-w>=1" \
+		"pytest>=7" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
 
 $(STAMP): $(VENV)/bin/python $(SOURCES)
 	command -v cargo >/dev/null || { echo "torpor needs a Rust toolchain (cargo)"; exit 1; }
@@ -32,7 +33,8 @@ test: install
 	cargo fmt --all -- --check
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests
-	$(BIN)/pytest -q
+	$(BIN)/mypy python/torpor
+	$(BIN)/pytest -q --doctest-modules python/torpor/api.py tests
 
 bench: install
 	$(BIN)/torpor bench

@@ -95,7 +95,7 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
 
 
 def test_every_reproduce_area_is_byte_identical_across_runs(cli, tmp_path: Path):
-    from torpor.reproduce import AREAS
+    from torpor.reproduction import AREAS
 
     for area in AREAS:
         a, b = tmp_path / f"{area}-a", tmp_path / f"{area}-b"

@@ -1,11 +1,25 @@
 """torpor: what Linux's latency-versus-power policies do to latency, throughput and energy.
 
 The simulation lives in the Rust core (``torpor._native``); this package parses arguments,
-orchestrates runs and renders reports.
+orchestrates runs and renders reports. The Python API (:mod:`torpor.api`: ``run``,
+``devices``, ``apst_table``, ``reproduce``) is loaded on first use, so that the CLI does not
+pay for pandas.
 """
+
+from typing import Any
 
 from torpor._native import InputError, version
 
 __version__ = version()
 
-__all__ = ["InputError", "__version__"]
+_API = ("run", "devices", "apst_table", "reproduce", "Result")
+
+__all__ = ["InputError", "__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from torpor import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'torpor' has no attribute {name!r}")

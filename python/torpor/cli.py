@@ -24,7 +24,7 @@ from torpor import InputError, __version__, native
 from torpor.files import shown_path, write_file
 from torpor.progress import RunProgress
 from torpor.report import apst_text
-from torpor.reproduce import AREAS as REPRODUCE_AREAS
+from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
 APST_DEFAULTS = native.apst_defaults()
@@ -316,7 +316,7 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     Example:
       torpor reproduce apst --out out/apst
     """
-    from torpor import reproduce as rep
+    from torpor import reproduction as rep
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -49,13 +49,15 @@ def run_scenario_file(
     path: str | PathLike[str],
     max_ios: int = DEFAULT_MAX_IOS,
     progress: ProgressFn | None = None,
+    overrides_json: str | None = None,
 ) -> dict[str, Any]:
     """Runs a scenario file; relative paths inside resolve against its directory.
 
     Refuses (``InputError``) a scenario whose jobs could issue more than ``max_ios`` IOs.
     Ctrl-C raises ``KeyboardInterrupt`` out of the run within a fraction of a second.
+    ``overrides_json`` (``{"dotted.path": value}``) sets fields as a sweep point does.
     """
-    return json.loads(_native.run_scenario_file(path, max_ios, progress))
+    return json.loads(_native.run_scenario_file(path, max_ios, progress, overrides_json))
 
 
 def run_scenario_text(
@@ -63,9 +65,10 @@ def run_scenario_text(
     label: str,
     max_ios: int = DEFAULT_MAX_IOS,
     progress: ProgressFn | None = None,
+    overrides_json: str | None = None,
 ) -> dict[str, Any]:
     """Runs scenario text (``label`` names it in errors); as :func:`run_scenario_file`."""
-    return json.loads(_native.run_scenario_text(text, label, max_ios, progress))
+    return json.loads(_native.run_scenario_text(text, label, max_ios, progress, overrides_json))
 
 
 def cancel() -> None:
@@ -73,7 +76,7 @@ def cancel() -> None:
     _native.cancel()
 
 
-def bench(seconds: float) -> dict[str, Any]:
+def bench(seconds: float) -> list[dict[str, Any]]:
     """Times the engine's hot loops for about ``seconds`` each."""
     return json.loads(_native.bench(seconds))
 

@@ -11,7 +11,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 #: How long a run goes before its progress is shown, in seconds.
 SHOW_AFTER_S = 1.0
@@ -25,7 +25,7 @@ class RunProgress:
         self.shown = self.console.is_terminal
         self.started = time.monotonic()
         self.bar: Progress | None = None
-        self.task = 0
+        self.task = TaskID(0)
 
     def __enter__(self) -> RunProgress:
         return self

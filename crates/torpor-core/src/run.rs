@@ -87,8 +87,18 @@ impl From<InputError> for RunError {
     }
 }
 
-/// Runs the scenario file at `path`; relative paths inside it resolve against its directory.
-pub fn run_file(path: &Path, limits: &Limits, watch: &mut dyn Watch) -> Result<Report, RunError> {
+/// A field of the scenario set from outside the file (a sweep's point, an API keyword): its
+/// dotted path (`policy.apst.primary_timeout_ms`) and value.
+pub type Override = (String, toml::Value);
+
+/// Runs the scenario file at `path` with `overrides` applied; relative paths inside it
+/// resolve against its directory.
+pub fn run_file(
+    path: &Path,
+    overrides: &[Override],
+    limits: &Limits,
+    watch: &mut dyn Watch,
+) -> Result<Report, RunError> {
     let label = path.display().to_string();
     let file = user_file::read_text(
         path,
@@ -98,18 +108,23 @@ pub fn run_file(path: &Path, limits: &Limits, watch: &mut dyn Watch) -> Result<R
         Decoding::Strict,
     )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    run_text(&file.text, &label, &base, limits, watch)
+    run_text(&file.text, &label, &base, overrides, limits, watch)
 }
 
-/// Runs scenario `text`; `label` names it in errors, `base` resolves its relative paths.
+/// Runs scenario `text` with `overrides` applied; `label` names it in errors, `base`
+/// resolves its relative paths.
 pub fn run_text(
     text: &str,
     label: &str,
     base: &Path,
+    overrides: &[Override],
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
-    let file = ScenarioFile::parse(label, text)?;
+    let mut file = ScenarioFile::parse(label, text)?;
+    for (path, value) in overrides {
+        file = file.with_field(path, value.clone())?;
+    }
     run_parsed(&file, base, limits, watch)
 }
 
@@ -485,7 +500,7 @@ mod tests {
 
     /// Runs `text` unwatched with the default limits; bad input as its `InputError`.
     fn run_in(text: &str, base: &Path) -> Result<Report, InputError> {
-        run_text(text, "s.toml", base, &Limits::default(), &mut ()).map_err(|e| match e {
+        run_text(text, "s.toml", base, &[], &Limits::default(), &mut ()).map_err(|e| match e {
             RunError::Input(e) => e,
             RunError::Interrupted => panic!("an unwatched run was interrupted"),
         })
@@ -645,7 +660,14 @@ mod limits_and_watch {
         // 2 x (T / 15 us + 1) IOs. Ten years: 2 x 315 576 000 s / 15 us = 4.2e13 IOs.
         let text =
             format!("{SN530}[workload]\napst_workflow = 1\n[run]\nduration = \"315576000s\"\n");
-        let e = match run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut ()) {
+        let e = match run_text(
+            &text,
+            "s.toml",
+            Path::new("."),
+            &[],
+            &Limits::default(),
+            &mut (),
+        ) {
             Err(RunError::Input(e)) => e,
             other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
         };
@@ -660,6 +682,7 @@ mod limits_and_watch {
                 &text,
                 "s.toml",
                 Path::new("."),
+                &[],
                 &Limits { max_ios },
                 &mut (),
             )
@@ -667,6 +690,34 @@ mod limits_and_watch {
         assert!(matches!(tight(133_333), Err(RunError::Input(_))));
         let r = tight(133_334).unwrap();
         assert!(r.variants[0].io.ios <= 133_334);
+    }
+
+    #[test]
+    fn overrides_set_fields_by_dotted_path_as_a_sweep_does() {
+        // Workflow 7 under v5.14 reaches PS3 in every 150 ms gap (slowest read 11 075 us); a
+        // primary timeout of 200 ms keeps the drive in PS0 (every read 75 us).
+        let text = format!("{SN530}[workload]\napst_workflow = 7\n[run]\nduration = \"2s\"\n");
+        let run = |overrides: &[Override]| {
+            run_text(
+                &text,
+                "s.toml",
+                Path::new("."),
+                overrides,
+                &Limits::default(),
+                &mut (),
+            )
+        };
+        assert_eq!(run(&[]).unwrap().variants[0].io.all.max_us, 11_075.0);
+        let longer = [(
+            "policy.apst.primary_timeout_ms".to_string(),
+            toml::Value::Integer(200),
+        )];
+        assert_eq!(run(&longer).unwrap().variants[0].io.all.max_us, 75.0);
+        let wrong = [("policy.apst.nope".to_string(), toml::Value::Integer(1))];
+        match run(&wrong) {
+            Err(RunError::Input(e)) => assert!(e.message.contains("nope"), "{e}"),
+            other => panic!("expected an error, got {:?}", other.map(|_| ())),
+        }
     }
 
     /// Counts its ticks and stops the run at the `stop_at`-th.
@@ -696,7 +747,15 @@ mod limits_and_watch {
             stop_at: usize::MAX,
             last: None,
         };
-        run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut w).unwrap();
+        run_text(
+            &text,
+            "s.toml",
+            Path::new("."),
+            &[],
+            &Limits::default(),
+            &mut w,
+        )
+        .unwrap();
         assert!(w.ticks > 200, "{}", w.ticks);
         let (variant, now) = w.last.unwrap();
         assert_eq!(variant, 1);
@@ -707,7 +766,14 @@ mod limits_and_watch {
             stop_at: 3,
             last: None,
         };
-        let r = run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut w);
+        let r = run_text(
+            &text,
+            "s.toml",
+            Path::new("."),
+            &[],
+            &Limits::default(),
+            &mut w,
+        );
         assert!(matches!(r, Err(RunError::Interrupted)));
         assert_eq!(w.ticks, 3);
         assert_eq!(w.last.unwrap().0, 0);

@@ -149,9 +149,14 @@ fn corrupted_scenarios_give_reports_or_errors_naming_the_file() {
                         .is_some_and(|d| d <= Nanos::from_secs(10))
                 }) =>
             {
-                if let Err(RunError::Input(e)) =
-                    run_text(&text, "s.toml", Path::new("."), &Limits::default(), &mut ())
-                {
+                if let Err(RunError::Input(e)) = run_text(
+                    &text,
+                    "s.toml",
+                    Path::new("."),
+                    &[],
+                    &Limits::default(),
+                    &mut (),
+                ) {
                     assert_eq!(e.file, "s.toml", "{e}");
                 }
             }

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use serde::Serialize;
 
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
-use torpor_core::run::{Limits, Progress, RunError, Watch};
+use torpor_core::run::{Limits, Override, Progress, RunError, Watch};
 use torpor_core::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
@@ -165,37 +165,64 @@ impl Watch for PyWatch {
     }
 }
 
-/// Runs a scenario file; returns the report as JSON. `progress(variant, variants, name,
-/// now_s, until_s)` is called about ten times a second while it runs.
+/// `{"dotted.path": value, ...}` (JSON) as scenario overrides, in the object's order.
+fn overrides(json: Option<&str>) -> PyResult<Vec<Override>> {
+    let Some(json) = json else {
+        return Ok(Vec::new());
+    };
+    let fields: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(|e| InputError::new_err(format!("<overrides>: {e}")))?;
+    fields
+        .into_iter()
+        .map(|(path, value)| {
+            toml::Value::try_from(&value)
+                .map(|v| (path.clone(), v))
+                .map_err(|_| {
+                    InputError::new_err(format!(
+                        "<overrides>: `{path}`: {value} has no TOML form (null?)"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// Runs a scenario file with `overrides_json` (`{"dotted.path": value}`) applied; returns the
+/// report as JSON. `progress(variant, variants, name, now_s, until_s)` is called about ten
+/// times a second while it runs.
 #[pyfunction]
-#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None))]
+#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None))]
 fn run_scenario_file(
     py: Python<'_>,
     path: PathBuf,
     max_ios: u64,
     progress: Option<PyObject>,
+    overrides_json: Option<&str>,
 ) -> PyResult<String> {
+    let fields = overrides(overrides_json)?;
     let mut watch = PyWatch::new(progress);
     let limits = Limits { max_ios };
-    let result = py.allow_threads(|| torpor_core::run::run_file(&path, &limits, &mut watch));
+    let result =
+        py.allow_threads(|| torpor_core::run::run_file(&path, &fields, &limits, &mut watch));
     to_json(&watch.finish(result)?)
 }
 
-/// Runs scenario text (`label` names it in errors); relative paths resolve from the cwd
-/// and are named in errors as written.
+/// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
+/// paths resolve from the cwd and are named in errors as written.
 #[pyfunction]
-#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None))]
+#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None))]
 fn run_scenario_text(
     py: Python<'_>,
     text: &str,
     label: &str,
     max_ios: u64,
     progress: Option<PyObject>,
+    overrides_json: Option<&str>,
 ) -> PyResult<String> {
+    let fields = overrides(overrides_json)?;
     let mut watch = PyWatch::new(progress);
     let limits = Limits { max_ios };
     let result = py.allow_threads(|| {
-        torpor_core::run::run_text(text, label, Path::new(""), &limits, &mut watch)
+        torpor_core::run::run_text(text, label, Path::new(""), &fields, &limits, &mut watch)
     });
     to_json(&watch.finish(result)?)
 }

@@ -23,8 +23,9 @@ AREAS = ("apst",)
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
     # The central grid, then the same grid at each end of each power assumption's range.
-    settings = {"central": {}} | apst.assumption_ends(apst.ps0_ranges())
-    grids = {}
+    settings: dict[str, dict[str, Any]] = {"central": {}}
+    settings |= apst.assumption_ends(apst.ps0_ranges())
+    grids: dict[str, list[dict[str, Any]]] = {}
     with Progress(console=console, transient=True, disable=console is None) as progress:
         task = progress.add_task(
             f"apst: 5 drives x 7 workflows x 2 algorithms x {len(settings)} power assumptions",
@@ -38,14 +39,14 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
         apst.claims(rows, tabs),
         {end: apst.claims(end_rows, tabs) for end, end_rows in grids.items()},
     )
-    results = {"experiment": "apst", "claims": claims, "runs": rows}
+    results: dict[str, Any] = {"experiment": "apst", "claims": claims, "runs": rows}
     out.mkdir(parents=True, exist_ok=True)
     write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
     write_file(out / "report.md", markdown.apst_report(results, tabs))
     if console is not None:
         console.print(
             f"apst: {len(rows)} runs, {len(results['claims'])} claims: "
-            f"{apst.verdict_text(results['claims'])} -> {out / 'report.md'}"
+            f"{apst.verdict_text(claims)} -> {out / 'report.md'}"
         )
     return results
 

@@ -1,0 +1,237 @@
+"""torpor from Python: run a scenario, get pandas DataFrames.
+
+A scenario is a path to a TOML file, TOML text, or a dict with the same tables
+(``docs/scenario.md``). Keyword arguments set single fields by their dotted path, as a sweep
+does; since dots cannot appear in Python names, pass them with ``**`` or write the dots as
+double underscores:
+
+>>> import torpor
+>>> scenario = {
+...     "platform": {"nvme": {"preset": "wdc-pc-sn530-256gb"}},
+...     "workload": {"apst_workflow": 7},
+...     "run": {"duration": "3s"},
+... }
+>>> r = torpor.run(scenario)
+>>> r.latency.loc[r.latency.op == "read", ["variant", "count", "max_us"]].to_string(index=False)
+'variant  count  max_us\\n   base     19 11075.0'
+>>> longer = torpor.run(scenario, policy__apst__primary_timeout_ms=200)
+>>> float(longer.latency.max_us.max())
+75.0
+
+Bad input raises :class:`torpor.InputError` with the same ``FILE:LINE: message`` the CLI
+prints; Ctrl-C raises ``KeyboardInterrupt`` out of a run within a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import tomli_w
+
+from torpor import native
+
+#: What :func:`run` accepts as a scenario.
+Scenario = str | os.PathLike[str] | Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Result:
+    """One scenario's run: the report as the core wrote it, and tables of it."""
+
+    #: The full report (``torpor run --json``): one entry per variant, one section per
+    #: component.
+    report: dict[str, Any]
+    summary: pd.DataFrame = field(init=False, repr=False)
+    latency: pd.DataFrame = field(init=False, repr=False)
+    residency: pd.DataFrame = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        variants = self.report["variants"]
+        object.__setattr__(self, "summary", _summary(variants))
+        object.__setattr__(self, "latency", _latency(variants))
+        object.__setattr__(self, "residency", _residency(variants))
+
+    @property
+    def notes(self) -> list[str]:
+        """What the run assumed (estimated powers, decoding, defaults), once each."""
+        notes = [n for v in self.report["variants"] for n in v.get("nvme", {}).get("notes", [])]
+        return list(dict.fromkeys(notes))
+
+
+def run(
+    scenario: Scenario,
+    *,
+    max_ios: int = native.DEFAULT_MAX_IOS,
+    progress: native.ProgressFn | None = None,
+    **overrides: Any,
+) -> Result:
+    """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
+
+    ``summary`` has one row per variant and component (``io``, ``nvme``), ``latency`` one per
+    variant and direction (``read``, ``write``, ``all``), ``residency`` one per variant and
+    power state (plus ``transition``). ``max_ios`` and ``progress`` are as in
+    :func:`torpor.native.run_scenario_file`.
+
+    >>> r = run({"platform": {"nvme": {"preset": "kioxia-bg4-kbg40zns256g"}},
+    ...          "workload": {"apst_workflow": 2}, "run": {"duration": "1s"}})
+    >>> list(r.summary.component)
+    ['io', 'nvme']
+    >>> round(float(r.residency.time_pct.sum()), 6)
+    100.0
+    """
+    fields = {path.replace("__", "."): value for path, value in overrides.items()}
+    overrides_json = json.dumps(fields) if fields else None
+    if isinstance(scenario, Mapping):
+        text = tomli_w.dumps(dict(scenario))
+        return Result(native.run_scenario_text(text, "<dict>", max_ios, progress, overrides_json))
+    if isinstance(scenario, str) and _is_text(scenario):
+        return Result(
+            native.run_scenario_text(scenario, "<text>", max_ios, progress, overrides_json)
+        )
+    return Result(native.run_scenario_file(scenario, max_ios, progress, overrides_json))
+
+
+def devices() -> pd.DataFrame:
+    """The built-in drive presets, one row each, with the PS0 powers torpor simulates where
+    the drive reports none (estimates: ``*_low_mw`` and ``*_high_mw`` bound them).
+
+    >>> d = devices()
+    >>> d.loc[d.id == "wdc-pc-sn530-256gb", ["states", "ps0_idle_mw"]].to_dict("records")
+    [{'states': 5, 'ps0_idle_mw': 700.0}]
+    """
+    rows = []
+    for p in native.presets():
+        row = {k: p[k] for k in ("id", "vendor", "model", "firmware", "in_apst_commit")}
+        row["states"] = p["controller"]["npss"] + 1
+        for kind in ("idle", "active"):
+            e = p.get(f"ps0_{kind}") or {}
+            for end in ("low", "central", "high"):
+                suffix = "" if end == "central" else f"_{end}"
+                row[f"ps0_{kind}{suffix}_mw"] = e.get(f"{end}_mw")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def apst_table(device: str | os.PathLike[str], **params: Any) -> pd.DataFrame:
+    """The APST table the kernel would program for ``device`` (a preset id or a dump), one
+    row per entry; ``params`` are the APST settings (``algorithm``, ``ps_max_latency_us``,
+    ``primary_timeout_ms``, ...). ``attrs`` holds ``sent``, ``reason`` and ``apste``.
+
+    >>> t = apst_table("wdc-pc-sn530-256gb", algorithm="legacy")
+    >>> t.loc[t.itpt_ms > 0, ["ps", "itps", "itpt_ms"]].to_dict("records")[:1]
+    [{'ps': 0, 'itps': 3, 'itpt_ms': 745}]
+    """
+    result = native.apst(device, params)
+    table = pd.DataFrame(result["table"]["entries"])
+    table.attrs.update(sent=result["sent"], reason=result["reason"], apste=result["table"]["apste"])
+    return table
+
+
+def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
+    """Re-runs a built-in experiment into ``out`` (``results.json``, ``report.md``) and
+    returns its results, ``claims`` and ``runs`` as DataFrames."""
+    from torpor import reproduction as rep
+
+    results = rep.run(area, Path(out))
+    return results | {
+        "claims": pd.DataFrame(results["claims"]),
+        "runs": pd.DataFrame(results["runs"]),
+    }
+
+
+def _is_text(scenario: str) -> bool:
+    """TOML text rather than a path: several lines, or a table header or `key = value` in a
+    string that names no file (pass a ``Path`` for a file name with a newline)."""
+    if "\n" in scenario:
+        return True
+    if not ("=" in scenario or scenario.lstrip().startswith("[")):
+        return False
+    try:
+        return not Path(scenario).exists()
+    except OSError:  # too long for a file name
+        return True
+
+
+def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for v in variants:
+        io = v["io"]
+        lat = io["all"]
+        rows.append(
+            {
+                "variant": v["name"],
+                "component": "io",
+                "duration_s": v["duration_s"],
+                "ios": io["ios"],
+                "iops": io["iops"],
+                "bytes": io["bytes"],
+                "lat_mean_us": lat["mean_us"],
+                "lat_p99_us": lat["p99_us"],
+                "lat_p999_us": lat["p99_9_us"],
+                "lat_max_us": lat["max_us"],
+            }
+        )
+        nvme = v.get("nvme")
+        if nvme:
+            ios = io["ios"]
+            rows.append(
+                {
+                    "variant": v["name"],
+                    "component": "nvme",
+                    "duration_s": v["duration_s"],
+                    "device": nvme["device"],
+                    "algorithm": nvme["apst"]["algorithm"],
+                    "avg_power_mw": nvme["avg_power_mw"],
+                    "energy_mj": nvme["energy_mj"],
+                    "energy_per_io_uj": nvme["energy_mj"] * 1000 / ios if ios else None,
+                    "transitions": nvme["transitions"],
+                    "woken_ios": nvme["wake_delayed_ios"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {"variant": v["name"], "op": op} | v["io"][op]
+        for v in variants
+        for op in ("read", "write", "all")
+    ]
+    return pd.DataFrame(rows)
+
+
+def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for v in variants:
+        nvme = v.get("nvme")
+        if not nvme:
+            continue
+        total = nvme["duration_ns"] or 1
+        for s in nvme["power_states"]:
+            rows.append(
+                {
+                    "variant": v["name"],
+                    "state": s["name"],
+                    "time_s": s["time_ns"] / 1e9,
+                    "time_pct": 100 * s["time_ns"] / total,
+                    "energy_mj": s["energy_mj"],
+                    "entries": s["entries"],
+                }
+            )
+        rows.append(
+            {
+                "variant": v["name"],
+                "state": "transition",
+                "time_s": nvme["transition_ns"] / 1e9,
+                "time_pct": 100 * nvme["transition_ns"] / total,
+                "energy_mj": nvme["transition_energy_mj"],
+                "entries": nvme["transitions"],
+            }
+        )
+    return pd.DataFrame(rows)

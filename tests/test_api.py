@@ -1,0 +1,70 @@
+"""The Python API (`import torpor`), checked against values derived by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import torpor
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SN530_W7 = {
+    "platform": {"nvme": {"preset": "wdc-pc-sn530-256gb"}},
+    "workload": {"apst_workflow": 7},
+    "run": {"duration": "3s"},
+}
+
+
+def test_run_takes_a_dict_and_returns_tables():
+    r = torpor.run(SN530_W7)
+    # v5.14: PS3 is reached 100 + 3.9 ms into each 150 ms gap, so every read after the first
+    # waits PS3's 11 ms exit: reads at 0, 150.075 ms, then every 150 + 11.075 = 161.075 ms;
+    # the last before 3 s is k = 18 (150.075 + 17 x 161.075 = 2888.35 ms): 19 reads.
+    reads = r.latency[r.latency.op == "read"].iloc[0]
+    assert reads["count"] == 19
+    assert reads["max_us"] == 11075.0
+    assert list(r.summary.component) == ["io", "nvme"]
+    assert r.summary.set_index("component").loc["io", "ios"] == 19
+    # Residency covers the whole run: PS0, PS3 and the transitions add up to 100 %.
+    assert r.residency.time_pct.sum() == pytest.approx(100.0, abs=1e-9)
+    assert set(r.residency.state) >= {"PS0", "PS3", "transition"}
+    assert any("PS0 idle power 700 mW" in n for n in r.notes)
+
+
+def test_overrides_by_dotted_path_or_double_underscore_are_the_same():
+    # A 200 ms primary timeout is longer than the 150 ms gaps: the drive never sleeps and
+    # every read takes its 75 us.
+    dotted = torpor.run(SN530_W7, **{"policy.apst.primary_timeout_ms": 200})
+    underscored = torpor.run(SN530_W7, policy__apst__primary_timeout_ms=200)
+    assert dotted.report == underscored.report
+    assert dotted.latency.max_us.max() == 75.0
+    with pytest.raises(torpor.InputError, match="nope"):
+        torpor.run(SN530_W7, **{"policy.apst.nope": 1})
+
+
+def test_a_path_and_its_text_give_the_same_report(tmp_path: Path):
+    path = ROOT / "scenarios" / "apst-sn530-workflow7.toml"
+    from_path = torpor.run(path, **{"run.duration": "2s"})
+    from_text = torpor.run(path.read_text(), **{"run.duration": "2s"})
+    assert from_path.report["variants"] == from_text.report["variants"]
+
+
+def test_devices_and_apst_table_match_the_rules_by_hand():
+    d = torpor.devices().set_index("id")
+    # PS0 idle estimate: 0.2 x min(3.5 W, 5 W) = 0.7 W, range 0.35-1.05 W.
+    sn530 = d.loc["wdc-pc-sn530-256gb"]
+    assert (sn530.ps0_idle_low_mw, sn530.ps0_idle_mw, sn530.ps0_idle_high_mw) == (
+        350.0,
+        700.0,
+        1050.0,
+    )
+    assert len(d) == 17
+    # Legacy: PS0 -> PS3 after ceil((3900 + 11000) / 20) = 745 ms; PS3 -> PS4 after
+    # ceil((5000 + 39000) / 20) = 2200 ms.
+    t = torpor.apst_table("wdc-pc-sn530-256gb", algorithm="legacy")
+    assert t.attrs["sent"] and t.attrs["apste"]
+    assert t.loc[0, ["itps", "itpt_ms"]].tolist() == [3, 745]
+    assert t.loc[3, ["itps", "itpt_ms"]].tolist() == [4, 2200]
+    assert len(t) == 32
