@@ -11,14 +11,20 @@ SOURCES := $(shell find crates python presets -type f \( -name '*.rs' -o -name '
 
 install: $(STAMP)
 
+PACKAGES := .venv/.packages
+
 $(VENV)/bin/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "torpor needs Python 3.11+"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+# Re-run when this file changes, so an existing .venv gains packages added here.
+$(PACKAGES): $(VENV)/bin/python Makefile
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "tomli-w>=1" \
 		"pytest>=7" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
+	touch $(PACKAGES)
 
-$(STAMP): $(VENV)/bin/python $(SOURCES)
+$(STAMP): $(PACKAGES) $(SOURCES)
 	command -v cargo >/dev/null || { echo "torpor needs a Rust toolchain (cargo)"; exit 1; }
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/maturin develop --release --quiet
 	touch $(STAMP)
