@@ -194,7 +194,10 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "woken_ios": nvme["wake_delayed_ios"],
                 }
             )
-    return pd.DataFrame(rows)
+    # Counts stay integers where a component has none (pandas' nullable integer).
+    table = pd.DataFrame(rows)
+    counts = ["ios", "bytes", "transitions", "woken_ios"]
+    return table.astype({c: "Int64" for c in counts if c in table})
 
 
 def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
