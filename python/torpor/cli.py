@@ -327,6 +327,92 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
 
 
 @main.command()
+@click.argument("sweep_file")
+@click.option("--out", "out_file", help="Write every row to FILE.csv or FILE.json.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=256),
+    default=2,
+    show_default=True,
+    help="Threads running points at once.",
+)
+def sweep(sweep_file: str, out_file: str | None, workers: int) -> None:
+    """Run a scenario over a grid or sample of settings and recommend one.
+
+    Prints the Pareto front of the objectives among the points that meet the constraints,
+    the recommended setting (the front's best by the first objective) as kernel parameters,
+    and what it buys against the scenario as written.
+
+    \b
+    Example:
+      torpor sweep scenarios/apst-sn530-sweep.toml --out sweep.csv
+    """
+    import tomllib
+
+    import pandas as pd
+    from rich.progress import Progress
+
+    from torpor import sweep as sw
+
+    if out_file and Path(out_file).suffix not in (".csv", ".json"):
+        raise click.UsageError("--out: expected a file name ending in .csv or .json")
+    plan = sw.load(sweep_file)
+    count = len(sw.points(plan))
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(f"sweep: {count} points", total=count)
+        rows = sw.run(plan, workers, lambda: progress.advance(task))
+    baseline = sw._measures(
+        native.run_scenario_text(plan.scenario_text, plan.scenario_label)["variants"][0]
+    )
+    if out_file:
+        frame = pd.DataFrame(rows)
+        try:
+            if out_file.endswith(".csv"):
+                frame.to_csv(out_file, index=False)
+            else:
+                frame.to_json(out_file, orient="records", indent=1)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, out_file) from e
+    failed = [r for r in rows if r.get("error")]
+    for r in failed[:5]:
+        click.echo(f"torpor: note: point {r['point']} failed: {r['error']}", err=True)
+    feasible = sw.feasible(rows, plan)
+    front = sw.pareto(feasible, plan.objectives)
+    axes = [a.path for a in plan.axes]
+    table = Table(
+        title=f"{sweep_file}: {len(rows)} rows, {len(feasible)} meet the constraints, "
+        f"{len(front)} on the Pareto front",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ["point", *[a.rsplit(".", 1)[-1] for a in axes], *plan.objectives]:
+        table.add_column(col, justify="right", overflow="fold")
+    for r in front:
+        table.add_row(
+            str(r["point"]),
+            *[str(r[a]) for a in axes],
+            *[f"{r[o]:,.1f}" for o in plan.objectives],
+        )
+    console.print(table)
+    best = sw.recommend(front, plan.objectives)
+    if best is None:
+        console.print("No point meets the constraints: nothing to recommend.")
+        return
+    settings = ", ".join(f"{a} = {best[a]}" for a in axes)
+    # Plain echo: these lines are copied into a shell and must not wrap.
+    click.echo(f"Recommended (point {best['point']}): {settings}")
+    for o in plan.objectives:
+        click.echo(
+            f"  {o}: {baseline[o]:,.1f} as written -> {best[o]:,.1f} "
+            f"({(best[o] - baseline[o]) / baseline[o]:+.1%})"
+            if baseline[o]
+            else f"  {o}: {baseline[o]} as written -> {best[o]:,.1f}"
+        )
+    preset = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {}).get("preset")
+    for line in sw.apply_lines(best, plan, preset or "wdc-pc-sn530-256gb"):
+        click.echo(line)
+
+
+@main.command()
 @click.option(
     "--seconds",
     type=float,

@@ -1,0 +1,275 @@
+"""Sweeps: run a scenario over a grid or a sample of settings, keep the Pareto front of the
+objectives among the points that meet the constraints, and recommend one setting in the form
+users apply it.
+
+A sweep file (TOML) names the base scenario and its axes, objectives and constraints::
+
+    [sweep]
+    scenario = "apst-sn530-mixed.toml"   # relative to the sweep file
+    mode = "grid"                          # or "random" / "lhs" with `samples` and `seed`
+
+    [[sweep.axis]]
+    path = "policy.apst.primary_timeout_ms"  # any scenario field, by dotted path
+    values = [50, 100, 200]                  # or range = [from, to, step], or for random/lhs
+                                             # low / high (log = true for a log scale)
+
+    [[sweep.objective]]
+    minimise = "avg_power_mw"              # a column of the rows (see METRICS)
+
+    [[sweep.constraint]]
+    metric = "lat_p999_us"
+    max = 5000.0                           # and/or min
+
+Each point runs the base scenario with the axes' values set (every variant of it: one row
+per point and variant). The points go to threads (the core releases the GIL); the rows come
+back in the points' order whatever the thread count. A point that fails keeps its row, with
+its parameters and the error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tomllib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torpor import InputError, native
+
+#: The measurements each row carries, by column name.
+METRICS = (
+    "avg_power_mw",
+    "energy_mj",
+    "lat_mean_us",
+    "lat_p99_us",
+    "lat_p999_us",
+    "lat_max_us",
+    "woken_ios",
+    "transitions_per_hour",
+)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A scenario field and the values a sweep gives it."""
+
+    path: str
+    values: tuple[Any, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A parsed sweep file."""
+
+    scenario_text: str
+    scenario_label: str
+    axes: tuple[Axis, ...]
+    objectives: tuple[str, ...]
+    constraints: tuple[tuple[str, float | None, float | None], ...]
+    mode: str = "grid"
+    samples: int = 0
+    seed: int = 1
+
+
+def load(path: str | Path) -> Sweep:
+    """Reads a sweep file; problems are ``InputError``s naming the file."""
+    path = Path(path)
+    label = str(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{label}: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{label}: cannot read the sweep file ({e})") from None
+    s = doc.get("sweep")
+    if not isinstance(s, dict):
+        raise InputError(f"{label}: expected a [sweep] table")
+    unknown = set(s) - {"scenario", "mode", "samples", "seed", "axis", "objective", "constraint"}
+    if unknown:
+        raise InputError(f"{label}: [sweep]: unknown key(s) {', '.join(sorted(unknown))}")
+    if "scenario" not in s:
+        raise InputError(f'{label}: [sweep]: expected `scenario = "<base scenario file>"`')
+    scenario = path.parent / s["scenario"]
+    try:
+        text = scenario.read_text()
+    except OSError as e:
+        raise InputError(f"{label}: [sweep] scenario: cannot read {scenario} ({e})") from None
+    mode = s.get("mode", "grid")
+    if mode not in ("grid", "random", "lhs"):
+        raise InputError(f"{label}: [sweep] mode: expected grid, random or lhs, got {mode!r}")
+    axes = tuple(_axis(label, a, mode) for a in s.get("axis", []))
+    if not axes:
+        raise InputError(f"{label}: expected at least one [[sweep.axis]]")
+    objectives = tuple(
+        _metric(label, o.get("minimise"), "objective") for o in s.get("objective", [])
+    )
+    if not objectives:
+        raise InputError(f"{label}: expected at least one [[sweep.objective]] `minimise = ...`")
+    constraints = tuple(
+        (_metric(label, c.get("metric"), "constraint"), c.get("min"), c.get("max"))
+        for c in s.get("constraint", [])
+    )
+    samples = int(s.get("samples", 0))
+    if mode != "grid" and samples < 1:
+        raise InputError(f"{label}: [sweep] mode {mode}: expected `samples` >= 1")
+    return Sweep(
+        text, str(scenario), axes, objectives, constraints, mode, samples, int(s.get("seed", 1))
+    )
+
+
+def _axis(label: str, a: dict[str, Any], mode: str) -> Axis:
+    path = a.get("path")
+    if not isinstance(path, str) or not path:
+        raise InputError(f'{label}: [[sweep.axis]]: expected `path = "dotted.path"`')
+    if "values" in a:
+        return Axis(path, tuple(a["values"]))
+    if "range" in a:
+        start, stop, step = a["range"]
+        if step <= 0 or stop < start:
+            raise InputError(f"{label}: axis {path}: expected range = [from, to, step > 0]")
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        return Axis(path, tuple(start + i * step for i in range(count)))
+    if "low" in a and "high" in a and mode != "grid":
+        return Axis(path, low=float(a["low"]), high=float(a["high"]), log=bool(a.get("log")))
+    raise InputError(
+        f"{label}: axis {path}: expected `values`, `range` or (random/lhs) `low` and `high`"
+    )
+
+
+def _metric(label: str, name: Any, what: str) -> str:
+    if name not in METRICS:
+        raise InputError(f"{label}: {what}: expected one of {', '.join(METRICS)}, got {name!r}")
+    return str(name)
+
+
+def points(sweep: Sweep) -> list[dict[str, Any]]:
+    """The settings to run, in order: the grid's product, or ``samples`` random or
+    Latin-hypercube draws (seeded)."""
+    if sweep.mode == "grid":
+        out: list[dict[str, Any]] = [{}]
+        for axis in sweep.axes:
+            out = [p | {axis.path: v} for p in out for v in axis.values]
+        return out
+    rng = random.Random(sweep.seed)
+    n = sweep.samples
+    columns: dict[str, list[Any]] = {}
+    for axis in sweep.axes:
+        if axis.values:
+            columns[axis.path] = [rng.choice(axis.values) for _ in range(n)]
+            continue
+        if sweep.mode == "lhs":
+            strata = list(range(n))
+            rng.shuffle(strata)
+            unit = [(k + rng.random()) / n for k in strata]
+        else:
+            unit = [rng.random() for _ in range(n)]
+        columns[axis.path] = [_scale(axis, u) for u in unit]
+    return [{path: columns[path][i] for path in columns} for i in range(n)]
+
+
+def _scale(axis: Axis, u: float) -> Any:
+    """``u`` in [0, 1) mapped onto the axis, as an integer when both bounds are."""
+    assert axis.low is not None and axis.high is not None
+    if axis.log:
+        value = math.exp(math.log(axis.low) + u * (math.log(axis.high) - math.log(axis.low)))
+    else:
+        value = axis.low + u * (axis.high - axis.low)
+    return round(value) if float(axis.low).is_integer() and float(axis.high).is_integer() else value
+
+
+def run(
+    sweep: Sweep, workers: int = 2, progress: Callable[[], None] | None = None
+) -> list[dict[str, Any]]:
+    """Every point of ``sweep``, one row per point and variant, in the points' order."""
+    todo = points(sweep)
+
+    def one(i_point: tuple[int, dict[str, Any]]) -> list[dict[str, Any]]:
+        i, point = i_point
+        try:
+            report = native.run_scenario_text(
+                sweep.scenario_text, sweep.scenario_label, overrides_json=json.dumps(point)
+            )
+        except InputError as e:
+            return [{"point": i} | point | {"variant": None, "error": str(e)}]
+        return [{"point": i} | point | _measures(v) for v in report["variants"]]
+
+    rows: list[dict[str, Any]] = []
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for point_rows in pool.map(one, enumerate(todo)):
+            rows.extend(point_rows)
+            if progress:
+                progress()
+    return rows
+
+
+def _measures(v: dict[str, Any]) -> dict[str, Any]:
+    lat = v["io"]["all"]
+    nvme = v.get("nvme", {})
+    hours = v["duration_s"] / 3600
+    return {
+        "variant": v["name"],
+        "error": None,
+        "avg_power_mw": nvme.get("avg_power_mw"),
+        "energy_mj": nvme.get("energy_mj"),
+        "lat_mean_us": lat["mean_us"],
+        "lat_p99_us": lat["p99_us"],
+        "lat_p999_us": lat["p99_9_us"],
+        "lat_max_us": lat["max_us"],
+        "woken_ios": nvme.get("wake_delayed_ios"),
+        "transitions_per_hour": nvme.get("transitions", 0) / hours if hours else None,
+    }
+
+
+def feasible(rows: Sequence[dict[str, Any]], sweep: Sweep) -> list[dict[str, Any]]:
+    """The rows that ran and meet every constraint."""
+
+    def ok(row: dict[str, Any]) -> bool:
+        if row.get("error"):
+            return False
+        for metric, low, high in sweep.constraints:
+            value = row.get(metric)
+            if value is None or (low is not None and value < low):
+                return False
+            if high is not None and value > high:
+                return False
+        return True
+
+    return [r for r in rows if ok(r)]
+
+
+def pareto(rows: Sequence[dict[str, Any]], objectives: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows no other row dominates (no worse in every objective, better in one), all to be
+    minimised; in their original order."""
+
+    def dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        no_worse = all(a[o] <= b[o] for o in objectives)
+        return no_worse and any(a[o] < b[o] for o in objectives)
+
+    return [r for r in rows if not any(dominates(o, r) for o in rows if o is not r)]
+
+
+def recommend(front: Sequence[dict[str, Any]], objectives: Sequence[str]) -> dict[str, Any] | None:
+    """The front's best row by the first objective (ties broken by the next ones)."""
+    if not front:
+        return None
+    return min(front, key=lambda r: tuple(r[o] for o in objectives))
+
+
+def apply_lines(row: dict[str, Any], sweep: Sweep, device: str) -> list[str]:
+    """How to apply ``row``'s APST settings on a real machine: the kernel command line and
+    modprobe options (and what else the core prints for them)."""
+    params = {
+        path.removeprefix("policy.apst."): value
+        for path, value in row.items()
+        if isinstance(path, str) and path.startswith("policy.apst.")
+    }
+    if not params:
+        return []
+    return native.apst(device, params)["kernel_params"].rstrip("\n").splitlines()

@@ -1,0 +1,100 @@
+"""Sweeps: points, Pareto filtering and recommendation, checked by hand; runs that do not
+depend on the thread count; failed points kept with their parameters."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from torpor import sweep as sw
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "scenarios" / "apst-sn530-sweep.toml"
+
+
+def _sweep(tmp_path: Path, body: str) -> sw.Sweep:
+    base = (ROOT / "scenarios" / "apst-sn530-mixed.toml").read_text()
+    (tmp_path / "base.toml").write_text(base.replace('duration = "60s"', 'duration = "10s"'))
+    (tmp_path / "s.toml").write_text('[sweep]\nscenario = "base.toml"\n' + body)
+    return sw.load(tmp_path / "s.toml")
+
+
+AXES = """
+[[sweep.axis]]
+path = "policy.apst.primary_timeout_ms"
+values = [50, 100]
+[[sweep.axis]]
+path = "policy.apst.primary_latency_tol_us"
+range = [5000, 15000, 5000]
+[[sweep.objective]]
+minimise = "avg_power_mw"
+"""
+
+
+def test_a_grid_is_the_product_of_the_axes_in_order(tmp_path: Path):
+    s = _sweep(tmp_path, AXES)
+    t, tol = "policy.apst.primary_timeout_ms", "policy.apst.primary_latency_tol_us"
+    # range = [5000, 15000, 5000] is 5000, 10000, 15000; the last axis varies fastest.
+    assert sw.points(s) == [
+        {t: 50, tol: 5000},
+        {t: 50, tol: 10000},
+        {t: 50, tol: 15000},
+        {t: 100, tol: 5000},
+        {t: 100, tol: 10000},
+        {t: 100, tol: 15000},
+    ]
+
+
+def test_a_latin_hypercube_puts_one_sample_in_each_stratum(tmp_path: Path):
+    s = _sweep(
+        tmp_path,
+        'mode = "lhs"\nsamples = 8\nseed = 3\n'
+        '[[sweep.axis]]\npath = "platform.nvme.latency_scale"\nlow = 0.5\nhigh = 2.5\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n',
+    )
+    values = [p["platform.nvme.latency_scale"] for p in sw.points(s)]
+    # 8 strata of width 0.25 over [0.5, 2.5): exactly one sample in each.
+    assert sorted(int((v - 0.5) / 0.25) for v in values) == list(range(8))
+    assert sw.points(s) == sw.points(s)  # seeded
+
+
+def test_pareto_keeps_exactly_the_undominated_points():
+    rows = [
+        {"id": "a", "p": 1.0, "l": 9.0},
+        {"id": "b", "p": 2.0, "l": 5.0},
+        {"id": "c", "p": 3.0, "l": 5.0},  # dominated by b (same latency, more power)
+        {"id": "d", "p": 4.0, "l": 1.0},
+        {"id": "e", "p": 4.0, "l": 2.0},  # dominated by d
+        {"id": "f", "p": 2.0, "l": 5.0},  # ties b: neither dominates
+    ]
+    front = sw.pareto(rows, ["p", "l"])
+    assert [r["id"] for r in front] == ["a", "b", "d", "f"]
+    assert sw.recommend(front, ["p", "l"])["id"] == "a"
+    assert sw.recommend([], ["p"]) is None
+
+
+def test_rows_do_not_depend_on_the_thread_count_and_failures_are_kept(tmp_path: Path):
+    s = _sweep(tmp_path, AXES)
+    one, two = sw.run(s, workers=1), sw.run(s, workers=2)
+    assert one == two and [r["point"] for r in one] == list(range(6))
+    bad = _sweep(
+        tmp_path,
+        '[[sweep.axis]]\npath = "policy.apst.primary_timeout_ms"\nvalues = [100, -1]\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n',
+    )
+    ok, failed = sw.run(bad)
+    assert ok["error"] is None
+    assert failed["policy.apst.primary_timeout_ms"] == -1
+    assert "primary_timeout_ms" in failed["error"]
+
+
+def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
+    out = tmp_path / "rows.csv"
+    r = cli("sweep", str(EXAMPLE), "--out", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert "Recommended (point " in r.stdout
+    assert "nvme_core.apst_primary_timeout_ms=" in r.stdout
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    # 4 x 3 x 2 grid points, one variant each.
+    assert len(rows) == 24
