@@ -98,3 +98,19 @@ def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
         rows = list(csv.DictReader(f))
     # 4 x 3 x 2 grid points, one variant each.
     assert len(rows) == 24
+
+
+def test_a_dask_cluster_with_two_workers_gives_the_same_rows_as_threads(tmp_path: Path):
+    from distributed import LocalCluster
+
+    # 130 points: three Dask tasks of at most 64 points.
+    s = _sweep(
+        tmp_path,
+        '[[sweep.axis]]\npath = "policy.apst.primary_timeout_ms"\nrange = [10, 1300, 10]\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n',
+    )
+    assert len(sw.points(s)) == 130
+    local = sw.run(s, workers=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
+        remote = sw.run(s, scheduler=cluster.scheduler_address)
+    assert remote == local

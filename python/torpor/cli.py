@@ -336,7 +336,13 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     show_default=True,
     help="Threads running points at once.",
 )
-def sweep(sweep_file: str, out_file: str | None, workers: int) -> None:
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Run the points on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) "
+    "instead of local threads; the rows are the same.",
+)
+def sweep(sweep_file: str, out_file: str | None, workers: int, scheduler: str | None) -> None:
     """Run a scenario over a grid or sample of settings and recommend one.
 
     Prints the Pareto front of the objectives among the points that meet the constraints,
@@ -346,6 +352,7 @@ def sweep(sweep_file: str, out_file: str | None, workers: int) -> None:
     \b
     Example:
       torpor sweep scenarios/apst-sn530-sweep.toml --out sweep.csv
+      torpor sweep scenarios/apst-sn530-sweep.toml --scheduler tcp://127.0.0.1:8786
     """
     import tomllib
 
@@ -360,7 +367,7 @@ def sweep(sweep_file: str, out_file: str | None, workers: int) -> None:
     count = len(sw.points(plan))
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(f"sweep: {count} points", total=count)
-        rows = sw.run(plan, workers, lambda: progress.advance(task))
+        rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
     baseline = sw._measures(
         native.run_scenario_text(plan.scenario_text, plan.scenario_label)["variants"][0]
     )

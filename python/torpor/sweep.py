@@ -21,9 +21,10 @@ A sweep file (TOML) names the base scenario and its axes, objectives and constra
     max = 5000.0                           # and/or min
 
 Each point runs the base scenario with the axes' values set (every variant of it: one row
-per point and variant). The points go to threads (the core releases the GIL); the rows come
-back in the points' order whatever the thread count. A point that fails keeps its row, with
-its parameters and the error.
+per point and variant). The points go to threads (the core releases the GIL), or, given a
+Dask scheduler's address, to a `dask.distributed` cluster in chunks; the rows come back in
+the points' order either way, identical. A point that fails keeps its row, with its
+parameters and the error.
 """
 
 from __future__ import annotations
@@ -184,28 +185,73 @@ def _scale(axis: Axis, u: float) -> Any:
     return round(value) if float(axis.low).is_integer() and float(axis.high).is_integer() else value
 
 
+#: Points per Dask task: enough to amortise a task's overhead (about a millisecond) over
+#: runs that take about as long.
+CHUNK = 64
+
+
 def run(
-    sweep: Sweep, workers: int = 2, progress: Callable[[], None] | None = None
+    sweep: Sweep,
+    workers: int = 2,
+    progress: Callable[[], None] | None = None,
+    scheduler: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every point of ``sweep``, one row per point and variant, in the points' order."""
-    todo = points(sweep)
-
-    def one(i_point: tuple[int, dict[str, Any]]) -> list[dict[str, Any]]:
-        i, point = i_point
-        try:
-            report = native.run_scenario_text(
-                sweep.scenario_text, sweep.scenario_label, overrides_json=json.dumps(point)
-            )
-        except InputError as e:
-            return [{"point": i} | point | {"variant": None, "error": str(e)}]
-        return [{"point": i} | point | _measures(v) for v in report["variants"]]
-
+    """Every point of ``sweep``, one row per point and variant, in the points' order: in
+    ``workers`` threads here, or on the Dask cluster whose scheduler is at ``scheduler``."""
+    todo = list(enumerate(points(sweep)))
+    # Small enough that every thread has work (four chunks each), at most CHUNK points.
+    size = max(1, min(CHUNK, math.ceil(len(todo) / (4 * max(1, workers)))))
+    if scheduler is not None:
+        size = CHUNK
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for point_rows in pool.map(one, enumerate(todo)):
-            rows.extend(point_rows)
-            if progress:
+
+    def collect(chunk_rows: list[dict[str, Any]], size: int) -> None:
+        rows.extend(chunk_rows)
+        if progress:
+            for _ in range(size):
                 progress()
+
+    if scheduler is None:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            text, label = sweep.scenario_text, sweep.scenario_label
+            for chunk, chunk_rows in zip(
+                chunks, pool.map(lambda c: run_chunk(text, label, c), chunks), strict=True
+            ):
+                collect(chunk_rows, len(chunk))
+        return rows
+    from distributed import Client
+
+    with Client(scheduler) as client:
+        futures = [
+            client.submit(run_chunk, sweep.scenario_text, sweep.scenario_label, c, pure=False)
+            for c in chunks
+        ]
+        for chunk, future in zip(chunks, futures, strict=True):
+            try:
+                chunk_rows = future.result()
+            except Exception as e:  # a lost worker: every point of the chunk says so
+                chunk_rows = [
+                    {"point": i} | p | {"variant": None, "error": f"worker failed: {e}"}
+                    for i, p in chunk
+                ]
+            collect(chunk_rows, len(chunk))
+    return rows
+
+
+def run_chunk(
+    text: str, label: str, chunk: Sequence[tuple[int, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The rows of some points (index, settings) of the scenario ``text``: what a thread or
+    a Dask task runs."""
+    rows: list[dict[str, Any]] = []
+    for i, point in chunk:
+        try:
+            report = native.run_scenario_text(text, label, overrides_json=json.dumps(point))
+        except InputError as e:
+            rows.append({"point": i} | point | {"variant": None, "error": str(e)})
+            continue
+        rows += [{"point": i} | point | _measures(v) for v in report["variants"]]
     return rows
 
 
