@@ -74,6 +74,12 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
         assert c["seed"] == "000"
     report = (tmp_path / "report.md").read_text()
     assert "## Claims" in report and "WD SN530" in report
+    # The HTML page: self-contained (nothing fetched), the claims first, three inline plots.
+    page = (tmp_path / "report.html").read_text()
+    assert page.index("<h2>Claims</h2>") < page.index("<svg")
+    assert page.count("<svg") == 3
+    assert "<script" not in page and 'src="http' not in page and "<link" not in page
+    assert page.count('<td class="fails">') == sum(c["ok"] is False for c in results["claims"])
     # SN530, workflow 7 (a 4 KiB read every 150 ms): legacy never leaves PS0, so no read waits
     # and the slowest is the 75 us service time; v5.14 reaches PS3 in every gap, so every read
     # but the first waits PS3's 11 ms exit: the slowest (and p99.9) is 11 075 us.
@@ -101,7 +107,7 @@ def test_every_reproduce_area_is_byte_identical_across_runs(cli, tmp_path: Path)
         a, b = tmp_path / f"{area}-a", tmp_path / f"{area}-b"
         for out in (a, b):
             assert cli("reproduce", area, "--out", str(out)).exit_code == 0
-        for name in ("results.json", "report.md"):
+        for name in ("results.json", "report.md", "report.html"):
             assert (a / name).read_bytes() == (b / name).read_bytes(), f"{area}/{name}"
 
 

@@ -14,7 +14,7 @@ from rich.progress import Progress
 
 from torpor.experiments import apst
 from torpor.files import write_file
-from torpor.report import markdown
+from torpor.report import html, markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
 AREAS = ("apst",)
@@ -43,6 +43,7 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
     write_file(out / "report.md", markdown.apst_report(results, tabs))
+    write_file(out / "report.html", html.apst_page(results))
     if console is not None:
         console.print(
             f"apst: {len(rows)} runs, {len(results['claims'])} claims: "
