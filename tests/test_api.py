@@ -68,3 +68,15 @@ def test_devices_and_apst_table_match_the_rules_by_hand():
     assert t.loc[0, ["itps", "itpt_ms"]].tolist() == [3, 745]
     assert t.loc[3, ["itps", "itpt_ms"]].tolist() == [4, 2200]
     assert len(t) == 32
+
+
+def test_a_timeline_comes_back_as_a_table_of_state_changes_and_requests():
+    r = torpor.run(SN530_W7, **{"run.timeline": "400ms"})
+    # The run-level test in run.rs derives these by hand: PS3 entered at 100.075 ms and
+    # 265.05 ms, reads at 0, 150.075 and 311.15 ms.
+    t = r.timeline
+    assert list(t.columns) == ["variant", "t_s", "state", "power_mw"]
+    entered = t[t.state == "PS3"].t_s.round(6).tolist()
+    assert entered == [0.103975, 0.26505]
+    assert r.requests.t_s.round(6).tolist() == [0.0, 0.150075, 0.31115]
+    assert torpor.run(SN530_W7).timeline.empty

@@ -50,12 +50,19 @@ class Result:
     summary: pd.DataFrame = field(init=False, repr=False)
     latency: pd.DataFrame = field(init=False, repr=False)
     residency: pd.DataFrame = field(init=False, repr=False)
+    #: With ``run.timeline`` set: every state change of the drive in that window (variant,
+    #: t_s, state, power_mw), and every request's arrival (variant, t_s). Empty otherwise.
+    timeline: pd.DataFrame = field(init=False, repr=False)
+    requests: pd.DataFrame = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         variants = self.report["variants"]
         object.__setattr__(self, "summary", _summary(variants))
         object.__setattr__(self, "latency", _latency(variants))
         object.__setattr__(self, "residency", _residency(variants))
+        timeline, requests = _timeline(variants)
+        object.__setattr__(self, "timeline", timeline)
+        object.__setattr__(self, "requests", requests)
 
     @property
     def notes(self) -> list[str]:
@@ -207,6 +214,31 @@ def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
         for op in ("read", "write", "all")
     ]
     return pd.DataFrame(rows)
+
+
+def _timeline(variants: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    changes, requests = [], []
+    for v in variants:
+        t = v.get("nvme", {}).get("timeline")
+        if not t:
+            continue
+        names = t["states"]
+        changes.append(
+            pd.DataFrame(
+                {
+                    "variant": v["name"],
+                    "t_s": t["t_s"],
+                    "state": [names[i] for i in t["state"]],
+                    "power_mw": t["power_mw"],
+                }
+            )
+        )
+        requests.append(pd.DataFrame({"variant": v["name"], "t_s": t["request_t_s"]}))
+    empty = pd.DataFrame({"variant": [], "t_s": []})
+    return (
+        pd.concat(changes, ignore_index=True) if changes else empty,
+        pd.concat(requests, ignore_index=True) if requests else empty,
+    )
 
 
 def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:

@@ -107,9 +107,20 @@ pub struct NvmeSection {
     pub latency_scale: f64,
     /// Transition power as a share of the way from idle to maximum power.
     pub transition_power_share: f64,
+    /// The drive's states and requests at the start of the run, when `[run] timeline` asks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineSection>,
     pub apst: ApstSection,
     #[serde(flatten)]
     pub stats: NvmeStats,
+}
+
+/// A component's timeline with the names of the states its `state` column indexes.
+#[derive(Debug, Serialize)]
+pub struct TimelineSection {
+    pub states: Vec<String>,
+    #[serde(flatten)]
+    pub timeline: crate::metrics::Timeline,
 }
 
 /// The APST policy as the kernel applied it.

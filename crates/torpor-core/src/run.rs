@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
-use crate::report::{ApstSection, IoSection, NvmeSection, Report, VariantReport};
+use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
@@ -25,6 +25,9 @@ use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
 use crate::workload::{self, estimate, IologReplay, Workload};
 use crate::world;
+
+/// The most state changes (and, apart, requests) a timeline keeps: 16 bytes each in memory.
+pub const TIMELINE_LIMIT: usize = 1_000_000;
 
 /// How much work a run may ask for before it is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -419,6 +422,9 @@ impl Input<'_> {
         // A table sent with APSTE = 0 makes the drive never transition on its own.
         let mut device = NvmeDevice::new(&real, table, drive.service.clone())
             .with_transition_share(s.platform.nvme.transition_power_share);
+        if let Some(window) = s.run.timeline {
+            device = device.with_timeline(window, TIMELINE_LIMIT);
+        }
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
         let mut progress = Progress {
@@ -452,6 +458,15 @@ impl Input<'_> {
         }
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
+        let timeline = device.take_timeline().map(|timeline| TimelineSection {
+            states: stats
+                .power_states
+                .iter()
+                .map(|s| s.name.clone())
+                .chain(["transition".to_string()])
+                .collect(),
+            timeline,
+        });
         Ok(VariantReport {
             name: name.to_string(),
             duration_s: end.as_secs_f64(),
@@ -462,6 +477,7 @@ impl Input<'_> {
                 notes: drive.notes,
                 latency_scale: s.platform.nvme.latency_scale,
                 transition_power_share: s.platform.nvme.transition_power_share,
+                timeline,
                 apst: ApstSection {
                     params,
                     sent: table.is_some(),
@@ -718,6 +734,69 @@ mod limits_and_watch {
             Err(RunError::Input(e)) => assert!(e.message.contains("nope"), "{e}"),
             other => panic!("expected an error, got {:?}", other.map(|_| ())),
         }
+    }
+
+    #[test]
+    fn a_timeline_records_the_drives_states_and_requests_in_its_window() {
+        // SN530 (PS0 idle 700 mW by its preset, ACTP 1800 mW, MP 3500 mW), workflow 7, v5.14:
+        // transitions draw 700 + 0.5 x (3500 - 700) = 2100 mW. Read at 0 (75 us); idle from
+        // 0.075 ms; PS3 entry at 100.075 ms (3.9 ms), settled 103.975 ms; the next read comes
+        // 150 ms after the first completed, 150.075 ms, wakes PS3 (11 ms) to 161.075 ms, is
+        // served to 161.15 ms; the same again from 261.15 ms: read at 311.15 ms, served from
+        // 322.15 to 322.225 ms. The window ends at 400 ms.
+        let text = format!(
+            "{SN530}[workload]\napst_workflow = 7\n[run]\nduration = \"1s\"\ntimeline = \"400ms\"\n"
+        );
+        let r = run_text(
+            &text,
+            "s.toml",
+            Path::new("."),
+            &[],
+            &Limits::default(),
+            &mut (),
+        )
+        .unwrap();
+        let t = r.variants[0]
+            .nvme
+            .as_ref()
+            .unwrap()
+            .timeline
+            .as_ref()
+            .unwrap();
+        assert_eq!(t.states.last().map(String::as_str), Some("transition"));
+        let ms: Vec<f64> = t
+            .timeline
+            .t_s
+            .iter()
+            .map(|s| (s * 1e6).round() / 1e3)
+            .collect();
+        assert_eq!(
+            ms,
+            vec![
+                0.0, 0.0, 0.075, 100.075, 103.975, 150.075, 161.075, 161.15, 261.15, 265.05,
+                311.15, 322.15, 322.225
+            ]
+        );
+        assert_eq!(
+            t.timeline.state,
+            vec![0, 0, 0, 5, 3, 5, 0, 0, 5, 3, 5, 0, 0]
+        );
+        let mw: Vec<f32> = t.timeline.power_mw.clone();
+        assert_eq!(
+            mw,
+            vec![
+                700.0, 1800.0, 700.0, 2100.0, 25.0, 2100.0, 1800.0, 700.0, 2100.0, 25.0, 2100.0,
+                1800.0, 700.0
+            ]
+        );
+        let requests: Vec<f64> = t
+            .timeline
+            .request_t_s
+            .iter()
+            .map(|s| (s * 1e6).round() / 1e3)
+            .collect();
+        assert_eq!(requests, vec![0.0, 150.075, 311.15]);
+        assert_eq!(t.timeline.dropped, 0);
     }
 
     /// Counts its ticks and stops the run at the `stop_at`-th.

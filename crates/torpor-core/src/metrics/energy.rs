@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::Timeline;
 use crate::time::Nanos;
 
 /// Residency and energy of one state.
@@ -28,6 +29,8 @@ pub struct EnergyMeter {
     current: usize,
     power_mw: f64,
     since: Nanos,
+    /// Every change, when asked for ([`EnergyMeter::record`]).
+    timeline: Option<Box<Timeline>>,
 }
 
 impl EnergyMeter {
@@ -44,7 +47,24 @@ impl EnergyMeter {
             current: initial,
             power_mw,
             since: Nanos::ZERO,
+            timeline: None,
         }
+    }
+
+    /// Records every change from now on into `timeline` (starting with the current state).
+    pub fn record(&mut self, mut timeline: Timeline) {
+        timeline.change(self.since, self.current, self.power_mw);
+        self.timeline = Some(Box::new(timeline));
+    }
+
+    /// The timeline being recorded, if any.
+    pub fn timeline(&mut self) -> Option<&mut Timeline> {
+        self.timeline.as_deref_mut()
+    }
+
+    /// The recorded timeline, taken out of the meter.
+    pub fn take_timeline(&mut self) -> Option<Timeline> {
+        self.timeline.take().map(|t| *t)
     }
 
     /// Charges the time since the last change to the current state, then switches to `state`
@@ -52,6 +72,11 @@ impl EnergyMeter {
     #[inline]
     pub fn set(&mut self, now: Nanos, state: usize, power_mw: f64) {
         self.charge(now);
+        if let Some(t) = &mut self.timeline {
+            if state != self.current || power_mw != self.power_mw {
+                t.change(now, state, power_mw);
+            }
+        }
         if state != self.current {
             self.entries[state] += 1;
             self.current = state;

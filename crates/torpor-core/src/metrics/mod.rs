@@ -3,6 +3,8 @@
 
 mod energy;
 mod histogram;
+mod timeline;
 
 pub use energy::{EnergyMeter, StateEnergy};
 pub use histogram::{LatencyHistogram, LatencySummary};
+pub use timeline::Timeline;

@@ -137,6 +137,10 @@ pub struct RunSpec {
     pub duration: Option<Nanos>,
     #[serde(default = "one_u64")]
     pub seed: u64,
+    /// Record every component's state changes and requests from time 0 for this long (the
+    /// report's `timeline`; at most [`crate::run::TIMELINE_LIMIT`] entries each).
+    #[serde(default, deserialize_with = "de_duration")]
+    pub timeline: Option<Nanos>,
 }
 
 fn one_u64() -> u64 {
@@ -148,6 +152,7 @@ impl Default for RunSpec {
         RunSpec {
             duration: None,
             seed: 1,
+            timeline: None,
         }
     }
 }

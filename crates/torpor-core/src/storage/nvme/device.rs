@@ -93,7 +93,7 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
-use crate::metrics::{EnergyMeter, StateEnergy};
+use crate::metrics::{EnergyMeter, StateEnergy, Timeline};
 use crate::storage::io::{IoOp, IoRequest, TimedDevice};
 use crate::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use crate::storage::nvme::psd::{NvmeController, PowerState};
@@ -408,6 +408,18 @@ impl NvmeDevice {
         self
     }
 
+    /// The same drive recording its power states and requests from time 0 to `until`, at
+    /// most `limit` of each ([`NvmeDevice::take_timeline`] after the run).
+    pub fn with_timeline(mut self, until: Nanos, limit: usize) -> NvmeDevice {
+        self.meter.record(Timeline::new(until, limit));
+        self
+    }
+
+    /// The recorded timeline (states are indexed as `PS0`..`PSn`, then `transition`).
+    pub fn take_timeline(&mut self) -> Option<Timeline> {
+        self.meter.take_timeline()
+    }
+
     /// Step 2: replays the autonomous transitions of an idle drive up to `now`.
     #[inline]
     fn walk_idle(&mut self, now: Nanos) {
@@ -554,6 +566,9 @@ impl TimedDevice for NvmeDevice {
     fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
         let now = now.max(self.last_now);
         self.last_now = now;
+        if let Some(t) = self.meter.timeline() {
+            t.request(now);
+        }
         let ready = self.ready_for_io(now);
         let penalty = ready - now;
         self.last_wake_penalty = penalty;
