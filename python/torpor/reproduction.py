@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from torpor import native
 from torpor.experiments import apst
 from torpor.files import write_file
 from torpor.report import html, markdown
@@ -43,7 +44,13 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
     write_file(out / "report.md", markdown.apst_report(results, tabs))
-    write_file(out / "report.html", html.apst_page(results))
+    # The seed's picture: the SN530 on workflow 7, where the two builders differ most.
+    picture = native.run_scenario_text(
+        apst.scenario_text("wdc-pc-sn530-256gb", 7),
+        "<apst wdc-pc-sn530-256gb workflow 7>",
+        overrides_json=json.dumps({"run.timeline": "1s"}),
+    )
+    write_file(out / "report.html", html.apst_page(results, picture))
     if console is not None:
         console.print(
             f"apst: {len(rows)} runs, {len(results['claims'])} claims: "

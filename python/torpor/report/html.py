@@ -54,8 +54,27 @@ def _per_workflow(rows: list[dict[str, Any]], key: str, title: str, unit: str) -
     return _svg(fig)
 
 
-def apst_page(results: dict[str, Any]) -> str:
-    """The APST reproduction as one HTML page."""
+def _timeline(report: dict[str, Any]) -> str:
+    """The seed's picture: each variant's power over time, with the requests marked."""
+    variants = [v for v in report["variants"] if v.get("nvme", {}).get("timeline")]
+    fig = Figure(figsize=(16, 2.2 * len(variants)))
+    axes = fig.subplots(len(variants), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, v in zip(axes, variants, strict=True):
+        t = v["nvme"]["timeline"]
+        end = t["until_s"]
+        times = [*t["t_s"], end]
+        powers = [*t["power_mw"], t["power_mw"][-1]]
+        ax.step([x * 1000 for x in times], powers, where="post", linewidth=1)
+        ax.vlines([x * 1000 for x in t["request_t_s"]], 0, max(powers), colors="tab:red", lw=0.6)
+        ax.set_ylabel("mW")
+        ax.set_title(f"{v['nvme']['device']}, {v['name']}: power (requests in red)", fontsize=10)
+    axes[-1].set_xlabel("ms")
+    return _svg(fig)
+
+
+def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
+    """The APST reproduction as one HTML page; ``timeline`` is a run report with timelines
+    (the power-state picture of one drive and workflow under both builders)."""
     claims = results["claims"]
     rows = results["runs"]
     body = [
@@ -85,6 +104,13 @@ def apst_page(results: dict[str, Any]) -> str:
         f"<figure>{_per_workflow(rows, 'lat_p999_us', 'p99.9 latency per workflow', 'us')}"
         "</figure>",
     ]
+    if timeline:
+        body += [
+            "<h2>Power over time</h2>",
+            f"<p>{html.escape(timeline['scenario'])}: the first "
+            f"{timeline['variants'][0]['nvme']['timeline']['until_s']:g} s of each variant.</p>",
+            f"<figure>{_timeline(timeline)}</figure>",
+        ]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>torpor: APST reproduction</title><style>{_STYLE}</style></head><body>"
