@@ -374,3 +374,19 @@ def test_devices_fits_80_columns_without_cutting_anything():
     for preset in native.presets():
         assert preset["id"] in text
         assert f"{preset['ps0_idle']['central_mw'] / 1000:g}" in text
+
+
+def test_run_report_writes_the_full_json_and_a_self_contained_page(cli, tmp_path: Path):
+    out = tmp_path / "rep"
+    scenario = ROOT / "scenarios" / "apst-sn530-workflow7.toml"
+    r = cli("run", str(scenario), "--brief", "--report", str(out))
+    assert r.exit_code == 0, r.stderr
+    report = json.loads((out / "results.json").read_text())
+    assert [v["name"] for v in report["variants"]] == ["legacy", "v5.14", "v5.14, primary 200 ms"]
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") == 1 and "<script" not in page
+    for v in report["variants"]:
+        assert v["name"] in page
+    # A file where the directory should be is refused in one line.
+    r = cli("run", str(scenario), "--report", str(out / "results.json"))
+    assert r.exit_code == 2 and "is a file; --report expects a directory" in r.stderr

@@ -275,6 +275,11 @@ def apst(
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option("--brief", is_flag=True, help="Only the summary table, no per-variant detail.")
 @click.option(
+    "--report",
+    "report_dir",
+    help="Also write DIR/results.json (the full report) and DIR/report.html (tables and plots).",
+)
+@click.option(
     "--max-ios",
     type=click.IntRange(min=1, max=U64_MAX),
     default=native.DEFAULT_MAX_IOS,
@@ -282,7 +287,7 @@ def apst(
     help="Refuse a scenario whose jobs could issue more IOs than this (about a minute of "
     "wall time per 2e9).",
 )
-def run(scenario: str, as_json: bool, brief: bool, max_ios: int) -> None:
+def run(scenario: str, as_json: bool, brief: bool, max_ios: int, report_dir: str | None) -> None:
     """Run a scenario file and print each variant's latency and power.
 
     A run that lasts more than a second shows its progress on a terminal; Ctrl-C stops it.
@@ -293,6 +298,18 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int) -> None:
     """
     with RunProgress() as progress:
         report = native.run_scenario_file(scenario, max_ios=max_ios, progress=progress.update)
+    if report_dir:
+        from torpor.report import html
+
+        out = Path(report_dir)
+        if out.exists() and not out.is_dir():
+            raise InputError(f"{shown_path(report_dir)}: is a file; --report expects a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, report_dir) from e
+        write_file(out / "results.json", json.dumps(report, indent=1) + "\n")
+        write_file(out / "report.html", html.run_page(report))
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     notes += [n for v in report["variants"] for n in apst_text.replay_notes(v)]
     for note in dict.fromkeys(notes):

@@ -299,13 +299,16 @@ impl Input<'_> {
             };
             if field.is_none() && !table.contains_key("PS0") {
                 *field = Some(e.central_mw);
+                // The source's first clause says what kind of figure it is; the whole source
+                // is in the preset (`torpor devices --json`).
+                let kind = e.source.split(':').next().unwrap_or_default();
                 drive.notes.push(format!(
-                    "PS0 {} power {} mW, range {}-{} mW (the drive reports none): {}",
+                    "PS0 {} power {} mW, range {}-{} mW (the drive reports none; {kind}; \
+                     sources: `torpor devices --json`)",
                     if idle { "idle" } else { "active" },
                     e.central_mw,
                     e.low_mw,
                     e.high_mw,
-                    e.source
                 ));
             }
         }

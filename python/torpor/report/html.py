@@ -72,6 +72,69 @@ def _timeline(report: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+def _page(title: str, body: list[str]) -> str:
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )
+
+
+def _residency(report: dict[str, Any]) -> str:
+    """Share of the run per power state, one bar per variant."""
+    variants = [v for v in report["variants"] if v.get("nvme")]
+    fig = Figure(figsize=(10, 0.6 * len(variants) + 1.2))
+    ax = fig.subplots()
+    names = [v["name"] for v in variants]
+    left = [0.0] * len(variants)
+    states = [s["name"] for s in variants[0]["nvme"]["power_states"]] + ["transition"]
+    for state in states:
+        shares = []
+        for v in variants:
+            nvme = v["nvme"]
+            total = nvme["duration_ns"] or 1
+            ns = (
+                nvme["transition_ns"]
+                if state == "transition"
+                else next(s["time_ns"] for s in nvme["power_states"] if s["name"] == state)
+            )
+            shares.append(100 * ns / total)
+        if any(shares):
+            ax.barh(names, shares, left=left, label=state)
+            left = [a + b for a, b in zip(left, shares, strict=True)]
+    ax.set_xlabel("% of the run")
+    ax.legend(fontsize=8, ncol=len(states))
+    return _svg(fig)
+
+
+def run_page(report: dict[str, Any]) -> str:
+    """One scenario's run (`torpor run --report`): the variants' figures, where each spent
+    its time, and its power over time when the scenario records a timeline."""
+    head = ["variant", "IOs", "mean us", "p99.9 us", "max us", "avg mW", "uJ/IO", "transitions"]
+    body = [
+        f"<h1>{html.escape(report['scenario'])}</h1>",
+        "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>",
+    ]
+    for v in report["variants"]:
+        lat, nvme, ios = v["io"]["all"], v.get("nvme", {}), v["io"]["ios"]
+        cells = [
+            html.escape(v["name"]),
+            f"{ios:,}",
+            f"{lat['mean_us']:,.1f}",
+            f"{lat['p99_9_us']:,.1f}",
+            f"{lat['max_us']:,.1f}",
+            f"{nvme.get('avg_power_mw', 0):,.1f}",
+            f"{nvme.get('energy_mj', 0) * 1000 / ios:,.1f}" if ios else "-",
+            f"{nvme.get('transitions', 0):,}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    body += ["</table>", "<h2>Where the time went</h2>", f"<figure>{_residency(report)}</figure>"]
+    if any(v.get("nvme", {}).get("timeline") for v in report["variants"]):
+        body += ["<h2>Power over time</h2>", f"<figure>{_timeline(report)}</figure>"]
+    return _page(f"torpor: {report['scenario']}", body)
+
+
 def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
     """The APST reproduction as one HTML page; ``timeline`` is a run report with timelines
     (the power-state picture of one drive and workflow under both builders)."""
@@ -111,9 +174,4 @@ def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -
             f"{timeline['variants'][0]['nvme']['timeline']['until_s']:g} s of each variant.</p>",
             f"<figure>{_timeline(timeline)}</figure>",
         ]
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>torpor: APST reproduction</title><style>{_STYLE}</style></head><body>"
-        + "\n".join(body)
-        + "</body></html>\n"
-    )
+    return _page("torpor: APST reproduction", body)
