@@ -384,7 +384,7 @@ def test_run_report_writes_the_full_json_and_a_self_contained_page(cli, tmp_path
     report = json.loads((out / "results.json").read_text())
     assert [v["name"] for v in report["variants"]] == ["legacy", "v5.14", "v5.14, primary 200 ms"]
     page = (out / "report.html").read_text()
-    assert page.count("<svg") == 1 and "<script" not in page
+    assert page.count("<svg") == 2 and "<script" not in page  # the CDF, the residency
     for v in report["variants"]:
         assert v["name"] in page
     # A file where the directory should be is refused in one line.

@@ -77,7 +77,8 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
     # The HTML page: self-contained (nothing fetched), the claims first, three inline plots.
     page = (tmp_path / "report.html").read_text()
     assert page.index("<h2>Claims</h2>") < page.index("<svg")
-    assert page.count("<svg") == 4  # power, mean and p99.9 latency, power over time
+    # Power, mean and p99.9 latency per workflow; power over time; the latency CDF.
+    assert page.count("<svg") == 5
     assert "<script" not in page and 'src="http' not in page and "<link" not in page
     assert page.count('<td class="fails">') == sum(c["ok"] is False for c in results["claims"])
     # SN530, workflow 7 (a 4 KiB read every 150 ms): legacy never leaves PS0, so no read waits

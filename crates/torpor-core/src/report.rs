@@ -43,6 +43,8 @@ pub struct IoSection {
     pub all: LatencySummary,
     pub read: LatencySummary,
     pub write: LatencySummary,
+    /// The latency CDF of every IO: `[latency_us, share at or below]` per non-empty bucket.
+    pub cdf: Vec<(f64, f64)>,
     pub workloads: Vec<WorkloadSection>,
 }
 
@@ -77,6 +79,7 @@ impl IoSection {
                 0.0
             },
             all: all.summary(),
+            cdf: all.cdf(),
             read: io.read.summary(),
             write: io.write.summary(),
             workloads: io

@@ -72,6 +72,24 @@ def _timeline(report: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+def _cdf(report: dict[str, Any]) -> str:
+    """Each variant's latency CDF, on a log scale of latency."""
+    fig = Figure(figsize=(10, 3.5))
+    ax = fig.subplots()
+    for v in report["variants"]:
+        points = v["io"]["cdf"]
+        if not points:
+            continue
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        ax.step([xs[0], *xs], [0.0, *ys], where="post", label=v["name"])
+    ax.set_xscale("log")
+    ax.set_xlabel("latency, us")
+    ax.set_ylabel("share of IOs at or below")
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
 def _page(title: str, body: list[str]) -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -129,7 +147,13 @@ def run_page(report: dict[str, Any]) -> str:
             f"{nvme.get('transitions', 0):,}",
         ]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    body += ["</table>", "<h2>Where the time went</h2>", f"<figure>{_residency(report)}</figure>"]
+    body += [
+        "</table>",
+        "<h2>Latency</h2>",
+        f"<figure>{_cdf(report)}</figure>",
+        "<h2>Where the time went</h2>",
+        f"<figure>{_residency(report)}</figure>",
+    ]
     if any(v.get("nvme", {}).get("timeline") for v in report["variants"]):
         body += ["<h2>Power over time</h2>", f"<figure>{_timeline(report)}</figure>"]
     return _page(f"torpor: {report['scenario']}", body)
@@ -173,5 +197,7 @@ def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -
             f"<p>{html.escape(timeline['scenario'])}: the first "
             f"{timeline['variants'][0]['nvme']['timeline']['until_s']:g} s of each variant.</p>",
             f"<figure>{_timeline(timeline)}</figure>",
+            "<h2>Latency distribution</h2>",
+            f"<figure>{_cdf(timeline)}</figure>",
         ]
     return _page("torpor: APST reproduction", body)

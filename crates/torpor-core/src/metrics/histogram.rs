@@ -142,6 +142,24 @@ impl LatencyHistogram {
         Some(self.max_ns as f64)
     }
 
+    /// The distribution as points of its CDF, one per non-empty bucket: the mean latency of
+    /// the bucket's samples (µs) and the share of all samples in it or below.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let mut seen = 0;
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                seen += c;
+                (
+                    self.sums_ns[i] as f64 / c as f64 / 1e3,
+                    seen as f64 / self.count as f64,
+                )
+            })
+            .collect()
+    }
+
     pub fn summary(&self) -> LatencySummary {
         if self.count == 0 {
             return LatencySummary::default();
@@ -163,6 +181,18 @@ impl LatencyHistogram {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_cdf_has_one_point_per_non_empty_bucket() {
+        // 75 us x 3 and 11 075 us x 1: two buckets, at 3/4 and 4/4 of the samples.
+        let mut h = LatencyHistogram::new();
+        for us in [75, 75, 75, 11_075] {
+            h.record(Nanos::from_us(us));
+        }
+        assert_eq!(h.cdf(), vec![(75.0, 0.75), (11_075.0, 1.0)]);
+        assert!(LatencyHistogram::new().cdf().is_empty());
+    }
+
     use super::*;
     use crate::sim::Pcg32;
 
