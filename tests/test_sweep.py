@@ -94,6 +94,7 @@ def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
     assert r.exit_code == 0, r.stderr
     assert "Recommended (point " in r.stdout
     assert "nvme_core.apst_primary_timeout_ms=" in r.stdout
+    assert "torpor apst wdc-pc-sn530-256gb --primary-timeout-ms " in r.stdout
     with out.open() as f:
         rows = list(csv.DictReader(f))
     # 4 x 3 x 2 grid points, one variant each.

@@ -310,7 +310,8 @@ def recommend(front: Sequence[dict[str, Any]], objectives: Sequence[str]) -> dic
 
 def apply_lines(row: dict[str, Any], sweep: Sweep, device: str) -> list[str]:
     """How to apply ``row``'s APST settings on a real machine: the kernel command line and
-    modprobe options (and what else the core prints for them)."""
+    modprobe options (as the core prints them), and the command that programs the same table
+    at once with nvme-cli (until the next controller reset)."""
     params = {
         path.removeprefix("policy.apst."): value
         for path, value in row.items()
@@ -318,4 +319,14 @@ def apply_lines(row: dict[str, Any], sweep: Sweep, device: str) -> list[str]:
     }
     if not params:
         return []
-    return native.apst(device, params)["kernel_params"].rstrip("\n").splitlines()
+    lines = native.apst(device, params)["kernel_params"].rstrip("\n").splitlines()
+    flags = " ".join(
+        f"--{key.replace('_', '-')}" if value is True else f"--{key.replace('_', '-')} {value}"
+        for key, value in params.items()
+        if value is not False
+    )
+    lines += [
+        "# or program the table now, until the next controller reset:",
+        f"torpor apst {device} {flags} --emit nvme-cli",
+    ]
+    return lines
