@@ -80,3 +80,15 @@ def test_a_timeline_comes_back_as_a_table_of_state_changes_and_requests():
     assert entered == [0.103975, 0.26505]
     assert r.requests.t_s.round(6).tolist() == [0.0, 0.150075, 0.31115]
     assert torpor.run(SN530_W7).timeline.empty
+
+
+def test_timeline_columns_keep_their_compact_types():
+    r = torpor.run(SN530_W7, **{"run.timeline": "1s"})
+    t = r.timeline
+    # Floats for times and power, categories (codes of a byte or two) for names.
+    assert (str(t.t_s.dtype), str(t.power_mw.dtype)) == ("float64", "float32")
+    assert str(t.state.dtype) == "category" and str(t.variant.dtype) == "category"
+    assert set(t.state.cat.categories) == {"PS0", "PS1", "PS2", "PS3", "PS4", "transition"}
+    # The JSON report keeps the timeline's names and window, not its rows.
+    meta = r.report["variants"][0]["nvme"]["timeline"]
+    assert meta["until_s"] == 1.0 and meta["t_s"] == []

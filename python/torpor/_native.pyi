@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from os import PathLike
+from typing import Any
 
 class InputError(Exception): ...
 
@@ -18,13 +19,15 @@ def run_scenario_file(
     max_ios: int = ...,
     progress: Callable[[int, int, str, float, float | None], None] | None = ...,
     overrides_json: str | None = ...,
-) -> str: ...
+    columns: bool = ...,
+) -> Any: ...
 def run_scenario_text(
     text: str,
     label: str,
     max_ios: int = ...,
     progress: Callable[[int, int, str, float, float | None], None] | None = ...,
     overrides_json: str | None = ...,
-) -> str: ...
+    columns: bool = ...,
+) -> Any: ...
 def bench(seconds: float) -> str: ...
 def cancel() -> None: ...

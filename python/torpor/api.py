@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import tomli_w
 
@@ -45,8 +46,10 @@ class Result:
     """One scenario's run: the report as the core wrote it, and tables of it."""
 
     #: The full report (``torpor run --json``): one entry per variant, one section per
-    #: component.
+    #: component (timelines apart, in ``columns``).
     report: dict[str, Any]
+    #: Each variant's timeline as NumPy columns (``None`` without one).
+    columns: list[native.Columns | None] = field(default_factory=list, repr=False)
     summary: pd.DataFrame = field(init=False, repr=False)
     latency: pd.DataFrame = field(init=False, repr=False)
     residency: pd.DataFrame = field(init=False, repr=False)
@@ -60,7 +63,7 @@ class Result:
         object.__setattr__(self, "summary", _summary(variants))
         object.__setattr__(self, "latency", _latency(variants))
         object.__setattr__(self, "residency", _residency(variants))
-        timeline, requests = _timeline(variants)
+        timeline, requests = _timeline(variants, self.columns)
         object.__setattr__(self, "timeline", timeline)
         object.__setattr__(self, "requests", requests)
 
@@ -95,13 +98,16 @@ def run(
     fields = {path.replace("__", "."): value for path, value in overrides.items()}
     overrides_json = json.dumps(fields) if fields else None
     if isinstance(scenario, Mapping):
-        text = tomli_w.dumps(dict(scenario))
-        return Result(native.run_scenario_text(text, "<dict>", max_ios, progress, overrides_json))
-    if isinstance(scenario, str) and _is_text(scenario):
-        return Result(
-            native.run_scenario_text(scenario, "<text>", max_ios, progress, overrides_json)
-        )
-    return Result(native.run_scenario_file(scenario, max_ios, progress, overrides_json))
+        source: str | os.PathLike[str] = tomli_w.dumps(dict(scenario))
+        is_text, label = True, "<dict>"
+    elif isinstance(scenario, str) and _is_text(scenario):
+        source, is_text, label = scenario, True, "<text>"
+    else:
+        source, is_text, label = scenario, False, ""
+    report, columns = native.run_scenario_columns(
+        source, is_text, label, max_ios, progress, overrides_json
+    )
+    return Result(report, columns)
 
 
 def devices() -> pd.DataFrame:
@@ -216,24 +222,36 @@ def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _timeline(variants: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _timeline(
+    variants: list[dict[str, Any]], columns: list[native.Columns | None]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The timelines as two tables. The state column is categorical (codes into the state
+    names), so that millions of rows cost two bytes each, as the core sent them."""
     changes, requests = [], []
-    for v in variants:
+    for v, cols in zip(variants, columns, strict=False):
         t = v.get("nvme", {}).get("timeline")
-        if not t:
+        if not t or cols is None:
             continue
         names = t["states"]
+        n = len(cols["t_s"])
         changes.append(
             pd.DataFrame(
                 {
-                    "variant": v["name"],
-                    "t_s": t["t_s"],
-                    "state": [names[i] for i in t["state"]],
-                    "power_mw": t["power_mw"],
-                }
+                    "variant": pd.Categorical.from_codes(
+                        np.zeros(n, dtype=np.int8), categories=pd.Index([v["name"]])
+                    ),
+                    "t_s": cols["t_s"],
+                    "state": pd.Categorical.from_codes(
+                        cols["state"].astype(np.int16), categories=pd.Index(names)
+                    ),
+                    "power_mw": cols["power_mw"],
+                },
+                copy=False,
             )
         )
-        requests.append(pd.DataFrame({"variant": v["name"], "t_s": t["request_t_s"]}))
+        requests.append(
+            pd.DataFrame({"variant": v["name"], "t_s": cols["request_t_s"]}, copy=False)
+        )
     empty = pd.DataFrame({"variant": [], "t_s": []})
     return (
         pd.concat(changes, ignore_index=True) if changes else empty,

@@ -71,6 +71,30 @@ def run_scenario_text(
     return json.loads(_native.run_scenario_text(text, label, max_ios, progress, overrides_json))
 
 
+#: A variant's timeline columns: NumPy arrays that own the core's vectors (no copy).
+Columns = dict[str, Any]
+
+
+def run_scenario_columns(
+    source: str | PathLike[str],
+    is_text: bool,
+    label: str = "<text>",
+    max_ios: int = DEFAULT_MAX_IOS,
+    progress: ProgressFn | None = None,
+    overrides_json: str | None = None,
+) -> tuple[dict[str, Any], list[Columns | None]]:
+    """As :func:`run_scenario_file` (or ``_text`` when ``is_text``), with each variant's
+    timeline moved out of the report into NumPy columns: millions of rows without JSON."""
+    if is_text:
+        out = _native.run_scenario_text(
+            str(source), label, max_ios, progress, overrides_json, columns=True
+        )
+    else:
+        out = _native.run_scenario_file(source, max_ios, progress, overrides_json, columns=True)
+    text, columns = out
+    return json.loads(text), columns
+
+
 def cancel() -> None:
     """Stops every run in progress in this process; each raises ``KeyboardInterrupt``."""
     _native.cancel()

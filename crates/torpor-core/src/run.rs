@@ -26,9 +26,6 @@ use crate::view;
 use crate::workload::{self, estimate, IologReplay, Workload};
 use crate::world;
 
-/// The most state changes (and, apart, requests) a timeline keeps: 16 bytes each in memory.
-pub const TIMELINE_LIMIT: usize = 1_000_000;
-
 /// How much work a run may ask for before it is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -426,7 +423,7 @@ impl Input<'_> {
         let mut device = NvmeDevice::new(&real, table, drive.service.clone())
             .with_transition_share(s.platform.nvme.transition_power_share);
         if let Some(window) = s.run.timeline {
-            device = device.with_timeline(window, TIMELINE_LIMIT);
+            device = device.with_timeline(window, s.run.timeline_limit);
         }
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;

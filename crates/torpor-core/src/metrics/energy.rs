@@ -62,6 +62,21 @@ impl EnergyMeter {
         self.timeline.as_deref_mut()
     }
 
+    /// A copy of the meter's sums to meter on, without the timeline (which may hold millions
+    /// of entries and is not needed to close the books).
+    pub fn snapshot(&self) -> EnergyMeter {
+        EnergyMeter {
+            names: self.names.clone(),
+            time_ns: self.time_ns.clone(),
+            energy_pj: self.energy_pj.clone(),
+            entries: self.entries.clone(),
+            current: self.current,
+            power_mw: self.power_mw,
+            since: self.since,
+            timeline: None,
+        }
+    }
+
     /// The recorded timeline, taken out of the meter.
     pub fn take_timeline(&mut self) -> Option<Timeline> {
         self.timeline.take().map(|t| *t)

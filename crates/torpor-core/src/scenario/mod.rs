@@ -138,9 +138,22 @@ pub struct RunSpec {
     #[serde(default = "one_u64")]
     pub seed: u64,
     /// Record every component's state changes and requests from time 0 for this long (the
-    /// report's `timeline`; at most [`crate::run::TIMELINE_LIMIT`] entries each).
+    /// report's `timeline`; at most `timeline_limit` entries each).
     #[serde(default, deserialize_with = "de_duration")]
     pub timeline: Option<Nanos>,
+    /// The most entries the timeline keeps of each kind (changes, requests).
+    #[serde(default = "timeline_limit")]
+    pub timeline_limit: usize,
+}
+
+/// The default of `[run] timeline_limit`: 16 bytes an entry, so 16 MB.
+pub const TIMELINE_LIMIT: usize = 1_000_000;
+
+/// The largest `[run] timeline_limit`: 50 M entries, under 1 GB.
+pub const MAX_TIMELINE_LIMIT: usize = 50_000_000;
+
+fn timeline_limit() -> usize {
+    TIMELINE_LIMIT
 }
 
 fn one_u64() -> u64 {
@@ -153,6 +166,7 @@ impl Default for RunSpec {
             duration: None,
             seed: 1,
             timeline: None,
+            timeline_limit: TIMELINE_LIMIT,
         }
     }
 }
@@ -563,6 +577,15 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 format!("[workload.replay] `{}`: {}", e.key, e.message),
             )
         })?;
+    }
+    if s.run.timeline_limit > MAX_TIMELINE_LIMIT {
+        return Err((
+            "run.timeline_limit".into(),
+            format!(
+                "[run] timeline_limit: at most {MAX_TIMELINE_LIMIT} entries, got {}",
+                s.run.timeline_limit
+            ),
+        ));
     }
     if s.run.duration == Some(Nanos::ZERO) {
         return Err((

@@ -320,7 +320,7 @@ impl NvmeDevice {
     /// The meter and busy time as they stand at `end` while requests are still in service:
     /// metered on a copy, so the busy period can still be closed properly by a later submission.
     fn in_flight_snapshot(&self, busy: Busy, end: Nanos) -> (EnergyMeter, u64) {
-        let mut meter = self.meter.clone();
+        let mut meter = self.meter.snapshot();
         let mut busy_ns = self.counters.busy_ns;
         if busy.ready < end {
             meter.set(
