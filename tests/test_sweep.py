@@ -115,3 +115,10 @@ def test_a_dask_cluster_with_two_workers_gives_the_same_rows_as_threads(tmp_path
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
         remote = sw.run(s, scheduler=cluster.scheduler_address)
     assert remote == local
+
+
+def test_every_shipped_sweep_loads():
+    sweeps = sorted((ROOT / "scenarios").glob("*sweep*.toml"))
+    assert sweeps
+    for path in sweeps:
+        assert sw.points(sw.load(path))

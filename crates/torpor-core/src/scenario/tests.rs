@@ -315,14 +315,18 @@ fn every_example_in_the_reference_parses() {
     assert_eq!(examples, 3);
 }
 
-/// Every example scenario shipped in the repository parses under the current schema.
+/// Every example scenario shipped in the repository parses under the current schema (sweep
+/// files, `*sweep*.toml`, are the front end's and are checked there).
 #[test]
 fn every_shipped_scenario_parses() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let mut parsed = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
+        let sweep = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains("sweep"));
+        if path.extension().is_some_and(|e| e == "toml") && !sweep {
             let text = std::fs::read_to_string(&path).unwrap();
             let label = path.display().to_string();
             if let Err(e) = ScenarioFile::parse(&label, &text) {
