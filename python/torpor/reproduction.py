@@ -15,7 +15,7 @@ from rich.progress import Progress
 from torpor import native
 from torpor.experiments import apst
 from torpor.files import write_file
-from torpor.report import html, markdown
+from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
 AREAS = ("apst",)
@@ -44,6 +44,8 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
     write_file(out / "report.md", markdown.apst_report(results, tabs))
+    from torpor.report import html  # matplotlib: loaded only when a report is drawn
+
     # The seed's picture: the SN530 on workflow 7, where the two builders differ most.
     picture = native.run_scenario_text(
         apst.scenario_text("wdc-pc-sn530-256gb", 7),
