@@ -189,35 +189,80 @@ fn overrides(json: Option<&str>) -> PyResult<Vec<Override>> {
         .collect()
 }
 
-/// The report as JSON, or, with `columns`, `(json, timelines)`: each variant's timeline
-/// columns moved out of the JSON into NumPy arrays that take over the core's vectors without
-/// a copy (`t_s` and `request_t_s` float64, `state` uint16, `power_mw` float32), one dict per
-/// variant (None without a timeline): millions of rows reach pandas with no text in between
-/// and no second copy in memory.
-fn report_out(py: Python<'_>, mut report: Report, columns: bool) -> PyResult<PyObject> {
-    if !columns {
-        return Ok(to_json(&report)?.into_pyobject(py)?.into_any().unbind());
-    }
-    let timelines = PyList::empty(py);
-    for v in &mut report.variants {
-        match v.nvme.as_mut().and_then(|n| n.timeline.as_mut()) {
-            None => timelines.append(py.None())?,
+/// One variant's timeline columns, taken out of the report before it is encoded.
+struct TimelineColumns {
+    t_s: Vec<f64>,
+    state: Vec<u16>,
+    power_mw: Vec<f32>,
+    request_t_s: Vec<f64>,
+}
+
+/// A finished run, ready for Python: the report as JSON text and, with `columns`, each
+/// variant's timeline columns moved out of it. Built without the GIL, so that threads running
+/// many small runs encode their reports in parallel.
+struct Encoded {
+    json: String,
+    timelines: Option<Vec<Option<TimelineColumns>>>,
+}
+
+fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Error> {
+    let timelines = columns.then(|| {
+        report
+            .variants
+            .iter_mut()
+            .map(|v| {
+                let t = &mut v.nvme.as_mut()?.timeline.as_mut()?.timeline;
+                Some(TimelineColumns {
+                    t_s: std::mem::take(&mut t.t_s),
+                    state: std::mem::take(&mut t.state),
+                    power_mw: std::mem::take(&mut t.power_mw),
+                    request_t_s: std::mem::take(&mut t.request_t_s),
+                })
+            })
+            .collect()
+    });
+    Ok(Encoded {
+        json: serde_json::to_string(&report)?,
+        timelines,
+    })
+}
+
+/// The report as JSON, or, with columns, `(json, timelines)`: one dict per variant (None
+/// without a timeline) of NumPy arrays that take over the core's vectors without a copy
+/// (`t_s` and `request_t_s` float64, `state` uint16, `power_mw` float32), so that millions
+/// of rows reach pandas with no text in between and no second copy in memory.
+fn to_python(py: Python<'_>, encoded: Encoded) -> PyResult<PyObject> {
+    let Some(timelines) = encoded.timelines else {
+        return Ok(encoded.json.into_pyobject(py)?.into_any().unbind());
+    };
+    let list = PyList::empty(py);
+    for t in timelines {
+        match t {
+            None => list.append(py.None())?,
             Some(t) => {
                 let cols = PyDict::new(py);
-                let t = &mut t.timeline;
-                cols.set_item("t_s", std::mem::take(&mut t.t_s).into_pyarray(py))?;
-                cols.set_item("state", std::mem::take(&mut t.state).into_pyarray(py))?;
-                cols.set_item("power_mw", std::mem::take(&mut t.power_mw).into_pyarray(py))?;
-                cols.set_item(
-                    "request_t_s",
-                    std::mem::take(&mut t.request_t_s).into_pyarray(py),
-                )?;
-                timelines.append(cols)?;
+                cols.set_item("t_s", t.t_s.into_pyarray(py))?;
+                cols.set_item("state", t.state.into_pyarray(py))?;
+                cols.set_item("power_mw", t.power_mw.into_pyarray(py))?;
+                cols.set_item("request_t_s", t.request_t_s.into_pyarray(py))?;
+                list.append(cols)?;
             }
         }
     }
-    let json = to_json(&report)?;
-    Ok((json, timelines).into_pyobject(py)?.into_any().unbind())
+    Ok((encoded.json, list).into_pyobject(py)?.into_any().unbind())
+}
+
+/// The run's outcome encoded (see [`encode`]), or why there is none.
+type RunOutcome = Result<Encoded, RunError>;
+
+fn encoded(result: Result<Report, RunError>, columns: bool) -> RunOutcome {
+    let report = result?;
+    encode(report, columns).map_err(|e| {
+        RunError::Input(CoreInputError::whole(
+            "<report>",
+            format!("cannot encode: {e}"),
+        ))
+    })
 }
 
 /// Runs a scenario file with `overrides_json` (`{"dotted.path": value}`) applied; returns the
@@ -236,9 +281,13 @@ fn run_scenario_file(
     let fields = overrides(overrides_json)?;
     let mut watch = PyWatch::new(progress);
     let limits = Limits { max_ios };
-    let result =
-        py.allow_threads(|| torpor_core::run::run_file(&path, &fields, &limits, &mut watch));
-    report_out(py, watch.finish(result)?, columns)
+    let result = py.allow_threads(|| {
+        encoded(
+            torpor_core::run::run_file(&path, &fields, &limits, &mut watch),
+            columns,
+        )
+    });
+    to_python(py, watch.finish(result)?)
 }
 
 /// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
@@ -258,9 +307,12 @@ fn run_scenario_text(
     let mut watch = PyWatch::new(progress);
     let limits = Limits { max_ios };
     let result = py.allow_threads(|| {
-        torpor_core::run::run_text(text, label, Path::new(""), &fields, &limits, &mut watch)
+        encoded(
+            torpor_core::run::run_text(text, label, Path::new(""), &fields, &limits, &mut watch),
+            columns,
+        )
     });
-    report_out(py, watch.finish(result)?, columns)
+    to_python(py, watch.finish(result)?)
 }
 
 /// Times the engine's hot loops, about `seconds` each.
