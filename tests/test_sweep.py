@@ -90,7 +90,8 @@ def test_rows_do_not_depend_on_the_thread_count_and_failures_are_kept(tmp_path: 
 
 def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
     out = tmp_path / "rows.csv"
-    r = cli("sweep", str(EXAMPLE), "--out", str(out))
+    page = tmp_path / "sweep.html"
+    r = cli("sweep", str(EXAMPLE), "--out", str(out), "--report", str(page))
     assert r.exit_code == 0, r.stderr
     assert "Recommended (point " in r.stdout
     assert "nvme_core.apst_primary_timeout_ms=" in r.stdout
@@ -99,6 +100,8 @@ def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
         rows = list(csv.DictReader(f))
     # 4 x 3 x 2 grid points, one variant each.
     assert len(rows) == 24
+    text = page.read_text()
+    assert text.count("<svg") == 1 and "Pareto front" in text and "<script" not in text
 
 
 def test_a_dask_cluster_with_two_workers_gives_the_same_rows_as_threads(tmp_path: Path):

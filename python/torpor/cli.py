@@ -346,6 +346,7 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
 @main.command()
 @click.argument("sweep_file")
 @click.option("--out", "out_file", help="Write every row to FILE.csv or FILE.json.")
+@click.option("--report", "report_file", help="Write a page with the Pareto plot to FILE.html.")
 @click.option(
     "--workers",
     type=click.IntRange(min=1, max=256),
@@ -359,7 +360,13 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     help="Run the points on this dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) "
     "instead of local threads; the rows are the same.",
 )
-def sweep(sweep_file: str, out_file: str | None, workers: int, scheduler: str | None) -> None:
+def sweep(
+    sweep_file: str,
+    out_file: str | None,
+    report_file: str | None,
+    workers: int,
+    scheduler: str | None,
+) -> None:
     """Run a scenario over a grid or sample of settings and recommend one.
 
     Prints the Pareto front of the objectives among the points that meet the constraints,
@@ -417,6 +424,11 @@ def sweep(sweep_file: str, out_file: str | None, workers: int, scheduler: str | 
             *[f"{r[o]:,.1f}" for o in plan.objectives],
         )
     console.print(table)
+    if report_file:
+        from torpor.report import html
+
+        page = html.sweep_page(sweep_file, rows, feasible, front, plan.objectives, axes)
+        write_file(Path(report_file), page)
     best = sw.recommend(front, plan.objectives)
     if best is None:
         console.print("No point meets the constraints: nothing to recommend.")

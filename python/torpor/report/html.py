@@ -159,6 +159,42 @@ def run_page(report: dict[str, Any]) -> str:
     return _page(f"torpor: {report['scenario']}", body)
 
 
+def sweep_page(
+    title: str,
+    rows: list[dict[str, Any]],
+    feasible: list[dict[str, Any]],
+    front: list[dict[str, Any]],
+    objectives: tuple[str, ...],
+    axes: list[str],
+) -> str:
+    """A sweep: every point that ran against the first two objectives, the feasible ones and
+    the Pareto front marked, and the front as a table."""
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    if len(objectives) >= 2:
+        x, y = objectives[0], objectives[1]
+        fig = Figure(figsize=(8, 5))
+        ax = fig.subplots()
+        ran = [r for r in rows if not r.get("error")]
+        for group, color, marker, label in (
+            (ran, "#bbb", "o", "all points"),
+            (feasible, "tab:blue", "o", "meet the constraints"),
+            (front, "tab:red", "D", "Pareto front"),
+        ):
+            xs, ys = [r[x] for r in group], [r[y] for r in group]
+            ax.scatter(xs, ys, color=color, marker=marker, label=label)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.legend(fontsize=8)
+        body.append(f"<figure>{_svg(fig)}</figure>")
+    head = ["point", *axes, *objectives]
+    body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
+    for r in front:
+        cells = [str(r["point"]), *[str(r[a]) for a in axes], *[f"{r[o]:,.1f}" for o in objectives]]
+        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    body.append("</table>")
+    return _page(f"torpor: {title}", body)
+
+
 def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
     """The APST reproduction as one HTML page; ``timeline`` is a run report with timelines
     (the power-state picture of one drive and workflow under both builders)."""
