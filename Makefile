@@ -31,7 +31,7 @@ $(STAMP): $(PACKAGES) $(SOURCES)
 
 demo: install
 	$(BIN)/torpor reproduce all --out out
-	@echo "reports: out/*/report.md"
+	@echo "reports: out/*/report.md and out/*/report.html"
 
 test: install
 	cargo test --workspace --exclude torpor-py

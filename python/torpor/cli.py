@@ -392,7 +392,7 @@ def sweep(
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(f"sweep: {count} points", total=count)
         rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
-    baseline = sw._measures(
+    baseline = sw.measures(
         native.run_scenario_text(plan.scenario_text, plan.scenario_label)["variants"][0]
     )
     if out_file:
@@ -443,8 +443,10 @@ def sweep(
             if baseline[o]
             else f"  {o}: {baseline[o]} as written -> {best[o]:,.1f}"
         )
-    preset = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {}).get("preset")
-    for line in sw.apply_lines(best, plan, preset or "wdc-pc-sn530-256gb"):
+    # The drive as the base scenario names it: a preset id, or its dump's path.
+    nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
+    drive = nvme.get("preset") or str(Path(plan.scenario_label).parent / nvme.get("file", ""))
+    for line in sw.apply_lines(best, drive):
         click.echo(line)
 
 

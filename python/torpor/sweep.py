@@ -251,11 +251,12 @@ def run_chunk(
         except InputError as e:
             rows.append({"point": i} | point | {"variant": None, "error": str(e)})
             continue
-        rows += [{"point": i} | point | _measures(v) for v in report["variants"]]
+        rows += [{"point": i} | point | measures(v) for v in report["variants"]]
     return rows
 
 
-def _measures(v: dict[str, Any]) -> dict[str, Any]:
+def measures(v: dict[str, Any]) -> dict[str, Any]:
+    """One variant of a report as a sweep row's measurements (the columns of METRICS)."""
     lat = v["io"]["all"]
     nvme = v.get("nvme", {})
     hours = v["duration_s"] / 3600
@@ -308,7 +309,7 @@ def recommend(front: Sequence[dict[str, Any]], objectives: Sequence[str]) -> dic
     return min(front, key=lambda r: tuple(r[o] for o in objectives))
 
 
-def apply_lines(row: dict[str, Any], sweep: Sweep, device: str) -> list[str]:
+def apply_lines(row: dict[str, Any], device: str) -> list[str]:
     """How to apply ``row``'s APST settings on a real machine: the kernel command line and
     modprobe options (as the core prints them), and the command that programs the same table
     at once with nvme-cli (until the next controller reset)."""
