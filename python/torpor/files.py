@@ -16,6 +16,33 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+#: The largest text file the Python side reads whole (sweep files and the scenarios they
+#: name), as the core bounds its own inputs.
+MAX_TEXT_BYTES = 4 << 20
+
+
+def read_text(path: Path, what: str) -> str:
+    """``path`` as UTF-8 text, refusing more than :data:`MAX_TEXT_BYTES` (``/dev/zero``),
+    directories and unreadable files with one ``InputError`` line naming the file."""
+    from torpor import InputError
+
+    label = shown_path(path)
+    if path.is_dir():
+        raise InputError(f"{label}: is a directory; expected {what}")
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_TEXT_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"{label}: cannot read {what}: {e.strerror}") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputError(f"{label}: larger than {MAX_TEXT_BYTES >> 20} MiB, the limit for {what}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError(f"{label}:{line}: expected UTF-8 text") from None
+
+
 def write_file(path: Path, data: str | bytes) -> None:
     """Writes ``data`` to ``path``; any OS error names the file."""
     try:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from torpor import InputError, native
+from torpor.files import read_text, shown_path
 
 #: The measurements each row carries, by column name.
 METRICS = (
@@ -82,13 +84,16 @@ class Sweep:
 def load(path: str | Path) -> Sweep:
     """Reads a sweep file; problems are ``InputError``s naming the file."""
     path = Path(path)
-    label = str(path)
+    label = shown_path(path)
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(read_text(path, "a sweep file"))
     except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{label}: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{label}: cannot read the sweep file ({e})") from None
+        # tomllib says "... (at line N, column M)": the line goes where every error has it.
+        found = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", " ".join(str(e).split()))
+        if found:
+            what, line, column = found.groups()
+            raise InputError(f"{label}:{line}: {what} (column {column})") from None
+        raise InputError(f"{label}: {' '.join(str(e).split())}") from None
     s = doc.get("sweep")
     if not isinstance(s, dict):
         raise InputError(f"{label}: expected a [sweep] table")
@@ -97,11 +102,8 @@ def load(path: str | Path) -> Sweep:
         raise InputError(f"{label}: [sweep]: unknown key(s) {', '.join(sorted(unknown))}")
     if "scenario" not in s:
         raise InputError(f'{label}: [sweep]: expected `scenario = "<base scenario file>"`')
-    scenario = path.parent / s["scenario"]
-    try:
-        text = scenario.read_text()
-    except OSError as e:
-        raise InputError(f"{label}: [sweep] scenario: cannot read {scenario} ({e})") from None
+    scenario = path.parent / str(s["scenario"])
+    text = read_text(scenario, "the sweep's base scenario")
     mode = s.get("mode", "grid")
     if mode not in ("grid", "random", "lhs"):
         raise InputError(f"{label}: [sweep] mode: expected grid, random or lhs, got {mode!r}")
