@@ -79,6 +79,9 @@ def test_a_timeline_comes_back_as_a_table_of_state_changes_and_requests():
     entered = t[t.state == "PS3"].t_s.round(6).tolist()
     assert entered == [0.103975, 0.26505]
     assert r.requests.t_s.round(6).tolist() == [0.0, 0.150075, 0.31115]
+    # Per IO: the first read finds the drive awake (75 us); the others wait PS3's 11 ms exit.
+    assert r.requests.latency_us.tolist() == [75.0, 11075.0, 11075.0]
+    assert r.requests.op.tolist() == ["read", "read", "read"]
     assert torpor.run(SN530_W7).timeline.empty
 
 

@@ -54,7 +54,8 @@ class Result:
     latency: pd.DataFrame = field(init=False, repr=False)
     residency: pd.DataFrame = field(init=False, repr=False)
     #: With ``run.timeline`` set: every state change of the drive in that window (variant,
-    #: t_s, state, power_mw), and every request's arrival (variant, t_s). Empty otherwise.
+    #: t_s, state, power_mw), and every request (variant, t_s of its arrival, op, latency_us:
+    #: the per-IO records). Empty otherwise.
     timeline: pd.DataFrame = field(init=False, repr=False)
     requests: pd.DataFrame = field(init=False, repr=False)
 
@@ -250,7 +251,18 @@ def _timeline(
             )
         )
         requests.append(
-            pd.DataFrame({"variant": v["name"], "t_s": cols["request_t_s"]}, copy=False)
+            pd.DataFrame(
+                {
+                    "variant": v["name"],
+                    "t_s": cols["request_t_s"],
+                    "op": pd.Categorical.from_codes(
+                        cols["request_write"].astype(np.int8),
+                        categories=pd.Index(["read", "write"]),
+                    ),
+                    "latency_us": cols["request_latency_us"],
+                },
+                copy=False,
+            )
         )
     empty = pd.DataFrame({"variant": [], "t_s": []})
     return (

@@ -195,6 +195,8 @@ struct TimelineColumns {
     state: Vec<u16>,
     power_mw: Vec<f32>,
     request_t_s: Vec<f64>,
+    request_latency_us: Vec<f32>,
+    request_write: Vec<u8>,
 }
 
 /// A finished run, ready for Python: the report as JSON text and, with `columns`, each
@@ -217,6 +219,8 @@ fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Erro
                     state: std::mem::take(&mut t.state),
                     power_mw: std::mem::take(&mut t.power_mw),
                     request_t_s: std::mem::take(&mut t.request_t_s),
+                    request_latency_us: std::mem::take(&mut t.request_latency_us),
+                    request_write: std::mem::take(&mut t.request_write),
                 })
             })
             .collect()
@@ -229,7 +233,8 @@ fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Erro
 
 /// The report as JSON, or, with columns, `(json, timelines)`: one dict per variant (None
 /// without a timeline) of NumPy arrays that take over the core's vectors without a copy
-/// (`t_s` and `request_t_s` float64, `state` uint16, `power_mw` float32), so that millions
+/// (`t_s` and `request_t_s` float64, `state` uint16, `power_mw` and `request_latency_us`
+/// float32, `request_write` uint8), so that millions
 /// of rows reach pandas with no text in between and no second copy in memory.
 fn to_python(py: Python<'_>, encoded: Encoded) -> PyResult<PyObject> {
     let Some(timelines) = encoded.timelines else {
@@ -245,6 +250,8 @@ fn to_python(py: Python<'_>, encoded: Encoded) -> PyResult<PyObject> {
                 cols.set_item("state", t.state.into_pyarray(py))?;
                 cols.set_item("power_mw", t.power_mw.into_pyarray(py))?;
                 cols.set_item("request_t_s", t.request_t_s.into_pyarray(py))?;
+                cols.set_item("request_latency_us", t.request_latency_us.into_pyarray(py))?;
+                cols.set_item("request_write", t.request_write.into_pyarray(py))?;
                 list.append(cols)?;
             }
         }

@@ -19,6 +19,10 @@ pub struct Timeline {
     pub power_mw: Vec<f32>,
     /// When each request arrived, s.
     pub request_t_s: Vec<f64>,
+    /// How long the component took to complete it, µs (device-side latency).
+    pub request_latency_us: Vec<f32>,
+    /// Whether it was a write (1) or a read (0).
+    pub request_write: Vec<u8>,
     /// Changes or requests past `limit` inside the window, not kept.
     pub dropped: u64,
     #[serde(skip)]
@@ -54,9 +58,9 @@ impl Timeline {
         self.power_mw.push(power_mw as f32);
     }
 
-    /// A request arrived at `t`.
+    /// A request arrived at `t` and took `latency`; `write` tells its direction.
     #[inline]
-    pub fn request(&mut self, t: Nanos) {
+    pub fn request(&mut self, t: Nanos, latency: Nanos, write: bool) {
         if t > self.until {
             return;
         }
@@ -65,6 +69,9 @@ impl Timeline {
             return;
         }
         self.request_t_s.push(t.as_secs_f64());
+        self.request_latency_us
+            .push((latency.0 as f64 / 1e3) as f32);
+        self.request_write.push(u8::from(write));
     }
 }
 
@@ -79,10 +86,14 @@ mod tests {
         t.change(Nanos::from_ms(5), 3, 25.0);
         t.change(Nanos::from_ms(6), 0, 1000.0); // past the limit: counted
         t.change(Nanos::from_ms(11), 3, 25.0); // past the window: ignored
-        t.request(Nanos::from_ms(7));
+        t.request(Nanos::from_ms(7), Nanos::from_us(75), false);
         assert_eq!(t.t_s, vec![0.0, 0.005]);
         assert_eq!(t.state, vec![0, 3]);
         assert_eq!(t.request_t_s, vec![0.007]);
+        assert_eq!(
+            (t.request_latency_us.clone(), t.request_write.clone()),
+            (vec![75.0], vec![0])
+        );
         assert_eq!(t.dropped, 1);
     }
 }

@@ -566,9 +566,6 @@ impl TimedDevice for NvmeDevice {
     fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
         let now = now.max(self.last_now);
         self.last_now = now;
-        if let Some(t) = self.meter.timeline() {
-            t.request(now);
-        }
         let ready = self.ready_for_io(now);
         let penalty = ready - now;
         self.last_wake_penalty = penalty;
@@ -581,6 +578,9 @@ impl TimedDevice for NvmeDevice {
         let done = self.claim_slot(now, ready, service);
         if let Some(busy) = self.busy.as_mut() {
             busy.until = busy.until.max(done);
+        }
+        if let Some(t) = self.meter.timeline() {
+            t.request(now, done - now, req.op == IoOp::Write);
         }
         done
     }
