@@ -390,3 +390,16 @@ def test_run_report_writes_the_full_json_and_a_self_contained_page(cli, tmp_path
     # A file where the directory should be is refused in one line.
     r = cli("run", str(scenario), "--report", str(out / "results.json"))
     assert r.exit_code == 2 and "is a file; --report expects a directory" in r.stderr
+
+
+def test_variants_on_different_drives_name_their_drive_in_the_run_table(cli, tmp_path: Path):
+    s = tmp_path / "two.toml"
+    s.write_text(
+        '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n[workload]\napst_workflow = 7\n'
+        '[run]\nduration = "1s"\n[[variant]]\nname = "a"\n[[variant]]\nname = "b"\n'
+        '[variant.platform.nvme]\npreset = "kioxia-bg4-kbg40zns256g"\n'
+    )
+    r = cli("run", str(s), "--brief")
+    assert r.exit_code == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "a (wdc-pc-sn530-256gb)" in text and "b (kioxia-bg4-kbg40zns256g)" in text

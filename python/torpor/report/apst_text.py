@@ -162,8 +162,10 @@ def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> 
         lat = v["io"]["all"]
         nvme = v["nvme"]
         ios = v["io"]["ios"]
+        # Variants on different drives: each row says which (the title lists them all).
+        name = v["name"] if len(devices) == 1 else f"{v['name']} ({nvme['device']})"
         table.add_row(
-            Text(v["name"]),
+            Text(name),
             f"{lat['count']:,}",
             _num(lat["mean_us"]),
             _num(lat["p99_9_us"]),
