@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from torpor import InputError, __version__, native
-from torpor.files import shown_path, write_file
+from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
 from torpor.report import apst_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
@@ -301,13 +301,7 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int, report_dir: str
     if report_dir:
         from torpor.report import html
 
-        out = Path(report_dir)
-        if out.exists() and not out.is_dir():
-            raise InputError(f"{shown_path(report_dir)}: is a file; --report expects a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise OSError(e.errno, e.strerror, report_dir) from e
+        out = output_dir(report_dir, "--report")
         write_file(out / "results.json", json.dumps(report, indent=1) + "\n")
         write_file(out / "report.html", html.run_page(report))
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
@@ -335,9 +329,7 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
     """
     from torpor import reproduction as rep
 
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{shown_path(out_dir)}: is a file; --out expects a directory")
+    out = output_dir(out_dir, "--out")
     results = rep.run(area, out, console=None if as_json else console)
     if as_json:
         emit_json(results)

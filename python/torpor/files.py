@@ -43,6 +43,21 @@ def read_text(path: Path, what: str) -> str:
         raise InputError(f"{label}:{line}: expected UTF-8 text") from None
 
 
+def output_dir(path: str, option: str) -> Path:
+    """The directory an option names for output, created if missing; a file there, or a
+    directory that cannot be made, is one error line naming it."""
+    from torpor import InputError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{shown_path(path)}: is a file; {option} expects a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from e
+    return out
+
+
 def write_file(path: Path, data: str | bytes) -> None:
     """Writes ``data`` to ``path``; any OS error names the file."""
     try:

@@ -514,9 +514,14 @@ mod tests {
         run_in(text, Path::new("/nonexistent-dir"))
     }
 
-    /// Runs `text` unwatched with the default limits; bad input as its `InputError`.
+    /// Runs `text` from `base`, unwatched, with the default limits and no overrides.
+    fn run_at(text: &str, base: &Path) -> Result<Report, RunError> {
+        run_text(text, "s.toml", base, &[], &Limits::default(), &mut ())
+    }
+
+    /// [`run_at`], bad input as its `InputError`.
     fn run_in(text: &str, base: &Path) -> Result<Report, InputError> {
-        run_text(text, "s.toml", base, &[], &Limits::default(), &mut ()).map_err(|e| match e {
+        run_at(text, base).map_err(|e| match e {
             RunError::Input(e) => e,
             RunError::Interrupted => panic!("an unwatched run was interrupted"),
         })
@@ -662,13 +667,6 @@ mod tests {
         assert_eq!(r.variants[0].io.workloads[0].iolog_lines_not_reached, None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-#[cfg(test)]
-mod limits_and_watch {
-    use super::*;
-
-    const SN530: &str = "[platform.nvme]\npreset = \"wdc-pc-sn530-256gb\"\n";
 
     #[test]
     fn a_scenario_asking_for_too_much_work_is_refused_at_its_duration() {
@@ -676,14 +674,7 @@ mod limits_and_watch {
         // 2 x (T / 15 us + 1) IOs. Ten years: 2 x 315 576 000 s / 15 us = 4.2e13 IOs.
         let text =
             format!("{SN530}[workload]\napst_workflow = 1\n[run]\nduration = \"315576000s\"\n");
-        let e = match run_text(
-            &text,
-            "s.toml",
-            Path::new("."),
-            &[],
-            &Limits::default(),
-            &mut (),
-        ) {
+        let e = match run_at(&text, Path::new(".")) {
             Err(RunError::Input(e)) => e,
             other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
         };
@@ -747,15 +738,7 @@ mod limits_and_watch {
         let text = format!(
             "{SN530}[workload]\napst_workflow = 7\n[run]\nduration = \"1s\"\ntimeline = \"400ms\"\n"
         );
-        let r = run_text(
-            &text,
-            "s.toml",
-            Path::new("."),
-            &[],
-            &Limits::default(),
-            &mut (),
-        )
-        .unwrap();
+        let r = run_at(&text, Path::new(".")).unwrap();
         let t = r.variants[0]
             .nvme
             .as_ref()

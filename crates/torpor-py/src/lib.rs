@@ -272,6 +272,23 @@ fn encoded(result: Result<Report, RunError>, columns: bool) -> RunOutcome {
     })
 }
 
+/// What both run functions share: overrides parsed, a watcher made, `run` called without the
+/// GIL with the overrides, limits and watcher, its report encoded there too.
+fn run_with(
+    py: Python<'_>,
+    max_ios: u64,
+    progress: Option<PyObject>,
+    overrides_json: Option<&str>,
+    columns: bool,
+    run: impl FnOnce(&[Override], &Limits, &mut dyn Watch) -> Result<Report, RunError> + Send,
+) -> PyResult<PyObject> {
+    let fields = overrides(overrides_json)?;
+    let mut watch = PyWatch::new(progress);
+    let limits = Limits { max_ios };
+    let result = py.allow_threads(|| encoded(run(&fields, &limits, &mut watch), columns));
+    to_python(py, watch.finish(result)?)
+}
+
 /// Runs a scenario file with `overrides_json` (`{"dotted.path": value}`) applied; returns the
 /// report as JSON. `progress(variant, variants, name, now_s, until_s)` is called about ten
 /// times a second while it runs.
@@ -285,16 +302,14 @@ fn run_scenario_file(
     overrides_json: Option<&str>,
     columns: bool,
 ) -> PyResult<PyObject> {
-    let fields = overrides(overrides_json)?;
-    let mut watch = PyWatch::new(progress);
-    let limits = Limits { max_ios };
-    let result = py.allow_threads(|| {
-        encoded(
-            torpor_core::run::run_file(&path, &fields, &limits, &mut watch),
-            columns,
-        )
-    });
-    to_python(py, watch.finish(result)?)
+    run_with(
+        py,
+        max_ios,
+        progress,
+        overrides_json,
+        columns,
+        |fields, limits, watch| torpor_core::run::run_file(&path, fields, limits, watch),
+    )
 }
 
 /// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
@@ -310,16 +325,16 @@ fn run_scenario_text(
     overrides_json: Option<&str>,
     columns: bool,
 ) -> PyResult<PyObject> {
-    let fields = overrides(overrides_json)?;
-    let mut watch = PyWatch::new(progress);
-    let limits = Limits { max_ios };
-    let result = py.allow_threads(|| {
-        encoded(
-            torpor_core::run::run_text(text, label, Path::new(""), &fields, &limits, &mut watch),
-            columns,
-        )
-    });
-    to_python(py, watch.finish(result)?)
+    run_with(
+        py,
+        max_ios,
+        progress,
+        overrides_json,
+        columns,
+        |fields, limits, watch| {
+            torpor_core::run::run_text(text, label, Path::new(""), fields, limits, watch)
+        },
+    )
 }
 
 /// Times the engine's hot loops, about `seconds` each.

@@ -43,14 +43,24 @@ impl Timeline {
         }
     }
 
+    /// Whether an entry at `t` goes into a column already `kept` long: only inside the
+    /// window, and only below the limit (past it, the entry is counted as dropped).
+    #[inline]
+    fn admits(&mut self, t: Nanos, kept: usize) -> bool {
+        if t > self.until {
+            return false;
+        }
+        if kept == self.limit {
+            self.dropped += 1;
+            return false;
+        }
+        true
+    }
+
     /// The component entered `state` drawing `power_mw` at `t`.
     #[inline]
     pub fn change(&mut self, t: Nanos, state: usize, power_mw: f64) {
-        if t > self.until {
-            return;
-        }
-        if self.t_s.len() == self.limit {
-            self.dropped += 1;
+        if !self.admits(t, self.t_s.len()) {
             return;
         }
         self.t_s.push(t.as_secs_f64());
@@ -61,11 +71,7 @@ impl Timeline {
     /// A request arrived at `t` and took `latency`; `write` tells its direction.
     #[inline]
     pub fn request(&mut self, t: Nanos, latency: Nanos, write: bool) {
-        if t > self.until {
-            return;
-        }
-        if self.request_t_s.len() == self.limit {
-            self.dropped += 1;
+        if !self.admits(t, self.request_t_s.len()) {
             return;
         }
         self.request_t_s.push(t.as_secs_f64());
