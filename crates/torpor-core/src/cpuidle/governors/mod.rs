@@ -1,0 +1,76 @@
+//! The governor variants torpor has, by the names `idle-decide.md` gives them.
+//!
+//! `NAME@VERSION` names the first mainline release whose behaviour a variant follows; the bare
+//! name is the newest variant of that governor.
+
+mod oracle;
+
+use super::{Device, Governor, Platform};
+
+/// Every variant, one per kernel behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GovernorName {
+    Oracle,
+}
+
+/// Accepted spellings, canonical name first for each variant.
+pub const NAMES: &[(&str, GovernorName)] = &[("oracle", GovernorName::Oracle)];
+
+impl GovernorName {
+    /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
+    pub fn parse(name: &str) -> Result<GovernorName, String> {
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, g)| g)
+            .ok_or_else(|| {
+                let known: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown governor {}; expected one of {}",
+                    crate::error::shown(name),
+                    known.join(", ")
+                )
+            })
+    }
+
+    /// The name torpor prints for the variant.
+    pub fn canonical(self) -> &'static str {
+        NAMES
+            .iter()
+            .find(|(_, g)| *g == self)
+            .map(|(n, _)| *n)
+            .expect("every variant is named")
+    }
+
+    /// The fewest states the governor works with (ladder and haltpoll step between two).
+    pub fn min_states(self) -> usize {
+        match self {
+            GovernorName::Oracle => 1,
+        }
+    }
+
+    /// Builds the governor and runs its `enable` callback on `dev`.
+    pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
+        match self {
+            GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
+        }
+    }
+}
+
+/// Parses `name` and builds the governor (see [`GovernorName::build`]).
+pub fn by_name(
+    name: &str,
+    platform: &Platform,
+    dev: &mut Device,
+) -> Result<Box<dyn Governor>, String> {
+    let g = GovernorName::parse(name)?;
+    if platform.state_count() < g.min_states() {
+        return Err(format!(
+            "{} needs at least {} idle states; the platform has {}",
+            g.canonical(),
+            g.min_states(),
+            platform.state_count()
+        ));
+    }
+    Ok(g.build(platform, dev))
+}
