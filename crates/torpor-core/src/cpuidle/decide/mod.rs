@@ -354,5 +354,16 @@ impl<R: BufRead> Sequence<R> {
     }
 }
 
+/// The (index, stop_tick) decisions of `governor` on a whole sequence, for governor tests.
+#[cfg(test)]
+pub(crate) fn decisions(governor: &str, text: &str) -> Vec<(usize, bool)> {
+    let mut seq = Sequence::new(text.as_bytes(), "seq.jsonl", governor).expect("header");
+    let mut out = Vec::new();
+    while let Some(d) = seq.next_decision().expect("step") {
+        out.push((d.idx, d.stop_tick));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,18 +3,30 @@
 //! `NAME@VERSION` names the first mainline release whose behaviour a variant follows; the bare
 //! name is the newest variant of that governor.
 
+mod haltpoll;
+mod ladder;
+#[cfg(test)]
+mod ladder_haltpoll_tests;
 mod oracle;
+
+pub use haltpoll::HaltpollParams;
 
 use super::{Device, Governor, Platform};
 
 /// Every variant, one per kernel behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
+    Ladder,
+    Haltpoll,
     Oracle,
 }
 
 /// Accepted spellings, canonical name first for each variant.
-pub const NAMES: &[(&str, GovernorName)] = &[("oracle", GovernorName::Oracle)];
+pub const NAMES: &[(&str, GovernorName)] = &[
+    ("ladder", GovernorName::Ladder),
+    ("haltpoll", GovernorName::Haltpoll),
+    ("oracle", GovernorName::Oracle),
+];
 
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
@@ -45,6 +57,7 @@ impl GovernorName {
     /// The fewest states the governor works with (ladder and haltpoll step between two).
     pub fn min_states(self) -> usize {
         match self {
+            GovernorName::Ladder | GovernorName::Haltpoll => 2,
             GovernorName::Oracle => 1,
         }
     }
@@ -52,6 +65,8 @@ impl GovernorName {
     /// Builds the governor and runs its `enable` callback on `dev`.
     pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
         match self {
+            GovernorName::Ladder => Box::new(ladder::Ladder::new(platform, dev)),
+            GovernorName::Haltpoll => Box::new(haltpoll::Haltpoll::new(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
         }
     }
