@@ -72,15 +72,11 @@ impl Haltpoll {
                 .min(p.guest_halt_poll_ns);
             dev.poll_limit_ns = u64::from(val);
         } else if block_ns > max && p.allow_shrink {
-            let mut val = dev.poll_limit_ns as u32;
-            if p.shrink == 0 {
-                val = 0;
-            } else {
-                val /= p.shrink;
-                if val < p.grow_start {
-                    val = 0;
-                }
-            }
+            // A divisor of 0 means "reset"; a window shrunk below its start is reset too.
+            let val = match (dev.poll_limit_ns as u32).checked_div(p.shrink) {
+                Some(v) if v >= p.grow_start => v,
+                _ => 0,
+            };
             dev.poll_limit_ns = u64::from(val);
         }
     }
