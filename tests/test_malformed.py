@@ -58,7 +58,7 @@ def test_malformed_input_gets_one_exact_error_line(args: list[str], expected: st
 def test_the_folder_holds_at_least_50_cases_and_each_file_has_one() -> None:
     assert len(CASES) >= 50
     named = {a for args, _ in CASES for a in args}
-    for sub in ("dump", "scenario", "sweep"):
+    for sub in ("dump", "scenario", "sweep", "idle"):
         for f in sorted((HERE / sub).iterdir()):
             assert f"{sub}/{f.name}" in named, f"{sub}/{f.name} has no case in expected.txt"
     replayed = (HERE / "scenario").glob("replay-*.toml")

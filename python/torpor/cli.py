@@ -472,5 +472,47 @@ def bench(seconds: float, as_json: bool) -> None:
     console.print(table)
 
 
+@main.group()
+def idle() -> None:
+    """CPU idle: governors and their decisions."""
+
+
+@idle.command()
+@click.argument("sequence")
+@click.option(
+    "--governor",
+    required=True,
+    metavar="NAME[@VERSION]",
+    help="menu, menu@6.6, teo, teo@6.6, teo-util, ladder, haltpoll, oracle, ... "
+    "(`torpor idle governors` lists them).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON line per step, nothing else.")
+def decide(sequence: str, governor: str, as_json: bool) -> None:
+    """Run a governor alone on an idle-decide sequence: one decision per step.
+
+    SEQUENCE is JSON lines (docs/idle-decide.md): the platform, then one line per select
+    with what the kernel helpers returned. `-` reads standard input.
+
+    \b
+    Example:
+      torpor idle decide --governor teo@6.6 tests/idle/teo-short.jsonl --json
+    """
+    names = native.idle_governors()
+    if governor not in names:
+        raise click.BadParameter(
+            f"unknown governor {governor!r}; expected one of {', '.join(names)}",
+            param_hint="'--governor'",
+        )
+    sys.stdout.flush()
+    native.idle_decide(sequence, governor, as_json)
+
+
+@idle.command("governors")
+def idle_governors() -> None:
+    """List the governor variants (NAME@VERSION names the first kernel release followed)."""
+    for name in native.idle_governors():
+        click.echo(name)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -114,3 +114,13 @@ def apst_defaults() -> dict[str, Any]:
 def apst_workflow_titles() -> list[str]:
     """One line per workflow of the APST commit message (1-7)."""
     return json.loads(_native.apst_workflow_titles())
+
+
+def idle_decide(path: str | PathLike[str], governor: str, as_json: bool) -> int:
+    """Runs an idle-decide sequence; the decisions go straight to standard output."""
+    return _native.idle_decide(path, governor, as_json)
+
+
+def idle_governors() -> list[str]:
+    """The cpuidle governor variants and aliases torpor has (``teo@6.6``, ``menu``, ...)."""
+    return _native.idle_governors()

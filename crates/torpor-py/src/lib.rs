@@ -337,6 +337,45 @@ fn run_scenario_text(
     )
 }
 
+/// `torpor idle decide`: runs an idle-decide sequence through a governor and writes the
+/// decisions to standard output (the caller flushes Python's own buffer first). Returns the
+/// number of steps.
+#[pyfunction]
+fn idle_decide(py: Python<'_>, path: PathBuf, governor: &str, json: bool) -> PyResult<u64> {
+    use torpor_core::cpuidle::decide::{write_decisions, DecideError};
+    let label = path.to_string_lossy().into_owned();
+    let result = py.allow_threads(|| {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        if path.as_os_str() == "-" {
+            let stdin = std::io::stdin();
+            write_decisions(stdin.lock(), "<stdin>", governor, json, &mut out)
+        } else {
+            let file = torpor_core::user_file::open(
+                &path,
+                &label,
+                "an idle-decide sequence (JSON lines)",
+            )?;
+            let reader = std::io::BufReader::with_capacity(1 << 16, file);
+            write_decisions(reader, &label, governor, json, &mut out)
+        }
+    });
+    match result {
+        Ok(steps) => Ok(steps),
+        Err(DecideError::Input(e)) => Err(to_py(e)),
+        Err(DecideError::Output(e)) => Err(e.into()),
+    }
+}
+
+/// The cpuidle governor variants and their aliases, canonical names first.
+#[pyfunction]
+fn idle_governors() -> Vec<&'static str> {
+    torpor_core::cpuidle::NAMES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect()
+}
+
 /// Times the engine's hot loops, about `seconds` each.
 #[pyfunction]
 #[pyo3(name = "bench")]
@@ -361,5 +400,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
+    m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
+    m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     Ok(())
 }

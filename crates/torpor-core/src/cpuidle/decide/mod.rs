@@ -354,6 +354,90 @@ impl<R: BufRead> Sequence<R> {
     }
 }
 
+/// Where a sequence's decisions go wrong: the input, or the output (a closed pipe, a full disk).
+#[derive(Debug)]
+pub enum DecideError {
+    Input(InputError),
+    Output(std::io::Error),
+}
+
+impl From<InputError> for DecideError {
+    fn from(e: InputError) -> Self {
+        DecideError::Input(e)
+    }
+}
+
+/// Runs the sequence in `reader` through `governor` and writes one decision per step to `out`:
+/// JSON lines (`{"step": k, "idx": i, "stop_tick": b}`) or a table a person reads. Returns the
+/// number of steps. Memory stays constant whatever the sequence's length.
+pub fn write_decisions<R: BufRead, W: std::io::Write>(
+    reader: R,
+    file: &str,
+    governor: &str,
+    json: bool,
+    out: &mut W,
+) -> Result<u64, DecideError> {
+    let mut seq = Sequence::new(reader, file, governor)?;
+    let out_err = DecideError::Output;
+    let mut steps = 0;
+    while let Some(d) = seq.next_decision()? {
+        // The table's title waits for the first decision: a sequence refused at its first
+        // step leaves standard output empty.
+        if steps == 0 && !json {
+            write_table_title(&seq, out).map_err(out_err)?;
+        }
+        if json {
+            writeln!(
+                out,
+                "{{\"step\": {}, \"idx\": {}, \"stop_tick\": {}}}",
+                d.step, d.idx, d.stop_tick
+            )
+        } else {
+            let states = &seq.platform().states;
+            let entered = match d.entered {
+                -1 => "rejected".to_string(),
+                e if e as usize == d.idx => String::new(),
+                e => states[e as usize].name.clone(),
+            };
+            let row = format!(
+                "{:>8}  {:>3}  {:<12} {:<5} {}",
+                d.step,
+                d.idx,
+                states[d.idx].name,
+                if d.stop_tick { "stop" } else { "keep" },
+                entered
+            );
+            writeln!(out, "{}", row.trim_end())
+        }
+        .map_err(out_err)?;
+        steps += 1;
+    }
+    out.flush().map_err(out_err)?;
+    Ok(steps)
+}
+
+fn write_table_title<R: BufRead, W: std::io::Write>(
+    seq: &Sequence<R>,
+    out: &mut W,
+) -> std::io::Result<()> {
+    let p = seq.platform();
+    let names: Vec<&str> = p.states.iter().map(|s| s.name.as_str()).collect();
+    writeln!(
+        out,
+        "# {} on {} states ({}), tick {} ns, capacity {}",
+        seq.governor_name(),
+        names.len(),
+        names.join(", "),
+        p.tick_ns,
+        p.capacity
+    )?;
+    writeln!(
+        out,
+        "{:>8}  {:>3}  {:<12} {:<5} entered",
+        "step", "idx", "state", "tick"
+    )
+}
+
 /// The (index, stop_tick) decisions of `governor` on a whole sequence, for governor tests.
 #[cfg(test)]
 pub(crate) fn decisions(governor: &str, text: &str) -> Vec<(usize, bool)> {
