@@ -4,6 +4,7 @@ depend on the thread count; failed points kept with their parameters."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 from torpor import sweep as sw
@@ -96,12 +97,29 @@ def test_the_example_sweep_recommends_kernel_parameters(cli, tmp_path: Path):
     assert "Recommended (point " in r.stdout
     assert "nvme_core.apst_primary_timeout_ms=" in r.stdout
     assert "torpor apst wdc-pc-sn530-256gb --primary-timeout-ms " in r.stdout
+    # The same primary timeout at boot and at run time, then the tolerance that applies it.
+    boot = re.search(r"nvme_core\.apst_primary_timeout_ms=(\d+)", r.stdout)
+    live = re.search(r"echo (\d+) > /sys/module/nvme_core/parameters/apst_primary_timeout_ms", r.stdout)
+    assert boot and live and boot.group(1) == live.group(1)
+    assert "/sys/class/nvme/nvme0/power/pm_qos_latency_tolerance_us" in r.stdout
     with out.open() as f:
         rows = list(csv.DictReader(f))
     # 4 x 3 x 2 grid points, one variant each.
     assert len(rows) == 24
     text = page.read_text()
     assert text.count("<svg") == 1 and "Pareto front" in text and "<script" not in text
+
+
+def test_rows_go_to_parquet_as_they_go_to_csv(cli, tmp_path: Path):
+    import pandas as pd
+
+    csv_out, parquet_out = tmp_path / "rows.csv", tmp_path / "rows.parquet"
+    assert cli("sweep", str(EXAMPLE), "--out", str(csv_out)).exit_code == 0
+    assert cli("sweep", str(EXAMPLE), "--out", str(parquet_out)).exit_code == 0
+    from_csv, from_parquet = pd.read_csv(csv_out), pd.read_parquet(parquet_out)
+    assert list(from_parquet.columns) == list(from_csv.columns)
+    assert len(from_parquet) == 24
+    pd.testing.assert_series_equal(from_parquet["avg_power_mw"], from_csv["avg_power_mw"])
 
 
 def test_a_dask_cluster_with_two_workers_gives_the_same_rows_as_threads(tmp_path: Path):

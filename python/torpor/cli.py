@@ -197,8 +197,9 @@ def devices(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 @click.option(
     "--emit",
-    type=click.Choice(["nvme-cli", "kernel"]),
-    help="Print how to program this table: an nvme set-feature command, or module parameters.",
+    type=click.Choice(["nvme-cli", "kernel", "sysfs"]),
+    help="Print how to program this table: an nvme set-feature command, module parameters "
+    "(boot), or sysfs writes (a running system).",
 )
 @click.option(
     "--data-file",
@@ -206,7 +207,9 @@ def devices(as_json: bool) -> None:
     show_default=True,
     help="Where --emit nvme-cli writes the 256-byte table.",
 )
-@click.option("--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli.")
+@click.option(
+    "--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli and sysfs."
+)
 @click.option("--force", is_flag=True, help="Let --emit nvme-cli overwrite --data-file.")
 @click.option(
     "--entries", is_flag=True, help="Also print the 32 entries as `nvme get-feature -H` does."
@@ -261,6 +264,9 @@ def apst(
         return
     if emit == "kernel":
         click.echo(result["kernel_params"])
+        return
+    if emit == "sysfs":
+        click.echo(result["sysfs_commands"], nl=False)
         return
     if as_json:
         if not result["sent"]:
@@ -337,7 +343,7 @@ def reproduce(area: str, out_dir: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("sweep_file")
-@click.option("--out", "out_file", help="Write every row to FILE.csv or FILE.json.")
+@click.option("--out", "out_file", help="Write every row to FILE.csv, FILE.json or FILE.parquet.")
 @click.option("--report", "report_file", help="Write a page with the Pareto plot to FILE.html.")
 @click.option(
     "--workers",
@@ -377,8 +383,8 @@ def sweep(
 
     from torpor import sweep as sw
 
-    if out_file and Path(out_file).suffix not in (".csv", ".json"):
-        raise click.UsageError("--out: expected a file name ending in .csv or .json")
+    if out_file and Path(out_file).suffix not in (".csv", ".json", ".parquet"):
+        raise click.UsageError("--out: expected a file name ending in .csv, .json or .parquet")
     plan = sw.load(sweep_file)
     count = len(sw.points(plan))
     with Progress(console=Console(stderr=True), transient=True) as progress:
@@ -392,6 +398,8 @@ def sweep(
         try:
             if out_file.endswith(".csv"):
                 frame.to_csv(out_file, index=False)
+            elif out_file.endswith(".parquet"):
+                frame.to_parquet(out_file, index=False)
             else:
                 frame.to_json(out_file, orient="records", indent=1)
         except OSError as e:

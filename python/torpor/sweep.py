@@ -313,8 +313,9 @@ def recommend(front: Sequence[dict[str, Any]], objectives: Sequence[str]) -> dic
 
 def apply_lines(row: dict[str, Any], device: str) -> list[str]:
     """How to apply ``row``'s APST settings on a real machine: the kernel command line and
-    modprobe options (as the core prints them), and the command that programs the same table
-    at once with nvme-cli (until the next controller reset)."""
+    modprobe options (as the core prints them), the sysfs writes that apply them to a running
+    system, and the command that programs the same table at once with nvme-cli (until the next
+    controller reset)."""
     params = {
         path.removeprefix("policy.apst."): value
         for path, value in row.items()
@@ -322,7 +323,9 @@ def apply_lines(row: dict[str, Any], device: str) -> list[str]:
     }
     if not params:
         return []
-    lines = native.apst(device, params)["kernel_params"].rstrip("\n").splitlines()
+    view = native.apst(device, params)
+    lines = view["kernel_params"].rstrip("\n").splitlines()
+    lines += view["sysfs_commands"].rstrip("\n").splitlines()
     flags = " ".join(
         f"--{key.replace('_', '-')}" if value is True else f"--{key.replace('_', '-')} {value}"
         for key, value in params.items()

@@ -10,7 +10,7 @@ use torpor_core::storage::nvme::apst::{
 };
 use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::view::apst::{
-    emit_kernel_params, emit_nvme_cli, get_feature_text, table_json, transitions,
+    emit_kernel_params, emit_nvme_cli, emit_sysfs, get_feature_text, table_json, transitions,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -603,6 +603,48 @@ fn kernel_params_for_legacy_set_primary_timeout_0_and_flag_the_quirk() {
     assert!(lines[4..]
         .iter()
         .any(|l| l.starts_with('#') && l.contains("NVME_QUIRK_NO_DEEPEST_PS")));
+}
+
+#[test]
+fn sysfs_commands_set_the_module_parameters_then_the_latency_tolerance() {
+    let params = ApstParams {
+        primary_timeout_ms: 50,
+        ps_max_latency_us: Some(25000),
+        ..v5_14()
+    };
+    let text = emit_sysfs(&params, "/dev/nvme1n1");
+    let commands: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        commands,
+        vec![
+            "echo 50 > /sys/module/nvme_core/parameters/apst_primary_timeout_ms",
+            "echo 2000 > /sys/module/nvme_core/parameters/apst_secondary_timeout_ms",
+            "echo 15000 > /sys/module/nvme_core/parameters/apst_primary_latency_tol_us",
+            "echo 100000 > /sys/module/nvme_core/parameters/apst_secondary_latency_tol_us",
+            "echo 25000 > /sys/class/nvme/nvme1/power/pm_qos_latency_tolerance_us",
+        ]
+    );
+    // Legacy on v5.14+: primary timeout 0; no limit is `any`; a controller path stays itself.
+    let legacy_any = ApstParams {
+        ps_max_latency_us: Some(u64::MAX),
+        ..legacy()
+    };
+    let text = emit_sysfs(&legacy_any, "/dev/nvme0");
+    let commands: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        commands,
+        vec![
+            "echo 0 > /sys/module/nvme_core/parameters/apst_primary_timeout_ms",
+            "echo any > /sys/class/nvme/nvme0/power/pm_qos_latency_tolerance_us",
+        ]
+    );
+    // v4.11 kernels have no apst_* parameters: the tolerance alone (its default 25000 us).
+    let text = emit_sysfs(&v4_11(), "/dev/nvme0n1");
+    let commands: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        commands,
+        vec!["echo 25000 > /sys/class/nvme/nvme0/power/pm_qos_latency_tolerance_us"]
+    );
 }
 
 #[test]

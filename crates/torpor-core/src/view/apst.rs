@@ -34,6 +34,8 @@ pub struct ApstView {
     pub idle_schedule: Vec<Reached>,
     pub nvme_cli_command: String,
     pub kernel_params: String,
+    /// The same settings through sysfs on a running system ([`emit_sysfs`]).
+    pub sysfs_commands: String,
 }
 
 /// Builds the table for `drive` under `params` and all its readings. `data_file` and
@@ -61,6 +63,7 @@ pub fn view(drive: DriveSpec, params: ApstParams, data_file: &str, nvme_device: 
         idle_schedule: idle_schedule(&table, &drive.controller),
         nvme_cli_command: emit_nvme_cli(&table, data_file, nvme_device),
         kernel_params: emit_kernel_params(&params),
+        sysfs_commands: emit_sysfs(&params, nvme_device),
         params: params.resolved(),
         device: drive,
     }
@@ -224,6 +227,93 @@ pub fn emit_kernel_params(params: &ApstParams) -> String {
         );
     }
     out
+}
+
+/// The same settings applied to a running system through sysfs, as root, until the next boot.
+///
+/// The `nvme_core` parameters are writable at run time (mode 0644) but only read when the
+/// kernel builds a table; a change of the controller's PM QoS latency tolerance makes it build
+/// one at once (`nvme_set_latency_tolerance`, only when the value differs from the current
+/// `ps_max_latency_us`). The controller's sysfs name is `nvme_device`'s (`/dev/nvme0n1` ->
+/// `nvme0`).
+pub fn emit_sysfs(params: &ApstParams, nvme_device: &str) -> String {
+    let mut out = String::new();
+    let module = |out: &mut String, name: &str, value: u64| {
+        let _ = writeln!(
+            out,
+            "echo {value} > /sys/module/nvme_core/parameters/{name}"
+        );
+    };
+    out.push_str(
+        "# at run time, as root, until the next boot
+",
+    );
+    match params.algorithm {
+        ApstAlgorithm::V5_14 => {
+            module(
+                &mut out,
+                "apst_primary_timeout_ms",
+                params.primary_timeout_ms,
+            );
+            module(
+                &mut out,
+                "apst_secondary_timeout_ms",
+                params.secondary_timeout_ms,
+            );
+            module(
+                &mut out,
+                "apst_primary_latency_tol_us",
+                params.primary_latency_tol_us,
+            );
+            module(
+                &mut out,
+                "apst_secondary_latency_tol_us",
+                params.secondary_latency_tol_us,
+            );
+        }
+        ApstAlgorithm::Legacy => {
+            out.push_str(
+                "# (v5.14+ kernels; v4.12-v5.13 always build the legacy table)
+",
+            );
+            module(&mut out, "apst_primary_timeout_ms", 0);
+        }
+        ApstAlgorithm::V4_11 => {
+            out.push_str(
+                "# (a v4.11 kernel: only the latency tolerance can be set)
+",
+            );
+        }
+    }
+    let tolerance = if params.max_latency_us() >= S32_MAX {
+        // Both `any` and `auto` reach the driver as "no limit".
+        "any".to_string()
+    } else {
+        params.max_latency_us().to_string()
+    };
+    out.push_str(
+        "# a new latency tolerance makes the kernel rebuild the table now (if it already \
+         holds this value, write another first)\n",
+    );
+    let _ = writeln!(
+        out,
+        "echo {tolerance} > {}",
+        shell_word(&format!(
+            "/sys/class/nvme/{}/power/pm_qos_latency_tolerance_us",
+            controller_name(nvme_device)
+        ))
+    );
+    out
+}
+
+/// The controller's name under /sys/class/nvme for a device path: `/dev/nvme0n1` -> `nvme0`.
+fn controller_name(nvme_device: &str) -> &str {
+    let name = nvme_device.rsplit('/').next().unwrap_or(nvme_device);
+    // A namespace (`nvme0n1`) belongs to controller `nvme0`.
+    match name.strip_prefix("nvme").and_then(|rest| rest.find('n')) {
+        Some(i) => &name[..4 + i],
+        None => name,
+    }
 }
 
 /// `s` as one POSIX shell word: unchanged when it has only safe characters, else single-quoted.
