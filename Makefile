@@ -21,7 +21,7 @@ $(VENV)/bin/python:
 # Re-run when this file changes, so an existing .venv gains packages added here.
 $(PACKAGES): $(VENV)/bin/python Makefile
 	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "pyarrow>=15" "tomli-w>=1" "matplotlib>=3.8" \
-		"dask[distributed]>=2024.1" "pytest>=7" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
+		"dask[distributed]>=2024.1" "pytest>=7" "selenium>=4.20" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
 	touch $(PACKAGES)
 
 $(STAMP): $(PACKAGES) $(SOURCES)
