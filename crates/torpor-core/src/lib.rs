@@ -5,6 +5,7 @@
 //! `torpor-py` and holds no simulation logic. See DESIGN.md for the map.
 
 pub mod bench;
+pub mod cpu;
 pub mod cpuidle;
 pub mod error;
 pub mod input;

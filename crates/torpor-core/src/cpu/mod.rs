@@ -1,0 +1,6 @@
+//! The simulated CPUs: the platform (clusters, idle states, capacities, power), and what runs on
+//! them. The governors that choose idle states live in [`crate::cpuidle`].
+
+pub mod platform;
+
+pub use platform::{ClusterSpec, CpuPlatform, IdleStateSpec, Opp, PowerMw, StateLevel};

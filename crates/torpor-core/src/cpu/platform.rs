@@ -1,0 +1,353 @@
+//! A CPU platform: clusters of CPUs, each CPU's idle states as its cpuidle driver registers
+//! them, its capacity, and the power of each state and operating point.
+//!
+//! One type serves the built-in presets (`presets/cpu/*.toml`), platform files a user writes or
+//! `torpor probe` reads from sysfs, and the `[platform.cpu]` table of a scenario.
+//!
+//! Cluster states: on PSCI platforms a cluster state is listed in every CPU's table (deeper than
+//! the CPU's own states); a CPU's governor may choose it, but the cluster only powers down when
+//! every CPU of the cluster is in it (or deeper). `level` records which kind a state is, so the
+//! simulation can charge a cluster state's power only while the whole cluster sits in it.
+//!
+//! Power figures rarely have a public source for idle states: each is a [`PowerMw`], either a
+//! sourced number or an estimate with its range.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpuidle::{IdleState, Platform, MAX_STATES};
+use crate::error::InputError;
+
+/// `SCHED_CAPACITY_SCALE`.
+pub const MAX_CAPACITY: u64 = 1024;
+
+/// A power in mW: a figure with its source, or an estimate with the range it may lie in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PowerMw {
+    Sourced {
+        mw: f64,
+        source: String,
+    },
+    Estimate {
+        low: f64,
+        central: f64,
+        high: f64,
+        source: String,
+    },
+}
+
+impl PowerMw {
+    /// The value runs use.
+    pub fn central(&self) -> f64 {
+        match self {
+            PowerMw::Sourced { mw, .. } => *mw,
+            PowerMw::Estimate { central, .. } => *central,
+        }
+    }
+
+    /// (low, high): equal to the value for a sourced figure.
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            PowerMw::Sourced { mw, .. } => (*mw, *mw),
+            PowerMw::Estimate { low, high, .. } => (*low, *high),
+        }
+    }
+
+    pub fn is_estimate(&self) -> bool {
+        matches!(self, PowerMw::Estimate { .. })
+    }
+
+    fn check(&self, what: &str) -> Result<(), String> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        match self {
+            PowerMw::Sourced { mw, .. } if !ok(*mw) => {
+                Err(format!("{what}: expected a power in mW >= 0, got {mw}"))
+            }
+            PowerMw::Estimate {
+                low, central, high, ..
+            } if !(ok(*low) && ok(*high) && low <= central && central <= high) => Err(format!(
+                "{what}: expected an estimate with 0 <= low <= central <= high, got {low} / \
+                 {central} / {high}"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether a state powers down one CPU or its whole cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateLevel {
+    Cpu,
+    Cluster,
+}
+
+/// One idle state as a CPU's cpuidle driver registers it (sysfs `cpuidle/stateN`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleStateSpec {
+    pub name: String,
+    /// sysfs `latency`: the exit latency the kernel uses (for PSCI: DT entry + exit latency).
+    pub exit_latency_us: u64,
+    /// sysfs `residency`.
+    pub target_residency_us: u64,
+    #[serde(default)]
+    pub polling: bool,
+    #[serde(default = "cpu_level")]
+    pub level: StateLevel,
+    /// Disabled by default (`CPUIDLE_FLAG_OFF`, or sysfs `disable` = 1 when probed).
+    #[serde(default)]
+    pub disabled: bool,
+    /// Power while in the state (for a cluster state: the cluster's, see the module doc).
+    pub power_mw: Option<PowerMw>,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn cpu_level() -> StateLevel {
+    StateLevel::Cpu
+}
+
+/// An operating point: frequency and the CPU's active power there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Opp {
+    pub freq_khz: u64,
+    pub power_mw: PowerMw,
+}
+
+/// CPUs that share an idle-state table, a capacity and (where the platform has them) cluster
+/// states.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub name: String,
+    pub cpus: Vec<u32>,
+    #[serde(default)]
+    pub core: String,
+    /// `arch_scale_cpu_capacity()` of each CPU (0..=1024).
+    pub capacity: u64,
+    #[serde(rename = "state")]
+    pub states: Vec<IdleStateSpec>,
+    #[serde(default, rename = "opp")]
+    pub opps: Vec<Opp>,
+}
+
+/// A whole platform.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuPlatform {
+    pub id: String,
+    pub name: String,
+    pub source: String,
+    #[serde(rename = "cluster")]
+    pub clusters: Vec<ClusterSpec>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl CpuPlatform {
+    /// Parses and checks a platform TOML (`file` names it in errors).
+    pub fn parse(file: &str, text: &str) -> Result<CpuPlatform, InputError> {
+        let de = toml::Deserializer::new(text);
+        let platform: CpuPlatform = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let mut err = crate::error::from_toml(file, text, &inner);
+            if path != "." && !err.message.contains(&path) {
+                err.message = format!("{path}: {}", err.message);
+            }
+            err
+        })?;
+        platform.check().map_err(|(cluster, m)| {
+            // Point at the cluster's `[[cluster]]` header, the k-th in the file.
+            let line = cluster.and_then(|k| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| l.trim_start().starts_with("[[cluster]]"))
+                    .nth(k)
+                    .map(|(i, _)| i + 1)
+            });
+            InputError::new(file, line, m)
+        })?;
+        Ok(platform)
+    }
+
+    /// The rules a cpuidle driver and the scheduler keep; on failure, the index of the cluster
+    /// at fault (if one is) and the message.
+    pub fn check(&self) -> Result<(), (Option<usize>, String)> {
+        if self.clusters.is_empty() {
+            return Err((None, "expected at least one [[cluster]]".into()));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (k, c) in self.clusters.iter().enumerate() {
+            let at = |m: String| (Some(k), format!("cluster {:?}: {m}", c.name));
+            if c.cpus.is_empty() {
+                return Err(at("expected at least one CPU in `cpus`".into()));
+            }
+            for &cpu in &c.cpus {
+                if !seen.insert(cpu) {
+                    return Err(at(format!("CPU {cpu} is in two clusters")));
+                }
+            }
+            if c.capacity > MAX_CAPACITY {
+                return Err(at(format!(
+                    "expected a capacity in 0..={MAX_CAPACITY}, got {}",
+                    c.capacity
+                )));
+            }
+            if c.states.is_empty() || c.states.len() > MAX_STATES {
+                return Err(at(format!(
+                    "expected 1 to {MAX_STATES} idle states (CPUIDLE_STATE_MAX), got {}",
+                    c.states.len()
+                )));
+            }
+            for (i, s) in c.states.iter().enumerate() {
+                if i > 0 && s.target_residency_us < c.states[i - 1].target_residency_us {
+                    return Err(at(format!(
+                        "state {i} ({:?}): expected states ordered by target residency, shallow \
+                         to deep",
+                        s.name
+                    )));
+                }
+                if s.polling && i > 0 {
+                    return Err(at(format!(
+                        "state {i} ({:?}): only state 0 may poll",
+                        s.name
+                    )));
+                }
+                if let Some(p) = &s.power_mw {
+                    p.check(&format!("state {:?} power_mw", s.name))
+                        .map_err(at)?;
+                }
+            }
+            for o in &c.opps {
+                o.power_mw
+                    .check(&format!("OPP {} kHz power_mw", o.freq_khz))
+                    .map_err(at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The cluster holding `cpu`.
+    pub fn cluster_of(&self, cpu: u32) -> Option<&ClusterSpec> {
+        self.clusters.iter().find(|c| c.cpus.contains(&cpu))
+    }
+
+    /// Every CPU, in ascending order.
+    pub fn cpus(&self) -> Vec<u32> {
+        let mut all: Vec<u32> = self.clusters.iter().flat_map(|c| c.cpus.clone()).collect();
+        all.sort_unstable();
+        all
+    }
+}
+
+impl ClusterSpec {
+    /// What a governor on one of these CPUs sees, with the tick period `tick_ns`.
+    pub fn governor_view(&self, tick_ns: i64) -> Platform {
+        Platform {
+            states: self
+                .states
+                .iter()
+                .map(|s| IdleState {
+                    name: s.name.clone(),
+                    exit_latency_ns: (s.exit_latency_us as i64).saturating_mul(1000),
+                    target_residency_ns: (s.target_residency_us as i64).saturating_mul(1000),
+                    polling: s.polling,
+                })
+                .collect(),
+            tick_ns,
+            capacity: self.capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_CLUSTERS: &str = r#"
+id = "test-2x2"
+name = "Two clusters of two"
+source = "written for this test"
+
+[[cluster]]
+name = "little"
+cpus = [0, 1]
+capacity = 446
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+power_mw = { mw = 15.0, source = "a datasheet" }
+[[cluster.state]]
+name = "CLUSTER_SLEEP"
+level = "cluster"
+exit_latency_us = 2100
+target_residency_us = 3500
+power_mw = { low = 1.0, central = 5.0, high = 10.0, source = "estimate" }
+[[cluster.opp]]
+freq_khz = 533000
+power_mw = { mw = 40.0, source = "EM" }
+
+[[cluster]]
+name = "big"
+cpus = [2, 3]
+capacity = 1024
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+"#;
+
+    #[test]
+    fn a_platform_parses_with_sourced_and_estimated_power() {
+        let p = CpuPlatform::parse("p.toml", TWO_CLUSTERS).unwrap();
+        assert_eq!(p.cpus(), vec![0, 1, 2, 3]);
+        let little = p.cluster_of(1).unwrap();
+        assert_eq!(little.states[1].level, StateLevel::Cluster);
+        let sleep = little.states[1].power_mw.as_ref().unwrap();
+        assert!(sleep.is_estimate());
+        assert_eq!((sleep.central(), sleep.range()), (5.0, (1.0, 10.0)));
+        let view = little.governor_view(4_000_000);
+        assert_eq!(view.states[1].exit_latency_ns, 2_100_000);
+        assert_eq!(view.states[1].target_residency_ns, 3_500_000);
+        assert_eq!(view.capacity, 446);
+        assert!(p.cluster_of(2).unwrap().states[0].power_mw.is_none());
+    }
+
+    #[test]
+    fn broken_platforms_are_refused_at_their_line() {
+        let cases = [
+            (
+                TWO_CLUSTERS.replace("cpus = [2, 3]", "cpus = [1, 3]"),
+                "p.toml:25: cluster \"big\": CPU 1 is in two clusters",
+            ),
+            (
+                TWO_CLUSTERS.replace("capacity = 446", "capacity = 2048"),
+                "cluster \"little\": expected a capacity in 0..=1024, got 2048",
+            ),
+            (
+                TWO_CLUSTERS.replace("target_residency_us = 3500", "target_residency_us = 0"),
+                "state 1 (\"CLUSTER_SLEEP\"): expected states ordered by target residency",
+            ),
+            (
+                TWO_CLUSTERS.replace("central = 5.0", "central = 50.0"),
+                "expected an estimate with 0 <= low <= central <= high",
+            ),
+            (
+                TWO_CLUSTERS.replace("level = \"cluster\"", "level = \"package\""),
+                "unknown variant `package`",
+            ),
+            (
+                TWO_CLUSTERS.replace("capacity = 1024", "capacity = 1024\nhz = 250"),
+                "unknown field `hz`",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = CpuPlatform::parse("p.toml", &text).unwrap_err().to_string();
+            assert!(got.contains(want), "got: {got}\nwant: {want}");
+        }
+    }
+}
