@@ -1,6 +1,7 @@
 //! The simulated CPUs: the platform (clusters, idle states, capacities, power), and what runs on
 //! them. The governors that choose idle states live in [`crate::cpuidle`].
 
+pub mod pelt;
 pub mod platform;
 
 pub use platform::{ClusterSpec, CpuPlatform, IdleStateSpec, Opp, PowerMw, StateLevel};
