@@ -3,5 +3,7 @@
 
 pub mod pelt;
 pub mod platform;
+pub mod system;
+pub mod task;
 
 pub use platform::{ClusterSpec, CpuPlatform, IdleStateSpec, Opp, PowerMw, StateLevel};

@@ -31,7 +31,7 @@ impl Timer {
     /// Arms (or re-arms) the timer to expire at `at`: posts `event(shot)` for the owning
     /// component. Any earlier arming becomes stale.
     #[inline]
-    pub fn arm<W, C>(&mut self, ctx: &mut Ctx<'_, W, C>, at: Nanos, event: fn(Shot) -> C) {
+    pub fn arm<W, C>(&mut self, ctx: &mut Ctx<'_, W, C>, at: Nanos, event: impl FnOnce(Shot) -> C) {
         self.generation = self.generation.wrapping_add(1);
         self.due = Some(at);
         ctx.schedule(at, event(Shot(self.generation)));

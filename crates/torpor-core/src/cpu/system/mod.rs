@@ -1,0 +1,797 @@
+//! CPUs running tasks, idling through the cpuidle core and a governor, on the engine.
+//!
+//! Models the kernel's idle path per CPU (spec-cpu.md §1.2-1.8 and §9.2), one event at a time:
+//!
+//! 1. A CPU with nothing to run starts an idle trip. Each iteration asks the governor for a
+//!    state with what the kernel helpers would return: the sleep length (time to the CPU's next
+//!    timer; `delta_next` when the tick cannot be stopped because that timer is within a tick),
+//!    the time to the next tick, the latency limit, the tick state and the CPU's utilization
+//!    (PELT, as at the last dequeue).
+//! 2. The tick is stopped when the governor says so (or it already is, in this trip) and the
+//!    next timer is more than a tick away; otherwise it keeps firing every `tick_ns`.
+//! 3. The CPU leaves the state at the first of: a task's wake-up (its timer, an interrupt or an
+//!    IPI), the tick if it runs, or the polling state's time limit. The measured residency is
+//!    the time in the state plus the state's full exit latency (the kernel measures around the
+//!    driver's `enter`, which includes the wake-up) — an ASSUMPTION: real exits are often
+//!    shorter than the declared worst case. A polling state exits at once.
+//! 4. The core classifies the period (§5: above = too deep, below = too shallow), accounts time
+//!    and energy, and calls the governor's `reflect`.
+//! 5. A woken task runs once the CPU is out of the state (its wake-up latency is that exit
+//!    latency, plus any wait behind other tasks); the trip ends and the tick restarts. A wake-up
+//!    with nothing to run (the tick, the poll limit) starts the next iteration of the same trip.
+//!
+//! Power: a running (or exiting) CPU draws its cluster's active power; an idle one its state's
+//! power. A cluster-level state saves its power only while every CPU of the cluster is in a
+//! cluster-level state; until then a CPU in one is charged its deepest CPU-level state.
+
+use crate::cpuidle::{self, Device, Governor, GovernorName, Kernel, Platform};
+use crate::sim::{self, stream_id, Ctx, EventQueue, Pcg32, Shot, Stop, Timer};
+use crate::time::Nanos;
+
+use super::pelt::Pelt;
+use super::platform::{CpuPlatform, StateLevel};
+use super::task::{Source, TaskSpec, Wake};
+
+/// The sleep length with no timer at all: the clocksource's maximum deferment bounds it in the
+/// kernel (`timekeeping_max_deferment()`); an ASSUMPTION of a few seconds, machine-dependent.
+pub const MAX_DEFERMENT_NS: u64 = 4_000_000_000;
+
+/// `CPUIDLE_POLL_MIN`: states with a shorter target residency do not bound polling.
+const POLL_MIN_NS: i64 = 10_000;
+
+/// One run's set-up.
+#[derive(Clone, Debug)]
+pub struct CpuRunSpec {
+    pub platform: CpuPlatform,
+    /// The governor on every CPU (`teo@6.6`, `menu`, ...).
+    pub governor: GovernorName,
+    /// Kernel HZ: the tick period is 1e9 / hz ns.
+    pub hz: u32,
+    pub tasks: Vec<TaskSpec>,
+    /// `cpuidle_governor_latency_req()` per CPU (ns; absent = no constraint).
+    pub latency_req_ns: Vec<(u32, i64)>,
+    pub seed: u64,
+}
+
+/// Per idle state of one CPU.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateStats {
+    pub name: String,
+    pub entries: u64,
+    pub time_ns: u64,
+    /// Too deep: the residency fell short of the state's target residency.
+    pub above: u64,
+    /// Too shallow: a deeper enabled state would have fitted.
+    pub below: u64,
+}
+
+/// One CPU's results.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuStats {
+    pub cpu: u32,
+    pub states: Vec<StateStats>,
+    pub busy_ns: u64,
+    pub energy_mj: f64,
+    /// Idle iterations that kept the tick running.
+    pub tick_kept: u64,
+    pub iterations: u64,
+}
+
+/// One task's wake-up latencies: from the moment it became runnable to the moment it ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskStats {
+    pub name: String,
+    pub cpu: u32,
+    pub wakeups: u64,
+    pub latency_min_ns: u64,
+    pub latency_max_ns: u64,
+    pub latency_sum_ns: u64,
+    pub latency_last_ns: u64,
+}
+
+impl TaskStats {
+    pub fn latency_avg_ns(&self) -> f64 {
+        if self.wakeups == 0 {
+            0.0
+        } else {
+            self.latency_sum_ns as f64 / self.wakeups as f64
+        }
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuReport {
+    pub duration_ns: u64,
+    pub cpus: Vec<CpuStats>,
+    pub tasks: Vec<TaskStats>,
+}
+
+impl CpuReport {
+    pub fn energy_mj(&self) -> f64 {
+        self.cpus.iter().map(|c| c.energy_mj).sum()
+    }
+
+    /// Average power of the whole platform.
+    pub fn avg_power_mw(&self) -> f64 {
+        if self.duration_ns == 0 {
+            0.0
+        } else {
+            self.energy_mj() / (self.duration_ns as f64 / 1e9)
+        }
+    }
+
+    fn misses(&self) -> (u64, u64, u64) {
+        let mut entries = 0;
+        let mut above = 0;
+        let mut below = 0;
+        for s in self.cpus.iter().flat_map(|c| &c.states) {
+            entries += s.entries;
+            above += s.above;
+            below += s.below;
+        }
+        (entries, above, below)
+    }
+
+    /// Percent of idle periods whose state was too deep.
+    pub fn too_deep_pct(&self) -> f64 {
+        let (n, above, _) = self.misses();
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * above as f64 / n as f64
+        }
+    }
+
+    /// Percent of idle periods whose state was too shallow.
+    pub fn too_shallow_pct(&self) -> f64 {
+        let (n, _, below) = self.misses();
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * below as f64 / n as f64
+        }
+    }
+}
+
+/// The CPU system's events.
+#[derive(Clone, Copy, Debug)]
+pub enum CpuEvent {
+    /// A task's timer or interrupt.
+    TaskWake(usize, Shot),
+    Tick(usize, Shot),
+    /// The polling state's time limit.
+    PollLimit(usize, Shot),
+    /// The CPU is out of its idle state (exit latency elapsed).
+    Ready(usize, Shot),
+    /// The running task's burst is over.
+    BurstEnd(usize, Shot),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Running {
+        task: usize,
+    },
+    Idle {
+        state: usize,
+        entered: Nanos,
+    },
+    /// Waking up (or between two iterations of a trip): counts as active.
+    Exiting,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    Task,
+    Tick,
+    PollLimit,
+}
+
+struct Task {
+    spec: TaskSpec,
+    rng: Pcg32,
+    timer: Timer,
+    /// When the pending wake-up fires and what it is (for the CPU's sleep length).
+    pending: Option<(Nanos, Source)>,
+    /// The next periodic wake-up, on the task's grid.
+    next_periodic: Nanos,
+    woken_at: Nanos,
+    runnable: bool,
+    stats: TaskStats,
+}
+
+struct Cpu {
+    id: u32,
+    cluster: usize,
+    view: Platform,
+    governor: Box<dyn Governor>,
+    dev: Device,
+    kernel: Kernel,
+    latency_req_ns: i64,
+    mode: Mode,
+    queue: std::collections::VecDeque<usize>,
+    tick: Timer,
+    tick_phase: u64,
+    tick_stopped: bool,
+    poll: Timer,
+    ready: Timer,
+    burst: Timer,
+    run_started: Nanos,
+    pelt: Pelt,
+    settled_at: Nanos,
+    stats: CpuStats,
+    /// Power (mW) per state when its cluster is not wholly down, and active power.
+    state_mw: Vec<f64>,
+    cluster_state_mw: Vec<f64>,
+    active_mw: f64,
+    is_cluster_state: Vec<bool>,
+}
+
+/// The CPUs and their tasks: one component of the engine.
+pub struct CpuSystem {
+    cpus: Vec<Cpu>,
+    tasks: Vec<Task>,
+    /// Per cluster: its CPUs (indices) and how many sit in a cluster-level state.
+    clusters: Vec<(Vec<usize>, usize)>,
+    tick_ns: u64,
+}
+
+fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
+    s.power_mw.as_ref().map_or(0.0, |p| p.central())
+}
+
+impl CpuSystem {
+    pub fn new(spec: &CpuRunSpec) -> Result<CpuSystem, String> {
+        if spec.hz == 0 {
+            return Err("hz: expected a positive tick rate (e.g. 250)".into());
+        }
+        let tick_ns = 1_000_000_000 / u64::from(spec.hz);
+        let order = spec.platform.cpus();
+        let mut cpus = Vec::with_capacity(order.len());
+        let mut clusters: Vec<(Vec<usize>, usize)> =
+            vec![(Vec::new(), 0); spec.platform.clusters.len()];
+        for (i, &id) in order.iter().enumerate() {
+            let (k, c) = spec
+                .platform
+                .clusters
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.cpus.contains(&id))
+                .expect("every listed CPU has a cluster");
+            clusters[k].0.push(i);
+            let view = c.governor_view(tick_ns as i64);
+            if view.state_count() < spec.governor.min_states() {
+                return Err(format!(
+                    "{} needs at least {} idle states; cluster {:?} has {}",
+                    spec.governor.canonical(),
+                    spec.governor.min_states(),
+                    c.name,
+                    view.state_count()
+                ));
+            }
+            let mut dev = Device::new(view.state_count());
+            for (j, s) in c.states.iter().enumerate() {
+                dev.disabled[j] = s.disabled;
+            }
+            let governor = spec.governor.build(&view, &mut dev);
+            let is_cluster_state: Vec<bool> = c
+                .states
+                .iter()
+                .map(|s| s.level == StateLevel::Cluster)
+                .collect();
+            let deepest_cpu_mw = c
+                .states
+                .iter()
+                .rev()
+                .find(|s| s.level == StateLevel::Cpu)
+                .map_or(0.0, state_power);
+            let state_mw = c
+                .states
+                .iter()
+                .map(|s| match s.level {
+                    StateLevel::Cpu => state_power(s),
+                    StateLevel::Cluster => deepest_cpu_mw,
+                })
+                .collect();
+            let cluster_state_mw = c.states.iter().map(state_power).collect();
+            let active_mw = c
+                .opps
+                .iter()
+                .max_by_key(|o| o.freq_khz)
+                .map_or(0.0, |o| o.power_mw.central());
+            let latency_req_ns = spec
+                .latency_req_ns
+                .iter()
+                .find(|(cpu, _)| *cpu == id)
+                .map_or(cpuidle::NO_LATENCY_CONSTRAINT_NS, |&(_, v)| v);
+            let mut rng = Pcg32::new(spec.seed, stream_id(&format!("tick-phase/cpu{id}")));
+            cpus.push(Cpu {
+                id,
+                cluster: k,
+                stats: CpuStats {
+                    cpu: id,
+                    states: view
+                        .states
+                        .iter()
+                        .map(|s| StateStats {
+                            name: s.name.clone(),
+                            ..StateStats::default()
+                        })
+                        .collect(),
+                    ..CpuStats::default()
+                },
+                view,
+                governor,
+                dev,
+                kernel: Kernel::default(),
+                latency_req_ns,
+                mode: Mode::Exiting,
+                queue: std::collections::VecDeque::new(),
+                tick: Timer::new(),
+                // Each CPU's tick fires on its own phase of the grid.
+                tick_phase: rng.below(tick_ns),
+                tick_stopped: false,
+                poll: Timer::new(),
+                ready: Timer::new(),
+                burst: Timer::new(),
+                run_started: Nanos::ZERO,
+                pelt: Pelt::default(),
+                settled_at: Nanos::ZERO,
+                state_mw,
+                cluster_state_mw,
+                active_mw,
+                is_cluster_state,
+            });
+        }
+        let mut tasks = Vec::with_capacity(spec.tasks.len());
+        for (i, t) in spec.tasks.iter().enumerate() {
+            if !order.contains(&t.cpu) {
+                return Err(format!(
+                    "task {:?}: no CPU {} on this platform",
+                    t.name, t.cpu
+                ));
+            }
+            if let Some(w) = t.wakes {
+                if w >= spec.tasks.len() || w == i {
+                    return Err(format!("task {:?}: wakes an unknown task", t.name));
+                }
+            }
+            tasks.push(Task {
+                rng: Pcg32::new(spec.seed, stream_id(&format!("task/{}/{}", i, t.name))),
+                timer: Timer::new(),
+                pending: None,
+                next_periodic: Nanos::ZERO,
+                woken_at: Nanos::ZERO,
+                runnable: false,
+                stats: TaskStats {
+                    name: t.name.clone(),
+                    cpu: t.cpu,
+                    latency_min_ns: u64::MAX,
+                    ..TaskStats::default()
+                },
+                spec: t.clone(),
+            });
+        }
+        Ok(CpuSystem {
+            cpus,
+            tasks,
+            clusters,
+            tick_ns,
+        })
+    }
+
+    fn cpu_index(&self, id: u32) -> usize {
+        self.cpus
+            .iter()
+            .position(|c| c.id == id)
+            .expect("validated CPU")
+    }
+
+    /// Starts every CPU idle and arms every task's first wake-up.
+    pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
+        for t in 0..self.tasks.len() {
+            if let Wake::Periodic { phase, .. } = self.tasks[t].spec.wake {
+                self.tasks[t].next_periodic = phase;
+            }
+            self.arm_next_wake(ctx, t);
+        }
+        for c in 0..self.cpus.len() {
+            self.arm_tick(ctx, c);
+            self.idle_iteration(ctx, c);
+        }
+    }
+
+    /// Handles one of the system's events.
+    pub fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, event: CpuEvent) {
+        match event {
+            CpuEvent::TaskWake(t, shot) => {
+                if self.tasks[t].timer.fire(shot) {
+                    self.tasks[t].pending = None;
+                    self.wake_task(ctx, t);
+                }
+            }
+            CpuEvent::Tick(c, shot) => {
+                if !self.cpus[c].tick.fire(shot) {
+                    return;
+                }
+                self.arm_tick(ctx, c);
+                if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
+                    self.end_idle(ctx, c, Cause::Tick);
+                }
+            }
+            CpuEvent::PollLimit(c, shot) => {
+                if self.cpus[c].poll.fire(shot) {
+                    self.end_idle(ctx, c, Cause::PollLimit);
+                }
+            }
+            CpuEvent::Ready(c, shot) => {
+                if self.cpus[c].ready.fire(shot) {
+                    self.run_next(ctx, c);
+                }
+            }
+            CpuEvent::BurstEnd(c, shot) => {
+                if self.cpus[c].burst.fire(shot) {
+                    self.end_burst(ctx, c);
+                }
+            }
+        }
+    }
+
+    fn arm_tick<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
+        let now = ctx.now().0;
+        let cpu = &mut self.cpus[c];
+        let next = next_on_grid(now, self.tick_ns, cpu.tick_phase);
+        cpu.tick.arm(ctx, Nanos(next), |s| CpuEvent::Tick(c, s));
+    }
+
+    fn arm_next_wake<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, t: usize) {
+        let now = ctx.now();
+        let task = &mut self.tasks[t];
+        let (at, source) = match task.spec.wake {
+            Wake::Periodic {
+                period,
+                jitter,
+                source,
+                ..
+            } => {
+                // The next point of the grid not yet passed (a burst longer than the period
+                // skips a beat, as an absolute timer does).
+                while task.next_periodic < now {
+                    task.next_periodic += period;
+                }
+                let at = task.next_periodic;
+                task.next_periodic += period;
+                let delay = if jitter.0 > 0 {
+                    task.rng.below(jitter.0)
+                } else {
+                    0
+                };
+                (at + Nanos(delay), source)
+            }
+            Wake::Sleep { sleep, source } => (now + sleep.sample(&mut task.rng), source),
+            Wake::ByTask => return,
+        };
+        task.pending = Some((at, source));
+        task.timer.arm(ctx, at, |s| CpuEvent::TaskWake(t, s));
+    }
+
+    /// Task `t` becomes runnable now on its CPU.
+    fn wake_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, t: usize) {
+        if self.tasks[t].runnable {
+            return;
+        }
+        let c = self.cpu_index(self.tasks[t].spec.cpu);
+        let task = &mut self.tasks[t];
+        task.runnable = true;
+        task.woken_at = ctx.now();
+        self.cpus[c].queue.push_back(t);
+        if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
+            self.end_idle(ctx, c, Cause::Task);
+        }
+    }
+
+    /// Step 1: one iteration of the idle loop at `ctx.now()`.
+    fn idle_iteration<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
+        let now = ctx.now().0;
+        let next_timer = self
+            .tasks
+            .iter()
+            .filter(|t| t.spec.cpu == self.cpus[c].id)
+            .filter_map(|t| match t.pending {
+                Some((at, Source::Timer)) => Some(at.0),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(now.saturating_add(MAX_DEFERMENT_NS));
+        let tick_ns = self.tick_ns;
+        self.settle(c, ctx.now());
+        let cpu_ref = &mut self.cpus[c];
+        let next_tick = next_on_grid(now, tick_ns, cpu_ref.tick_phase);
+        let to_timer = next_timer.saturating_sub(now);
+        let can_stop = to_timer > tick_ns;
+        let delta_next = if cpu_ref.tick_stopped {
+            to_timer
+        } else {
+            to_timer.min(next_tick - now)
+        };
+        let k = &mut cpu_ref.kernel;
+        k.delta_tick_ns = delta_next as i64;
+        k.sleep_length_ns = if can_stop { to_timer } else { delta_next } as i64;
+        k.latency_req_ns = cpu_ref.latency_req_ns;
+        k.tick_stopped = cpu_ref.tick_stopped;
+        k.util = cpu_ref.pelt.util_avg().min(cpu_ref.view.capacity);
+        k.clock_ns = now;
+        // Only the oracle reads this: the CPU's next announced wake-up of any kind (a task's
+        // timer or interrupt); a wake-up by another task is not known in advance.
+        let next_wake = self
+            .tasks
+            .iter()
+            .filter(|t| t.spec.cpu == cpu_ref.id)
+            .filter_map(|t| t.pending.map(|(at, _)| at.0))
+            .min()
+            .unwrap_or(now.saturating_add(MAX_DEFERMENT_NS));
+        k.oracle_residency_ns = next_wake.saturating_sub(now) as i64;
+        let mut stop_tick = true;
+        let idx = cpu_ref
+            .governor
+            .select(&cpu_ref.view, &mut cpu_ref.dev, k, &mut stop_tick);
+        cpu_ref.stats.iterations += 1;
+        if (stop_tick || cpu_ref.tick_stopped) && can_stop {
+            cpu_ref.tick_stopped = true;
+            cpu_ref.tick.cancel();
+        } else {
+            cpu_ref.stats.tick_kept += 1;
+            if cpu_ref.tick.due().is_none() {
+                cpu_ref
+                    .tick
+                    .arm(ctx, Nanos(next_tick), |s| CpuEvent::Tick(c, s));
+            }
+        }
+        cpu_ref.mode = Mode::Idle {
+            state: idx,
+            entered: ctx.now(),
+        };
+        cpu_ref.stats.states[idx].entries += 1;
+        if cpu_ref.view.states[idx].polling {
+            let limit = poll_limit_ns(cpu_ref, tick_ns);
+            cpu_ref
+                .poll
+                .arm(ctx, Nanos(now + limit), |s| CpuEvent::PollLimit(c, s));
+        }
+        if cpu_ref.is_cluster_state[idx] {
+            self.cluster_enter(ctx.now(), c);
+        }
+    }
+
+    /// Steps 3-5: the idle period of CPU `c` ends now.
+    fn end_idle<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, cause: Cause) {
+        let now = ctx.now();
+        let Mode::Idle { state, entered } = self.cpus[c].mode else {
+            return;
+        };
+        if self.cpus[c].is_cluster_state[state] {
+            self.cluster_leave(now, c);
+        }
+        self.settle(c, now);
+        let cpu = &mut self.cpus[c];
+        cpu.poll.cancel();
+        let polling = cpu.view.states[state].polling;
+        let exit = if polling {
+            0
+        } else {
+            cpu.view.states[state].exit_latency_ns as u64
+        };
+        let residency = (now - entered).0 + exit;
+        cpu.stats.states[state].time_ns += (now - entered).0;
+        classify(cpu, state, residency);
+        cpu.dev.last_residency_ns = residency;
+        if polling {
+            cpu.dev.poll_time_limit = cause == Cause::PollLimit;
+        }
+        if cause == Cause::Tick {
+            cpu.kernel.got_idle_tick = true;
+        }
+        cpu.kernel.clock_ns = now.0 + exit;
+        cpu.governor
+            .reflect(&cpu.view, &mut cpu.dev, &mut cpu.kernel, state);
+        cpu.mode = Mode::Exiting;
+        cpu.ready
+            .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
+    }
+
+    /// The CPU is out of its idle state: run the first queued task (the trip ends), or idle
+    /// again (the same trip).
+    fn run_next<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
+        let now = ctx.now();
+        let Some(t) = self.cpus[c].queue.pop_front() else {
+            self.idle_iteration(ctx, c);
+            return;
+        };
+        let cpu = &mut self.cpus[c];
+        // The trip ends: the tick restarts if it was stopped.
+        cpu.tick_stopped = false;
+        if cpu.tick.due().is_none() {
+            let next = next_on_grid(now.0, self.tick_ns, cpu.tick_phase);
+            cpu.tick.arm(ctx, Nanos(next), |s| CpuEvent::Tick(c, s));
+        }
+        cpu.pelt.start_running(now.0);
+        cpu.run_started = now;
+        self.start_task(ctx, c, t);
+    }
+
+    /// Task `t` starts its burst on CPU `c` now.
+    fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
+        let now = ctx.now();
+        self.settle(c, now);
+        let cpu = &mut self.cpus[c];
+        cpu.mode = Mode::Running { task: t };
+        let task = &mut self.tasks[t];
+        let latency = (now - task.woken_at).0;
+        let s = &mut task.stats;
+        s.wakeups += 1;
+        s.latency_sum_ns += latency;
+        s.latency_min_ns = s.latency_min_ns.min(latency);
+        s.latency_max_ns = s.latency_max_ns.max(latency);
+        s.latency_last_ns = latency;
+        let burst = task.spec.run.sample(&mut task.rng);
+        cpu.burst
+            .arm(ctx, now + burst, |s| CpuEvent::BurstEnd(c, s));
+    }
+
+    fn end_burst<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
+        let now = ctx.now();
+        let Mode::Running { task: t } = self.cpus[c].mode else {
+            return;
+        };
+        self.settle(c, now);
+        self.tasks[t].runnable = false;
+        self.arm_next_wake(ctx, t);
+        if let Some(w) = self.tasks[t].spec.wakes {
+            self.wake_task(ctx, w);
+        }
+        match self.cpus[c].queue.pop_front() {
+            // The next task runs at once: the CPU never idles.
+            Some(next) => self.start_task(ctx, c, next),
+            None => {
+                let cpu = &mut self.cpus[c];
+                cpu.mode = Mode::Exiting;
+                let ran = (now - cpu.run_started).0;
+                cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
+                self.idle_iteration(ctx, c);
+            }
+        }
+    }
+
+    /// Charges CPU `c` its power from its last settlement until `now`.
+    fn settle(&mut self, c: usize, now: Nanos) {
+        let whole_cluster_down = {
+            let (members, down) = &self.clusters[self.cpus[c].cluster];
+            *down == members.len()
+        };
+        let cpu = &mut self.cpus[c];
+        let dt = (now - cpu.settled_at).0;
+        cpu.settled_at = now;
+        let mw = match cpu.mode {
+            Mode::Running { .. } | Mode::Exiting => {
+                cpu.stats.busy_ns += dt;
+                cpu.active_mw
+            }
+            Mode::Idle { state, .. } => {
+                if cpu.is_cluster_state[state] && whole_cluster_down {
+                    cpu.cluster_state_mw[state]
+                } else {
+                    cpu.state_mw[state]
+                }
+            }
+        };
+        // mW x ns = 1e-12 J = 1e-9 mJ.
+        cpu.stats.energy_mj += mw * dt as f64 * 1e-9;
+    }
+
+    fn settle_cluster(&mut self, now: Nanos, k: usize) {
+        for i in 0..self.clusters[k].0.len() {
+            let c = self.clusters[k].0[i];
+            self.settle(c, now);
+        }
+    }
+
+    fn cluster_enter(&mut self, now: Nanos, c: usize) {
+        let k = self.cpus[c].cluster;
+        self.settle_cluster(now, k);
+        self.clusters[k].1 += 1;
+    }
+
+    fn cluster_leave(&mut self, now: Nanos, c: usize) {
+        let k = self.cpus[c].cluster;
+        self.settle_cluster(now, k);
+        self.clusters[k].1 -= 1;
+    }
+
+    /// Ends the run at `end`: settles every CPU and returns the measurements.
+    pub fn finish(mut self, end: Nanos) -> CpuReport {
+        for c in 0..self.cpus.len() {
+            if let Mode::Idle { state, entered } = self.cpus[c].mode {
+                self.cpus[c].stats.states[state].time_ns += (end - entered).0;
+            }
+            self.settle(c, end);
+        }
+        CpuReport {
+            duration_ns: end.0,
+            cpus: self.cpus.into_iter().map(|c| c.stats).collect(),
+            tasks: self
+                .tasks
+                .into_iter()
+                .map(|t| {
+                    let mut s = t.stats;
+                    if s.wakeups == 0 {
+                        s.latency_min_ns = 0;
+                    }
+                    s
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The first instant after `now` on the grid `phase + k * period`.
+fn next_on_grid(now: u64, period: u64, phase: u64) -> u64 {
+    let since = (now + period - phase % period) % period;
+    now + (period - since)
+}
+
+/// `cpuidle_poll_time()`: the governor's window if it set one (haltpoll), else the first
+/// enabled state with a target residency of at least 10 us, at most TICK_NSEC / 16.
+fn poll_limit_ns(cpu: &Cpu, tick_ns: u64) -> u64 {
+    if cpu.dev.poll_limit_ns != 0 {
+        return cpu.dev.poll_limit_ns;
+    }
+    let max = tick_ns / 16;
+    cpu.view
+        .states
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(i, s)| !cpu.dev.is_disabled(*i) && s.target_residency_ns >= POLL_MIN_NS)
+        .map_or(max, |(_, s)| (s.target_residency_ns as u64).min(max))
+}
+
+/// §5: the core's above/below accounting for a period in `state` that measured `residency`.
+fn classify(cpu: &mut Cpu, state: usize, residency: u64) {
+    let states = &cpu.view.states;
+    let diff = residency as i64;
+    if diff < states[state].target_residency_ns {
+        if (0..state).any(|i| !cpu.dev.is_disabled(i)) {
+            cpu.stats.states[state].above += 1;
+        }
+    } else if diff > states[state].exit_latency_ns {
+        let deeper = (state + 1..states.len()).find(|&i| !cpu.dev.is_disabled(i));
+        if let Some(j) = deeper {
+            if diff - states[state].exit_latency_ns >= states[j].target_residency_ns {
+                cpu.stats.states[state].below += 1;
+            }
+        }
+    }
+}
+
+/// Runs `spec` for `duration` on the engine: the CPU system as the run's only component.
+pub fn run(spec: &CpuRunSpec, duration: Nanos) -> Result<CpuReport, String> {
+    let mut system = CpuSystem::new(spec)?;
+    let mut queue: EventQueue<CpuEvent> = EventQueue::new();
+    system.start(&mut Ctx::new(&mut queue, |e| e));
+    let (stop, _) = sim::run(
+        &mut queue,
+        duration,
+        |_| true,
+        |e, q| {
+            system.on_event(&mut Ctx::new(q, |e| e), e);
+            Ok::<(), std::convert::Infallible>(())
+        },
+    )
+    .unwrap_or_else(|e| match e {});
+    debug_assert!(stop != Stop::Interrupted);
+    Ok(system.finish(duration))
+}
+
+#[cfg(test)]
+mod tests;
