@@ -3,6 +3,7 @@
 //! `NAME@VERSION` names the first mainline release whose behaviour a variant follows; the bare
 //! name is the newest variant of that governor.
 
+mod menu;
 mod oracle;
 
 use super::{Device, Governor, Platform};
@@ -10,11 +11,18 @@ use super::{Device, Governor, Platform};
 /// Every variant, one per kernel behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
+    Menu66,
+    Menu619,
     Oracle,
 }
 
 /// Accepted spellings, canonical name first for each variant.
-pub const NAMES: &[(&str, GovernorName)] = &[("oracle", GovernorName::Oracle)];
+pub const NAMES: &[(&str, GovernorName)] = &[
+    ("menu@6.6", GovernorName::Menu66),
+    ("menu", GovernorName::Menu619),
+    ("menu@6.19", GovernorName::Menu619),
+    ("oracle", GovernorName::Oracle),
+];
 
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
@@ -45,6 +53,7 @@ impl GovernorName {
     /// The fewest states the governor works with (ladder and haltpoll step between two).
     pub fn min_states(self) -> usize {
         match self {
+            GovernorName::Menu66 | GovernorName::Menu619 => 1,
             GovernorName::Oracle => 1,
         }
     }
@@ -52,6 +61,8 @@ impl GovernorName {
     /// Builds the governor and runs its `enable` callback on `dev`.
     pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
         match self {
+            GovernorName::Menu66 => Box::new(menu::Menu66::new(platform, dev)),
+            GovernorName::Menu619 => Box::new(menu::Menu619::new(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
         }
     }
