@@ -13,6 +13,8 @@ use super::{Device, Governor, Platform};
 pub enum GovernorName {
     Menu66,
     Menu619,
+    Menu70,
+    Menu71,
     Oracle,
 }
 
@@ -21,6 +23,8 @@ pub const NAMES: &[(&str, GovernorName)] = &[
     ("menu@6.6", GovernorName::Menu66),
     ("menu", GovernorName::Menu619),
     ("menu@6.19", GovernorName::Menu619),
+    ("menu@7.0", GovernorName::Menu70),
+    ("menu@7.1", GovernorName::Menu71),
     ("oracle", GovernorName::Oracle),
 ];
 
@@ -53,7 +57,10 @@ impl GovernorName {
     /// The fewest states the governor works with (ladder and haltpoll step between two).
     pub fn min_states(self) -> usize {
         match self {
-            GovernorName::Menu66 | GovernorName::Menu619 => 1,
+            GovernorName::Menu66
+            | GovernorName::Menu619
+            | GovernorName::Menu70
+            | GovernorName::Menu71 => 1,
             GovernorName::Oracle => 1,
         }
     }
@@ -62,7 +69,9 @@ impl GovernorName {
     pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
         match self {
             GovernorName::Menu66 => Box::new(menu::Menu66::new(platform, dev)),
-            GovernorName::Menu619 => Box::new(menu::Menu619::new(platform, dev)),
+            GovernorName::Menu619 => Box::new(menu::MenuLate::v6_19(platform, dev)),
+            GovernorName::Menu70 => Box::new(menu::MenuLate::v7_0(platform, dev)),
+            GovernorName::Menu71 => Box::new(menu::MenuLate::v7_1(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
         }
     }

@@ -1,4 +1,4 @@
-//! menu@6.6 and menu@6.19 on idle-decide sequences whose decisions were worked out by hand
+//! menu@6.6, menu@6.19 (and menu@7.0/7.1 where they differ) on idle-decide sequences whose decisions were worked out by hand
 //! from spec-cpu.md §2.2-§2.4 (arithmetic in the comments), plus the typical-interval
 //! computations alone.
 //!
@@ -53,7 +53,15 @@ fn names_and_aliases() {
     );
     assert_eq!(GovernorName::Menu619.canonical(), "menu");
     assert_eq!(GovernorName::Menu66.canonical(), "menu@6.6");
-    assert!(GovernorName::parse("menu@7.0").is_err());
+    assert_eq!(
+        GovernorName::parse("menu@7.0").unwrap(),
+        GovernorName::Menu70
+    );
+    assert_eq!(
+        GovernorName::parse("menu@7.1").unwrap(),
+        GovernorName::Menu71
+    );
+    assert!(GovernorName::parse("menu@6.12").is_err());
 }
 
 #[test]
@@ -459,6 +467,41 @@ fn a_short_typical_interval_skips_the_sleep_length() {
             vec![(1, false), (1, true)],
             "{g}"
         );
+    }
+}
+
+#[test]
+fn stopped_tick_handling_from_7_0() {
+    // W as above: after step 0 the typical interval is 1 us, and bucket 3's factor is
+    // 7168 + 1024 * 8000 / 2e6 = 7172. Step 1 runs with the tick stopped.
+    let first = r#"{"sleep_length_ns": 2000000, "entered": 0, "residency_ns": 9000}"#;
+    // 500 ns timer. 6.19 never reads it: prediction KTIME_MAX -> OFF. 7.0+ fetch it (tick
+    // stopped): bucket 0, timer(500, 8192) = 8192000 / 8192000 = 1 us; the 500 ns timer is
+    // before state 1's 1 ms target residency: state 0 early return, WFI, tick stopped.
+    let soon = r#"{"sleep_length_ns": 500, "tick_stopped": true, "residency_ns": 1}"#;
+    // 5 ms timer: timer(5e6, 7172) = 35864096000 / 8192000 = 4377 us; min with 1 us = 1 us
+    // < tick. 7.0 distrusts it and uses the 5 ms timer -> OFF. 7.1 trusts it because the
+    // timer is within two ticks (8 ms) -> WFI (1 us fits, OFF does not). 6.19: KTIME_MAX.
+    let within_two_ticks =
+        r#"{"sleep_length_ns": 5000000, "tick_stopped": true, "residency_ns": 1}"#;
+    // 9 ms timer: beyond two ticks, so 7.1 also takes the timer -> OFF.
+    let beyond = r#"{"sleep_length_ns": 9000000, "tick_stopped": true, "residency_ns": 1}"#;
+    // Tick running: 7.x skip the sleep length like 6.19 (see the test above) -> WFI, tick kept.
+    let running = r#"{"sleep_length_ns": 500, "residency_ns": 1}"#;
+    let cases: [(&str, [(usize, bool); 4]); 4] = [
+        ("menu@6.6", [(1, true), (1, true), (1, true), (0, false)]),
+        ("menu", [(1, true), (1, true), (1, true), (0, false)]),
+        ("menu@7.0", [(0, true), (1, true), (1, true), (0, false)]),
+        ("menu@7.1", [(0, true), (0, true), (1, true), (0, false)]),
+    ];
+    for (g, want) in cases {
+        for (step, want) in [soon, within_two_ticks, beyond, running].iter().zip(want) {
+            assert_eq!(
+                decide(g, W, &[first, step]),
+                vec![(1, false), want],
+                "{g} {step}"
+            );
+        }
     }
 }
 

@@ -1,6 +1,8 @@
-//! `menu` / `menu@6.19`: the menu governor as mainline v6.19 has it (spec-cpu.md §2.3-§2.4).
+//! `menu` / `menu@6.19`, `menu@7.0`, `menu@7.1`: the menu governor as mainline v6.19, v7.0
+//! and v7.1 have it (spec-cpu.md §2.3-§2.4). The three differ only in how a stopped tick is
+//! handled, so they share this file.
 //!
-//! It is v6.6 (see `v6_6.rs`) plus every behavioural change merged up to v6.19, by first
+//! v6.19 is v6.6 (see `v6_6.rs`) plus every behavioural change merged up to v6.19, by first
 //! release:
 //! - v6.13 (38f83090f515): I/O waiters no longer matter: 6 buckets, no multiplier.
 //! - v6.15 (13982929fb08, 60256e458e1c, 8de7606f0fe2): the typical interval is computed in
@@ -13,10 +15,15 @@
 //!   the latency limit is no longer lowered to the prediction.
 //! - v6.18-rc (17224c1d2574, no functional change; db86f55bf81a): a real state replaces
 //!   polling only if its exit latency does not exceed the prediction.
-//! - v6.19 (07d815701274): ... and only if its target residency is below 15 us.
+//! - v6.19 (07d815701274, "Applied as 6.19 material"; AUTOSEL'ed for 6.18.y after v6.18):
+//!   ... and only if its target residency is below 15 us.
 //!
-//! Not in it (v7.0 and later): fetching the sleep length whenever the tick is stopped
-//! (80606f4eb8d7) and the SAFE_TIMER_RANGE condition on the stopped-tick fix-up.
+//! v7.0 (80606f4eb8d7): the sleep length is also fetched whenever the tick is stopped, and
+//! the stopped-tick fix-up (step 5) only runs on a fetched sleep length: v6.19 turned a
+//! skipped one (KTIME_MAX) into "sleep forever" and chose the deepest state.
+//! v7.1 (SAFE_TIMER_RANGE, "cpuidle: governors: menu: Refine stopped tick handling"): the
+//! fix-up is skipped when the timer is at most two ticks away, as that timer will end a too
+//! shallow state soon enough.
 //!
 //! `select`:
 //! 1. Read the latency limit. If `reflect` ran since the last `select`, learn from that idle
@@ -26,13 +33,16 @@
 //!    starting from (-1, UINT_MAX). Steady (stddev at most avg/6 with at least six samples, or
 //!    at most 20 us) -> the mean. Otherwise, with more than six samples, drop the extreme
 //!    farther from the mean (the maximum on a tie) and retry; else UINT_MAX (none).
-//! 3. If that prediction exceeds 15 us, ask for the sleep length (negative -> 0, and then the
-//!    time to the tick is 0 too), pick the factor bucket from its decade and lower the
-//!    prediction to `sleep_length * factor`. Otherwise skip the sleep length: the timer is
-//!    taken as infinitely far (KTIME_MAX, last bucket), the tick as half a period away.
+//! 3. If that prediction exceeds 15 us (v7.0+: or the tick is stopped), ask for the sleep
+//!    length (negative -> 0, and then the time to the tick is 0 too), pick the factor bucket
+//!    from its decade and lower the prediction to `sleep_length * factor`. Otherwise skip the
+//!    sleep length: the timer is taken as infinitely far (KTIME_MAX, last bucket), the tick
+//!    as half a period away.
 //! 4. Return state 0 at once (tick kept only if state 0 polls) when it will be used anyway.
+//!    (v7.0+ run step 5 before this one, inside step 3.)
 //! 5. With the tick already stopped, a prediction shorter than a tick is distrusted and
-//!    replaced by the timer (KTIME_MAX when the sleep length was skipped).
+//!    replaced by the timer: v6.19 even by a KTIME_MAX one; v7.1 not when the timer is
+//!    within two ticks.
 //! 6. Walk the enabled states shallow to deep; stop at the first that breaks the latency
 //!    limit; take every state whose target residency fits the prediction. At the first that
 //!    does not fit: if the pick so far polls and this state's target residency is below
@@ -43,6 +53,10 @@
 //!    state fits before the next event.
 //! 7. Keep the tick for a polling pick or a prediction shorter than the tick (unless it is
 //!    already stopped), stepping down to a state that fits before the tick.
+//!
+//! ASSUMPTION (v7.0+): v7.0's cpuidle core no longer calls the governor when the driver has
+//! a single state (d557640e4ce5); menu's own `state_count <= 1` test is kept here (it decides
+//! what an idle-decide sequence, which always calls `select`, gets on such a platform).
 
 use super::{
     duration_bucket, retain_tick, state0_forced, MenuData, INTERVALS, INTERVAL_SHIFT,
@@ -53,14 +67,45 @@ use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX};
 /// `BUCKETS` from v6.13: one per decade of the sleep length.
 const BUCKETS: usize = 6;
 
-pub struct Menu619 {
-    data: MenuData<BUCKETS>,
+/// How a release treats a prediction shorter than a tick once the tick is stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StoppedTick {
+    /// Up to v6.19: use the timer instead, even when it was not fetched (KTIME_MAX).
+    UseTimer,
+    /// v7.0: fetch the timer whenever the tick is stopped, and use it.
+    FetchTimer,
+    /// v7.1: fetch it, and use it unless it is within `SAFE_TIMER_RANGE_NS` (two ticks).
+    FetchTimerBeyondSafeRange,
 }
 
-impl Menu619 {
-    pub fn new(_platform: &Platform, _dev: &mut Device) -> Self {
-        Menu619 {
+/// The menu governor of v6.19 and later; the releases differ only in [`StoppedTick`].
+pub struct MenuLate {
+    data: MenuData<BUCKETS>,
+    stopped_tick: StoppedTick,
+    name: &'static str,
+}
+
+impl MenuLate {
+    /// `menu` / `menu@6.19`.
+    pub fn v6_19(_platform: &Platform, _dev: &mut Device) -> Self {
+        MenuLate::new(StoppedTick::UseTimer, "menu")
+    }
+
+    /// `menu@7.0`.
+    pub fn v7_0(_platform: &Platform, _dev: &mut Device) -> Self {
+        MenuLate::new(StoppedTick::FetchTimer, "menu@7.0")
+    }
+
+    /// `menu@7.1`.
+    pub fn v7_1(_platform: &Platform, _dev: &mut Device) -> Self {
+        MenuLate::new(StoppedTick::FetchTimerBeyondSafeRange, "menu@7.1")
+    }
+
+    fn new(stopped_tick: StoppedTick, name: &'static str) -> Self {
+        MenuLate {
             data: MenuData::new(),
+            stopped_tick,
+            name,
         }
     }
 }
@@ -118,9 +163,9 @@ pub(super) fn typical_interval(intervals: &[u32; INTERVALS]) -> u32 {
     }
 }
 
-impl Governor for Menu619 {
+impl Governor for MenuLate {
     fn name(&self) -> &'static str {
-        "menu"
+        self.name
     }
 
     fn select(
@@ -132,6 +177,7 @@ impl Governor for Menu619 {
     ) -> usize {
         let states = &platform.states;
         let tick_ns = platform.tick_ns;
+        let stopped_tick = self.stopped_tick;
         let data = &mut self.data;
         let latency_req = kernel.latency_req();
 
@@ -146,7 +192,8 @@ impl Governor for Menu619 {
 
         let mut predicted_ns = u64::from(typical_interval(&data.intervals)) * NSEC_PER_USEC;
         let delta_tick: i64;
-        if predicted_ns > RESIDENCY_THRESHOLD_NS {
+        let fetch_when_stopped = stopped_tick != StoppedTick::UseTimer && kernel.tick_stopped();
+        if predicted_ns > RESIDENCY_THRESHOLD_NS || fetch_when_stopped {
             let (mut delta, mut next_tick) = kernel.get_sleep_length();
             if delta < 0 {
                 delta = 0;
@@ -156,6 +203,15 @@ impl Governor for Menu619 {
             data.next_timer_ns = delta as u64;
             data.bucket = duration_bucket(data.next_timer_ns);
             predicted_ns = predicted_ns.min(u64::from(data.timer_us()) * NSEC_PER_USEC);
+            let distrust = match stopped_tick {
+                StoppedTick::UseTimer => false,
+                StoppedTick::FetchTimer => true,
+                // SAFE_TIMER_RANGE_NS = 2 * TICK_NSEC, against the u64 next_timer_ns.
+                StoppedTick::FetchTimerBeyondSafeRange => data.next_timer_ns > 2 * tick_ns as u64,
+            };
+            if distrust && kernel.tick_stopped() && predicted_ns < tick_ns as u64 {
+                predicted_ns = data.next_timer_ns;
+            }
         } else {
             data.next_timer_ns = KTIME_MAX as u64;
             delta_tick = tick_ns / 2;
@@ -168,7 +224,10 @@ impl Governor for Menu619 {
             return 0;
         }
 
-        if kernel.tick_stopped() && predicted_ns < tick_ns as u64 {
+        if stopped_tick == StoppedTick::UseTimer
+            && kernel.tick_stopped()
+            && predicted_ns < tick_ns as u64
+        {
             predicted_ns = next_timer_ns;
         }
 
