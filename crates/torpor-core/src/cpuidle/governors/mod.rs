@@ -7,6 +7,7 @@ mod haltpoll;
 mod ladder;
 #[cfg(test)]
 mod ladder_haltpoll_tests;
+mod menu;
 mod oracle;
 
 pub use haltpoll::HaltpollParams;
@@ -18,6 +19,10 @@ use super::{Device, Governor, Platform};
 pub enum GovernorName {
     Ladder,
     Haltpoll,
+    Menu66,
+    Menu619,
+    Menu70,
+    Menu71,
     Oracle,
 }
 
@@ -25,6 +30,11 @@ pub enum GovernorName {
 pub const NAMES: &[(&str, GovernorName)] = &[
     ("ladder", GovernorName::Ladder),
     ("haltpoll", GovernorName::Haltpoll),
+    ("menu@6.6", GovernorName::Menu66),
+    ("menu", GovernorName::Menu619),
+    ("menu@6.19", GovernorName::Menu619),
+    ("menu@7.0", GovernorName::Menu70),
+    ("menu@7.1", GovernorName::Menu71),
     ("oracle", GovernorName::Oracle),
 ];
 
@@ -58,7 +68,7 @@ impl GovernorName {
     pub fn min_states(self) -> usize {
         match self {
             GovernorName::Ladder | GovernorName::Haltpoll => 2,
-            GovernorName::Oracle => 1,
+            _ => 1,
         }
     }
 
@@ -67,6 +77,10 @@ impl GovernorName {
         match self {
             GovernorName::Ladder => Box::new(ladder::Ladder::new(platform, dev)),
             GovernorName::Haltpoll => Box::new(haltpoll::Haltpoll::new(platform, dev)),
+            GovernorName::Menu66 => Box::new(menu::Menu66::new(platform, dev)),
+            GovernorName::Menu619 => Box::new(menu::MenuLate::v6_19(platform, dev)),
+            GovernorName::Menu70 => Box::new(menu::MenuLate::v7_0(platform, dev)),
+            GovernorName::Menu71 => Box::new(menu::MenuLate::v7_1(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
         }
     }
