@@ -4,6 +4,7 @@
 //! name is the newest variant of that governor.
 
 mod oracle;
+mod teo_old;
 
 use super::{Device, Governor, Platform};
 
@@ -11,10 +12,19 @@ use super::{Device, Governor, Platform};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
     Oracle,
+    Teo513,
+    Teo63,
+    Teo66,
 }
 
 /// Accepted spellings, canonical name first for each variant.
-pub const NAMES: &[(&str, GovernorName)] = &[("oracle", GovernorName::Oracle)];
+pub const NAMES: &[(&str, GovernorName)] = &[
+    ("oracle", GovernorName::Oracle),
+    ("teo@5.13", GovernorName::Teo513),
+    ("teo@6.3", GovernorName::Teo63),
+    ("teo-util", GovernorName::Teo63),
+    ("teo@6.6", GovernorName::Teo66),
+];
 
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
@@ -46,6 +56,7 @@ impl GovernorName {
     pub fn min_states(self) -> usize {
         match self {
             GovernorName::Oracle => 1,
+            GovernorName::Teo513 | GovernorName::Teo63 | GovernorName::Teo66 => 1,
         }
     }
 
@@ -53,6 +64,9 @@ impl GovernorName {
     pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
         match self {
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
+            GovernorName::Teo513 => Box::new(teo_old::Teo513::new(platform, dev)),
+            GovernorName::Teo63 => Box::new(teo_old::Teo63::new(platform, dev)),
+            GovernorName::Teo66 => Box::new(teo_old::Teo66::new(platform, dev)),
         }
     }
 }
