@@ -665,3 +665,46 @@ fn v6_6_tick_hit_update_leaves_its_ring_slot_stale() {
     // tick_hits: 1024 - 128 + 1024 = 1920.
     assert_eq!(teo.tick_hits, 1920);
 }
+
+#[test]
+fn v6_6_alternative_search_falls_back_past_unsuitable_and_disabled_states() {
+    // u1 in each run: intercept in bin 2 -> H0 896, I2 1024, total 1920; sums@3 =
+    // (1024, 896, 1): 2048 > 1024 -> i=2 qualifies (2*1024 > 1024).
+    // Tick stopped: C6 (400 us < tick) is not state_ok -> the first suitable state, C8; the
+    // fetched 10 ms fits 6 ms; the tick is stopped: returned as is.
+    let stopped = [
+        C6_1MS,
+        r#"{"sleep_length_ns": 10000000, "tick_stopped": true, "residency_ns": 10000000}"#,
+    ];
+    assert_eq!(
+        decide("teo@6.6", DEEP, &stopped),
+        vec![(3, true), (3, true)]
+    );
+    // C6 disabled: the candidate loop still sums its bin; the search qualifies it and falls
+    // back to C8; 10 ms: stop.
+    let disabled = [
+        C6_1MS,
+        r#"{"sleep_length_ns": 10000000, "disabled": [2], "residency_ns": 10000000}"#,
+    ];
+    assert_eq!(
+        decide("teo@6.6", DEEP, &disabled),
+        vec![(3, true), (3, true)]
+    );
+}
+
+#[test]
+fn v6_6_negative_sleep_length_walks_down_to_the_shallowest_enabled_state() {
+    let steps = [
+        // Candidate C8, sleep length -5000: no target residency fits, the walk ends on the
+        // last enabled state visited, POLL (state_ok with the tick running); tick kept.
+        r#"{"sleep_length_ns": -5000, "residency_ns": 1000}"#,
+        // u1: time_span 1000 >= -5000 -> U64_MAX, no residency <= -5000: hit in bin 0.
+        // State 0 disabled: the walk from C8 ends on C1 (idx0 = 1); 2000 > delta_tick
+        // -5000 would step further down, but C1 is idx0: kept as is.
+        r#"{"sleep_length_ns": -5000, "disabled": [0], "residency_ns": 1000}"#,
+    ];
+    assert_eq!(
+        decide("teo@6.6", DEEP, &steps),
+        vec![(0, false), (1, false)]
+    );
+}
