@@ -40,7 +40,7 @@ pub use teo_5_13::Teo513;
 pub use teo_6_3::Teo63;
 pub use teo_6_6::Teo66;
 
-use crate::cpuidle::{Device, Kernel, Platform, MAX_STATES};
+use crate::cpuidle::{Device, IdleState, Kernel, Platform, MAX_STATES};
 
 /// What one update adds to the metric it feeds.
 const PULSE: u32 = 1024;
@@ -73,6 +73,35 @@ struct TeoCpu {
     next_recent_idx: i32,
     /// int: the bin each of the last `NR_RECENT` intercepts went to, -1 for a hit.
     recent_idx: [i32; NR_RECENT],
+}
+
+/// Metric sums over a run of bins, in the kernel's `unsigned int` (wrapping).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Sums {
+    intercepts: u32,
+    hits: u32,
+    recent: u32,
+}
+
+impl Sums {
+    fn add(&mut self, bin: &TeoBin) {
+        self.intercepts = self.intercepts.wrapping_add(bin.intercepts);
+        self.hits = self.hits.wrapping_add(bin.hits);
+        self.recent = self.recent.wrapping_add(bin.recent);
+    }
+}
+
+/// What the walk up the states found.
+struct Candidate {
+    /// The deepest enabled state passing the generation's test (else the first enabled state
+    /// met on the way up; `None` when nothing is enabled).
+    idx: Option<usize>,
+    /// The first enabled state of index 1 or more (0 when state 0 is enabled).
+    idx0: usize,
+    /// The deepest walked state meeting the latency limit (0 by default, even if disabled).
+    constraint_idx: usize,
+    /// The sums over the bins below `idx`.
+    below: Sums,
 }
 
 /// What an update found, before it decides which metric gets the pulse.
@@ -190,6 +219,94 @@ impl TeoCpu {
             // assignment does.
             self.time_span_ns = kernel.local_clock().wrapping_sub(self.time_span_ns as u64) as i64;
         }
+    }
+
+    /// The walk over states 1.. that finds the candidate, the latency limit's state and the
+    /// sums below the candidate. `first` is `Some(0)` when state 0 is enabled. The walk stops
+    /// at the first enabled state failing `fits` (v5.13: "fits before the timer"; v6.6 passes
+    /// every state, making the deepest enabled state the candidate).
+    fn find_candidate(
+        &self,
+        platform: &Platform,
+        dev: &Device,
+        latency_req: i64,
+        first: Option<usize>,
+        fits: impl Fn(&IdleState) -> bool,
+    ) -> Candidate {
+        let mut c = Candidate {
+            idx: first,
+            idx0: 0,
+            constraint_idx: 0,
+            below: Sums::default(),
+        };
+        let mut sums = Sums::default();
+        for (i, state) in platform.states.iter().enumerate().skip(1) {
+            sums.add(&self.state_bins[i - 1]);
+            if dev.is_disabled(i) {
+                continue;
+            }
+            if c.idx.is_none() {
+                c.idx = Some(i);
+                c.idx0 = i;
+            }
+            if !fits(state) {
+                break;
+            }
+            c.idx = Some(i);
+            if state.exit_latency_ns <= latency_req {
+                c.constraint_idx = i;
+            }
+            c.below = sums;
+        }
+        c
+    }
+
+    /// Whether history argues against the candidate `idx`, and for which shallower state.
+    ///
+    /// It does when the intercepts below the candidate outweigh everything at and above it,
+    /// or when most of the last `NR_RECENT` wake-ups were intercepts below it. Walking down,
+    /// the first state whose bins (down to the candidate's) hold more than half of each sum
+    /// that argued is chosen if enabled and `suitable` (the generation's stopped-tick test);
+    /// otherwise the shallowest suitable state met on the way, which may be the candidate.
+    fn shallower_alternative(
+        &self,
+        dev: &Device,
+        idx: usize,
+        below: &Sums,
+        suitable: impl Fn(usize) -> bool,
+    ) -> usize {
+        let alt_intercepts = below.intercepts.wrapping_mul(2) > self.total.wrapping_sub(below.hits);
+        let alt_recent = below.recent > (NR_RECENT / 2) as u32;
+        if !alt_recent && !alt_intercepts {
+            return idx;
+        }
+        let mut first_suitable_idx = idx;
+        let mut sums = Sums::default();
+        for i in (0..idx).rev() {
+            sums.add(&self.state_bins[i]);
+            if (!alt_recent || sums.recent.wrapping_mul(2) > below.recent)
+                && (!alt_intercepts || sums.intercepts.wrapping_mul(2) > below.intercepts)
+            {
+                return if suitable(i) && !dev.is_disabled(i) {
+                    i
+                } else {
+                    first_suitable_idx
+                };
+            }
+            if dev.is_disabled(i) {
+                continue;
+            }
+            if !suitable(i) {
+                // Too shallow for a stopped tick: keep walking only if a suitable state was
+                // already found on the way down.
+                if first_suitable_idx != idx {
+                    continue;
+                }
+                break;
+            }
+            first_suitable_idx = i;
+        }
+        idx
     }
 
     /// Starts the select-to-reflect span: `local_clock()` stored in the s64 field.

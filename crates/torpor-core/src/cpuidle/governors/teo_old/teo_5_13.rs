@@ -36,7 +36,7 @@
 //! from v5.14 to v6.2 runs. This variant follows §3.2, i.e. the fixed search.
 
 use super::teo_6_3::UtilAwareness;
-use super::{find_shallower_state, TeoCpu, NR_RECENT, PULSE};
+use super::{find_shallower_state, TeoCpu, PULSE};
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
 
 /// `teo@5.13`: `struct teo_cpu` of v5.13 .. v6.2.
@@ -107,9 +107,6 @@ pub(super) fn select(
     let n = states.len();
     let tick_ns = platform.tick_ns;
     let tick_stopped = kernel.tick_stopped();
-    // `teo_time_ok`: with the tick stopped, nothing shorter than a tick is worth choosing
-    // (the kernel passes the s64 span as u64 and compares it with TICK_NSEC as u64).
-    let time_ok = |span_ns: i64| !tick_stopped || span_ns as u64 >= tick_ns as u64;
     // `teo_middle_of_bin` (s64).
     let middle_of_bin = |i: usize| {
         states[i]
@@ -124,9 +121,9 @@ pub(super) fn select(
         if n < 2 {
             break 'end 0;
         }
-        let mut idx: Option<usize> = None;
+        let mut first = None;
         if !dev.is_disabled(0) {
-            idx = Some(0);
+            first = Some(0);
             if states[1].target_residency_ns > duration_ns {
                 break 'end 0;
             }
@@ -140,81 +137,28 @@ pub(super) fn select(
             }
         }
 
-        let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0u32, 0u32, 0u32);
-        let (mut idx_intercept_sum, mut idx_hit_sum, mut idx_recent_sum) = (0u32, 0u32, 0u32);
-        let mut constraint_idx = 0;
-        for (i, state) in states.iter().enumerate().skip(1) {
-            let prev = &cpu.state_bins[i - 1];
-            intercept_sum = intercept_sum.wrapping_add(prev.intercepts);
-            hit_sum = hit_sum.wrapping_add(prev.hits);
-            recent_sum = recent_sum.wrapping_add(prev.recent);
-            if dev.is_disabled(i) {
-                continue;
-            }
-            if idx.is_none() {
-                idx = Some(i);
-                idx0 = i;
-            }
-            if state.target_residency_ns > duration_ns {
-                break;
-            }
-            idx = Some(i);
-            if state.exit_latency_ns <= latency_req {
-                constraint_idx = i;
-            }
-            idx_intercept_sum = intercept_sum;
-            idx_hit_sum = hit_sum;
-            idx_recent_sum = recent_sum;
-        }
-        let Some(mut idx) = idx else {
+        let c = cpu.find_candidate(platform, dev, latency_req, first, |s| {
+            s.target_residency_ns <= duration_ns
+        });
+        idx0 = c.idx0;
+        let Some(candidate) = c.idx else {
             break 'end 0;
         };
-        if idx == idx0 {
-            break 'end idx;
+        if candidate == idx0 {
+            break 'end candidate;
         }
 
-        let alt_intercepts =
-            idx_intercept_sum.wrapping_mul(2) > cpu.total.wrapping_sub(idx_hit_sum);
-        let alt_recent = idx_recent_sum > (NR_RECENT / 2) as u32;
-        if alt_recent || alt_intercepts {
-            let mut first_suitable_span_ns = duration_ns;
-            let mut first_suitable_idx = idx;
-            let (mut intercept_sum, mut recent_sum) = (0u32, 0u32);
-            for i in (0..idx).rev() {
-                let bin = &cpu.state_bins[i];
-                intercept_sum = intercept_sum.wrapping_add(bin.intercepts);
-                recent_sum = recent_sum.wrapping_add(bin.recent);
-                let span_ns = middle_of_bin(i);
-                if (!alt_recent || recent_sum.wrapping_mul(2) > idx_recent_sum)
-                    && (!alt_intercepts || intercept_sum.wrapping_mul(2) > idx_intercept_sum)
-                {
-                    if time_ok(span_ns) && !dev.is_disabled(i) {
-                        idx = i;
-                        duration_ns = span_ns;
-                    } else {
-                        idx = first_suitable_idx;
-                        duration_ns = first_suitable_span_ns;
-                    }
-                    break;
-                }
-                if dev.is_disabled(i) {
-                    continue;
-                }
-                if !time_ok(span_ns) {
-                    // Too shallow for a stopped tick; keep walking only if a suitable
-                    // state was already found on the way down.
-                    if first_suitable_idx != idx {
-                        continue;
-                    }
-                    break;
-                }
-                first_suitable_span_ns = span_ns;
-                first_suitable_idx = i;
-            }
+        // The alternative's expected duration is the middle of its bin; with the tick
+        // stopped, a bin whose middle is under a tick is not worth it (`teo_time_ok`, the
+        // s64 span compared with TICK_NSEC as u64).
+        let time_ok = |i: usize| !tick_stopped || middle_of_bin(i) as u64 >= tick_ns as u64;
+        let mut idx = cpu.shallower_alternative(dev, candidate, &c.below, time_ok);
+        if idx != candidate {
+            duration_ns = middle_of_bin(idx);
         }
 
-        if idx > constraint_idx {
-            idx = constraint_idx;
+        if idx > c.constraint_idx {
+            idx = c.constraint_idx;
         }
         // v6.3: a utilized CPU goes one enabled non-polling state shallower; the expected
         // duration is left as it was, so the tick decision does not see the step down.

@@ -40,7 +40,7 @@
 //!    before the next tick (`delta_tick`, half a tick when it was not fetched).
 
 use super::teo_6_3::UTIL_THRESHOLD_SHIFT;
-use super::{find_shallower_state, TeoCpu, NR_RECENT, PULSE};
+use super::{find_shallower_state, TeoCpu, PULSE};
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX};
 
 /// Below this target residency (with a polling state 0) the timer is not worth asking about
@@ -122,95 +122,42 @@ impl Governor for Teo66 {
         let mut duration_ns;
         let mut idx0 = 0;
 
-        // `break 'out_tick` keeps the tick; reaching the end of the block goes to the tick
-        // decision (the kernel's `end` label) with `duration_ns` set.
+        // `break 'out_tick` keeps the tick at once; the value of the inner `'end` block goes
+        // through the tick decision (the kernel's `end` label) with `duration_ns` set.
         let idx = 'out_tick: {
             if n < 2 {
                 break 'out_tick 0;
             }
-            let mut idx: Option<usize> = (!dev.is_disabled(0)).then_some(0);
+            let first = (!dev.is_disabled(0)).then_some(0);
 
             let cpu_utilized = kernel.cpu_util() > self.util_threshold;
             let mut idx = 'end: {
                 if n < 3 && cpu_utilized {
-                    if (idx == Some(0) && !states[0].polling && state_ok(0)) || dev.is_disabled(1) {
+                    if (first == Some(0) && !states[0].polling && state_ok(0)) || dev.is_disabled(1)
+                    {
                         break 'out_tick 0;
                     }
                     duration_ns = states[1].target_residency_ns;
                     break 'end 1;
                 }
 
-                let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0u32, 0u32, 0u32);
-                let (mut idx_intercept_sum, mut idx_hit_sum, mut idx_recent_sum) =
-                    (0u32, 0u32, 0u32);
-                let mut constraint_idx = 0;
-                for (i, state) in states.iter().enumerate().skip(1) {
-                    let prev = &cpu.state_bins[i - 1];
-                    intercept_sum = intercept_sum.wrapping_add(prev.intercepts);
-                    hit_sum = hit_sum.wrapping_add(prev.hits);
-                    recent_sum = recent_sum.wrapping_add(prev.recent);
-                    if dev.is_disabled(i) {
-                        continue;
-                    }
-                    if idx.is_none() {
-                        idx0 = i;
-                    }
-                    idx = Some(i);
-                    if state.exit_latency_ns <= latency_req {
-                        constraint_idx = i;
-                    }
-                    idx_intercept_sum = intercept_sum;
-                    idx_hit_sum = hit_sum;
-                    idx_recent_sum = recent_sum;
-                }
-                let Some(mut idx) = idx else {
+                let c = cpu.find_candidate(platform, dev, latency_req, first, |_| true);
+                idx0 = c.idx0;
+                let Some(candidate) = c.idx else {
                     break 'out_tick 0;
                 };
-                if idx == idx0 {
-                    duration_ns = states[idx].target_residency_ns;
-                    break 'end idx;
+                if candidate == idx0 {
+                    duration_ns = states[candidate].target_residency_ns;
+                    break 'end candidate;
                 }
 
-                // The loop stopped adding at bin n - 2: this is the intercepts of every bin.
-                let tick_intercept_sum =
-                    intercept_sum.wrapping_add(cpu.state_bins[n - 1].intercepts);
+                let tick_intercept_sum = cpu.state_bins[..n]
+                    .iter()
+                    .fold(0u32, |sum, bin| sum.wrapping_add(bin.intercepts));
 
-                let alt_intercepts =
-                    idx_intercept_sum.wrapping_mul(2) > cpu.total.wrapping_sub(idx_hit_sum);
-                let alt_recent = idx_recent_sum > (NR_RECENT / 2) as u32;
-                if alt_recent || alt_intercepts {
-                    let mut first_suitable_idx = idx;
-                    let (mut intercept_sum, mut recent_sum) = (0u32, 0u32);
-                    for i in (0..idx).rev() {
-                        let bin = &cpu.state_bins[i];
-                        intercept_sum = intercept_sum.wrapping_add(bin.intercepts);
-                        recent_sum = recent_sum.wrapping_add(bin.recent);
-                        if (!alt_recent || recent_sum.wrapping_mul(2) > idx_recent_sum)
-                            && (!alt_intercepts
-                                || intercept_sum.wrapping_mul(2) > idx_intercept_sum)
-                        {
-                            idx = if state_ok(i) && !dev.is_disabled(i) {
-                                i
-                            } else {
-                                first_suitable_idx
-                            };
-                            break;
-                        }
-                        if dev.is_disabled(i) {
-                            continue;
-                        }
-                        if !state_ok(i) {
-                            if first_suitable_idx != idx {
-                                continue;
-                            }
-                            break;
-                        }
-                        first_suitable_idx = i;
-                    }
-                }
-
-                if idx > constraint_idx {
-                    idx = constraint_idx;
+                let mut idx = cpu.shallower_alternative(dev, candidate, &c.below, state_ok);
+                if idx > c.constraint_idx {
+                    idx = c.constraint_idx;
                 }
                 if cpu_utilized {
                     let i = find_shallower_state(platform, dev, idx, KTIME_MAX, true);

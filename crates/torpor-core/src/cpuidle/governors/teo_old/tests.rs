@@ -708,3 +708,43 @@ fn v6_6_negative_sleep_length_walks_down_to_the_shallowest_enabled_state() {
         vec![(0, false), (1, false)]
     );
 }
+
+/// C6 is exactly a tick deep: with a stopped tick, bin 1's middle (2001000) and C1 (2 us) are
+/// too short, bin 2's middle (12000000) and C6 itself (4 ms) are not.
+const WIDE: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [
+ {"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true},
+ {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000},
+ {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 4000000},
+ {"name": "C10", "exit_latency_ns": 1000000, "target_residency_ns": 20000000}]}"#;
+
+#[test]
+fn stopped_tick_search_walks_past_too_shallow_states_to_the_first_suitable_one() {
+    // Step 0 (fresh): candidate C10 (20 ms fits 50 ms) -> (3, stop). POLL for 1 us:
+    // u1: intercept in bin 0: H0 896, I0 1024, R0 1, total 1920; sums@3 = (1024, 896, 1):
+    // 2048 > 1920 - 896 = 1024 -> search. i=2: 2*0 > 1024 no, C6 suitable -> first
+    // suitable = 2; i=1: no, C1 too shallow, but a suitable state was found: go on;
+    // i=0: 2*1024 > 1024, POLL too shallow -> C6 (v5.13 duration 12 ms). Tick stopped.
+    let stopped = [
+        r#"{"sleep_length_ns": 50000000, "tick_stopped": true, "entered": 0, "residency_ns": 1000}"#,
+        r#"{"sleep_length_ns": 50000000, "tick_stopped": true, "residency_ns": 50000000}"#,
+    ];
+    for governor in ["teo@5.13", "teo@6.6"] {
+        assert_eq!(
+            decide(governor, WIDE, &stopped),
+            vec![(3, true), (2, true)],
+            "{governor}"
+        );
+    }
+    // With the tick running every state is suitable: i=0 wins -> POLL, tick kept.
+    let running = [
+        r#"{"sleep_length_ns": 50000000, "entered": 0, "residency_ns": 1000}"#,
+        r#"{"sleep_length_ns": 50000000, "residency_ns": 50000000}"#,
+    ];
+    for governor in ["teo@5.13", "teo@6.6"] {
+        assert_eq!(
+            decide(governor, WIDE, &running),
+            vec![(3, true), (0, false)],
+            "{governor}"
+        );
+    }
+}
