@@ -9,6 +9,7 @@ mod ladder;
 mod ladder_haltpoll_tests;
 mod menu;
 mod oracle;
+mod teo_old;
 
 pub use haltpoll::HaltpollParams;
 
@@ -24,6 +25,9 @@ pub enum GovernorName {
     Menu70,
     Menu71,
     Oracle,
+    Teo513,
+    Teo63,
+    Teo66,
 }
 
 /// Accepted spellings, canonical name first for each variant.
@@ -36,6 +40,11 @@ pub const NAMES: &[(&str, GovernorName)] = &[
     ("menu@7.0", GovernorName::Menu70),
     ("menu@7.1", GovernorName::Menu71),
     ("oracle", GovernorName::Oracle),
+    ("oracle", GovernorName::Oracle),
+    ("teo@5.13", GovernorName::Teo513),
+    ("teo@6.3", GovernorName::Teo63),
+    ("teo-util", GovernorName::Teo63),
+    ("teo@6.6", GovernorName::Teo66),
 ];
 
 impl GovernorName {
@@ -82,6 +91,9 @@ impl GovernorName {
             GovernorName::Menu70 => Box::new(menu::MenuLate::v7_0(platform, dev)),
             GovernorName::Menu71 => Box::new(menu::MenuLate::v7_1(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
+            GovernorName::Teo513 => Box::new(teo_old::Teo513::new(platform, dev)),
+            GovernorName::Teo63 => Box::new(teo_old::Teo63::new(platform, dev)),
+            GovernorName::Teo66 => Box::new(teo_old::Teo66::new(platform, dev)),
         }
     }
 }
