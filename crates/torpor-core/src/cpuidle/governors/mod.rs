@@ -9,6 +9,8 @@ mod ladder;
 mod ladder_haltpoll_tests;
 mod menu;
 mod oracle;
+#[cfg(test)]
+mod property_tests;
 mod teo_old;
 
 pub use haltpoll::HaltpollParams;
