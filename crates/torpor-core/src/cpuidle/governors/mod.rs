@@ -4,6 +4,12 @@
 //! name is the newest variant of that governor.
 
 mod oracle;
+mod teo_6_12;
+mod teo_6_14;
+mod teo_6_19;
+mod teo_new_common;
+#[cfg(test)]
+mod teo_new_tests;
 
 use super::{Device, Governor, Platform};
 
@@ -11,10 +17,19 @@ use super::{Device, Governor, Platform};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
     Oracle,
+    Teo612,
+    Teo614,
+    Teo619,
 }
 
 /// Accepted spellings, canonical name first for each variant.
-pub const NAMES: &[(&str, GovernorName)] = &[("oracle", GovernorName::Oracle)];
+pub const NAMES: &[(&str, GovernorName)] = &[
+    ("oracle", GovernorName::Oracle),
+    ("teo@6.12", GovernorName::Teo612),
+    ("teo@6.14", GovernorName::Teo614),
+    ("teo", GovernorName::Teo619),
+    ("teo@6.19", GovernorName::Teo619),
+];
 
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
@@ -46,6 +61,7 @@ impl GovernorName {
     pub fn min_states(self) -> usize {
         match self {
             GovernorName::Oracle => 1,
+            GovernorName::Teo612 | GovernorName::Teo614 | GovernorName::Teo619 => 1,
         }
     }
 
@@ -53,6 +69,9 @@ impl GovernorName {
     pub fn build(self, platform: &Platform, dev: &mut Device) -> Box<dyn Governor> {
         match self {
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
+            GovernorName::Teo612 => Box::new(teo_6_12::Teo612::new(platform, dev)),
+            GovernorName::Teo614 => Box::new(teo_6_14::Teo614::new(platform, dev)),
+            GovernorName::Teo619 => Box::new(teo_6_19::Teo619::new(platform, dev)),
         }
     }
 }
