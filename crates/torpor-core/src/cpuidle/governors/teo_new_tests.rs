@@ -717,3 +717,57 @@ fn short_idles_fade_out_only_in_v6_19() {
     d.steps(&steps);
     assert_eq!(d.g.short_idles, 0);
 }
+
+/// A tick wake-up after a select that skipped the sleep length (KTIME_MAX > tick): before
+/// v6.19 a safety net booked at the deepest bin, in v6.12 the virtual tick bin.
+#[test]
+fn tick_wake_up_without_a_sleep_length() {
+    // L's s0 and s1 (C1 for 30 us, chosen without the sleep length), with the tick firing.
+    let steps = [
+        L[0],
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 30000, "got_tick": true}"#,
+        L[2],
+    ];
+    // 6.12 s1 reflect: KTIME_MAX > tick -> time_span = KTIME_MAX. s2 update: KTIME_MAX >=
+    // KTIME_MAX -> U64_MAX; TICK <= KTIME_MAX -> virtual timer bin, TH = 0 + 1024 -> return.
+    // h0 784, i1 d(1024) = 896 (not 1920 as without the tick), T = 784 + 896 + 0 + 1024.
+    let mut d = Drive::new(A, Teo612::new);
+    d.steps(&steps);
+    assert_eq!(intercepts(&d.g.state_bins), vec![0, 896, 0]);
+    assert_eq!((d.g.tick_hits, d.g.total), (1024, 2704));
+    // 6.14: artificial -> U64_MAX; timer bin 2 (every target <= KTIME_MAX) -> hit h2 = 1024.
+    let mut d = Drive::new(A, Teo614::new);
+    d.steps(&steps);
+    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 1024]);
+    assert_eq!(intercepts(&d.g.state_bins), vec![0, 896, 0]);
+    // 6.19: TT 1024, 3072 > 2*2704 fails -> an ordinary intercept (29000 in bin 1), TI grows.
+    let mut d = Drive::new(A, Teo619::new);
+    d.steps(&steps);
+    assert_eq!(intercepts(&d.g.state_bins), vec![0, 1920, 0]);
+    assert_eq!((d.g.total_tick, d.g.tick_intercepts), (1024, 1920));
+}
+
+/// When the deepest target residency is at least a tick, v6.12 has no tick_hits bin.
+#[test]
+fn no_tick_hits_bin_when_the_deepest_state_outlasts_a_tick() {
+    let deep = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"exit_latency_ns": 2000, "target_residency_ns": 2000}, {"exit_latency_ns": 1000000, "target_residency_ns": 5000000}]}"#;
+    let steps = [
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 6000000}"#,
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 6000000}"#,
+    ];
+    // s0: candidate 2, 5 ms <= 10 ms, not below a tick -> (2, stop). s1 update: span 6 ms
+    // < 10 ms; measured 6000000 - 500000 = 5500000 -> timer and wake-up bin 2: hit h2 = 1024;
+    // TH untouched; T = 896 + 1024. On platform A the same wake-up is a tick hit instead.
+    let mut d = Drive::new(deep, Teo612::new);
+    assert_eq!(d.steps(&steps), vec![(2, true), (2, true)]);
+    assert_eq!(
+        (hits(&d.g.state_bins), d.g.tick_hits, d.g.total),
+        (vec![896, 0, 1024], 0, 1920)
+    );
+    let mut d = Drive::new(A, Teo612::new);
+    d.steps(&steps);
+    assert_eq!(
+        (hits(&d.g.state_bins), d.g.tick_hits, d.g.total),
+        (vec![896, 0, 0], 1024, 1920)
+    );
+}
