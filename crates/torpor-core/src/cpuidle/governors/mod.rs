@@ -7,6 +7,7 @@ mod oracle;
 mod teo_6_12;
 mod teo_6_14;
 mod teo_6_19;
+mod teo_7_0;
 mod teo_new_common;
 #[cfg(test)]
 mod teo_new_tests;
@@ -20,6 +21,7 @@ pub enum GovernorName {
     Teo612,
     Teo614,
     Teo619,
+    Teo70,
 }
 
 /// Accepted spellings, canonical name first for each variant.
@@ -29,6 +31,7 @@ pub const NAMES: &[(&str, GovernorName)] = &[
     ("teo@6.14", GovernorName::Teo614),
     ("teo", GovernorName::Teo619),
     ("teo@6.19", GovernorName::Teo619),
+    ("teo@7.0", GovernorName::Teo70),
 ];
 
 impl GovernorName {
@@ -61,7 +64,10 @@ impl GovernorName {
     pub fn min_states(self) -> usize {
         match self {
             GovernorName::Oracle => 1,
-            GovernorName::Teo612 | GovernorName::Teo614 | GovernorName::Teo619 => 1,
+            GovernorName::Teo612
+            | GovernorName::Teo614
+            | GovernorName::Teo619
+            | GovernorName::Teo70 => 1,
         }
     }
 
@@ -72,6 +78,7 @@ impl GovernorName {
             GovernorName::Teo612 => Box::new(teo_6_12::Teo612::new(platform, dev)),
             GovernorName::Teo614 => Box::new(teo_6_14::Teo614::new(platform, dev)),
             GovernorName::Teo619 => Box::new(teo_6_19::Teo619::new(platform, dev)),
+            GovernorName::Teo70 => Box::new(teo_7_0::Teo70::new(platform, dev)),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `teo` (`teo@6.19`): the Timer Events Oriented governor as merged for v6.19, the newest
-//! complete mainline teo torpor follows (the v7.0/v7.1 changes are not in it).
+//! mainline teo whose complete file was read (the v7.0 changes are `teo@7.0`; v7.1's are not
+//! modelled).
 //!
 //! What v6.19 changed against v6.14 .. v6.18 (`teo@6.14`): metrics below 8 decay to 0 instead
 //! of sticking (`teo_decay`); the measured duration is s64 and compared signed; tick wake-ups are

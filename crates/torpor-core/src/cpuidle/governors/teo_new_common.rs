@@ -1,5 +1,6 @@
-//! Pieces the post-util teo generations (v6.11 .. v6.19: `teo@6.12`, `teo@6.14`, `teo`) share
-//! word for word in the kernel, kept once so each version's file shows only its own algorithm.
+//! Pieces the post-util teo generations (v6.11 .. v7.0: `teo@6.12`, `teo@6.14`, `teo`,
+//! `teo@7.0`) share word for word in the kernel, kept once so each version's file shows only its
+//! own algorithm.
 //!
 //! What is here, in the order a `select` uses it:
 //! 1. The per-bin metrics (`struct teo_bin`: `intercepts`, `hits`, both `unsigned int`) and the
@@ -8,7 +9,7 @@
 //! 2. The candidate scan: the deepest enabled state is the first candidate; on the way the scan
 //!    notes the first enabled state (`idx0`), the deepest enabled state meeting the latency limit
 //!    (`constraint_idx`) and the metric sums of the bins below the candidate.
-//! 3. The v6.11 .. v6.18 intercept lookup (`first_suitable_idx`): v6.19 replaced it.
+//! 3. The v6.11 .. v6.18 intercept lookup (`first_suitable_idx`): v6.19 and v7.0 have their own.
 //! 4. `teo_find_shallower_state` without the polling filter: every caller from v6.11 on passes
 //!    `no_poll = false` (v6.19 dropped the parameter).
 //! 5. The common tail (`end:` / `out_tick:`): whether to keep the tick, and the shallower state

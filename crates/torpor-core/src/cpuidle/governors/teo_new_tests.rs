@@ -1,4 +1,5 @@
-//! Hand-derived idle-decide sequences for `teo@6.12`, `teo@6.14` and `teo` (`teo@6.19`).
+//! Hand-derived idle-decide sequences for `teo@6.12`, `teo@6.14`, `teo` (`teo@6.19`) and
+//! `teo@7.0`.
 //!
 //! Every expected decision and metric below is worked out from the kernel's arithmetic in the
 //! comment beside it; none was copied from a run. Notation: `h0` = hits of bin 0, `i1` =
@@ -8,6 +9,10 @@
 //! Platforms (tick 4 ms, so 5/8-of-total tests use T/2 + T/8):
 //! - A (x86-like): POLL 0/0 polling, C1 2000/2000, C6 100000/600000 (exit/target, ns).
 //! - B (Arm-like, no polling state): WFI 1000/1000, CORE 10000/12000, CLUSTER 400000/2000000.
+//! - E and F (v7.0 tests, below): equal deep targets; five states.
+//!
+//! Tests that need a learned state set it on a fresh governor with `last_state_idx = -1`
+//! (`learned!`), so the first select runs no update.
 
 use super::teo_6_12::Teo612;
 use super::teo_6_14::{self, Teo614};
@@ -770,4 +775,161 @@ fn no_tick_hits_bin_when_the_deepest_state_outlasts_a_tick() {
         (hits(&d.g.state_bins), d.g.tick_hits, d.g.total),
         (vec![896, 0, 0], 1024, 1920)
     );
+}
+
+// ---- teo@7.0: each of its five changes against v6.19 ----
+
+/// Platform E: two deep states with the same 5 ms target residency.
+const E: &str = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"exit_latency_ns": 2000, "target_residency_ns": 2000}, {"exit_latency_ns": 100000, "target_residency_ns": 5000000}, {"exit_latency_ns": 200000, "target_residency_ns": 5000000}]}"#;
+/// Platform F: five states, targets 0, 2 us, 50 us, 300 us, 1 ms.
+const F: &str = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"exit_latency_ns": 2000, "target_residency_ns": 2000}, {"exit_latency_ns": 30000, "target_residency_ns": 50000}, {"exit_latency_ns": 100000, "target_residency_ns": 300000}, {"exit_latency_ns": 200000, "target_residency_ns": 1000000}]}"#;
+
+use super::teo_7_0::Teo70;
+
+/// Sets the learned state of a fresh governor and leaves nothing to update at the next select.
+macro_rules! learned {
+    ($header:expr, $build:expr, $intercepts:expr, $total:expr, $tick_intercepts:expr) => {{
+        let mut d = Drive::new($header, $build);
+        d.dev.last_state_idx = -1;
+        for (i, v) in $intercepts.iter().enumerate() {
+            d.g.state_bins[i].intercepts = *v;
+        }
+        d.g.total = $total;
+        d.g.tick_intercepts = $tick_intercepts;
+        d
+    }};
+}
+
+#[test]
+fn v7_0_a_hit_needs_the_wake_up_after_the_timer() {
+    // From empty learned state (no update at s0): candidate C6, 10 ms fetched; 600 us < tick
+    // and 3*TI >= 2*T is 0 >= 0 -> half a tick: (2, keep) (v6.19's 0 > 0 + 0 fails);
+    // then 5 ms in C6: measured 4950000, same bin as the timer (2). v6.19: hit h2 = 1024.
+    // v7.0: 10000000 - 4950000 = 5050000 is not below lat/2 = 50000 -> intercept i2 = 1024
+    // (4950000 > tick: no TI).
+    let early = [
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 5000000}"#,
+        L[1],
+    ];
+    let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
+    assert_eq!(d.steps(&early)[0], (2, false));
+    assert_eq!(
+        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (vec![0, 0, 0], vec![0, 0, 1024])
+    );
+    assert_eq!(d.g.tick_intercepts, 0);
+    let mut d = learned!(A, Teo619::new, [0u32; 0], 0, 0);
+    d.steps(&early);
+    assert_eq!(hits(&d.g.state_bins), vec![0, 0, 1024]);
+    // 10040000 in C6: measured 9990000; 10000000 - 9990000 = 10000 < 50000 -> hit in v7.0.
+    let late = [
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 10040000}"#,
+        L[1],
+    ];
+    let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
+    d.steps(&late);
+    assert_eq!(hits(&d.g.state_bins), vec![0, 0, 1024]);
+}
+
+#[test]
+fn v7_0_a_lone_tick_wake_up_is_a_hit_in_the_timer_bin() {
+    // Learned h0 = 1024, nothing else: s0 -> C6 (2*0 > 0 - 1024 wraps: no lookup), 10 ms
+    // fetched, 0 >= 0 keeps the tick: (2, keep); 100 us in C6 with the tick firing. Next update: measured 50000, timer bin 2,
+    // wake-up bin 1; bin sum d(1024) = 896, T = 1920, TT = 1024: 3072 > 3840 fails.
+    // v7.0: TI 0, 3*0 < 2*896 -> hit h2 = 1024, nothing else.
+    // v6.19: an ordinary intercept i1 = 1024, TI = 1024 (50000 <= tick).
+    let steps = [
+        r#"{"sleep_length_ns": 10000000, "residency_ns": 100000, "got_tick": true}"#,
+        L[1],
+    ];
+    let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
+    d.g.state_bins[0].hits = 1024;
+    assert_eq!(d.steps(&steps)[0], (2, false));
+    assert_eq!(
+        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (vec![896, 0, 1024], vec![0, 0, 0])
+    );
+    assert_eq!((d.g.total_tick, d.g.tick_intercepts), (1024, 0));
+    let mut d = learned!(A, Teo619::new, [0u32; 0], 0, 0);
+    d.g.state_bins[0].hits = 1024;
+    d.steps(&steps);
+    assert_eq!(
+        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (vec![896, 0, 0], vec![0, 1024, 0])
+    );
+    assert_eq!(d.g.tick_intercepts, 1024);
+}
+
+#[test]
+fn v7_0_tick_intercepts_need_two_thirds() {
+    // A, learned T = 3000, TI = 1950, no intercepts in bins: candidate C6, fetched 10 ms;
+    // 600 us < tick. v6.19: 1950 > 1500 + 375 -> half a tick -> keep it; C6 fits delta 4 ms
+    // -> (2, keep). v7.0: 3*1950 = 5850 >= 6000 fails -> (2, stop).
+    let step = [r#"{"sleep_length_ns": 10000000, "residency_ns": 1}"#];
+    let mut d = learned!(A, Teo619::new, [0u32; 0], 3000, 1950);
+    assert_eq!(d.steps(&step), vec![(2, false)]);
+    let mut d = learned!(A, Teo70::new, [0u32; 0], 3000, 1950);
+    assert_eq!(d.steps(&step), vec![(2, true)]);
+    // TI = 2000: 6000 >= 6000 -> kept in v7.0 too.
+    let mut d = learned!(A, Teo70::new, [0u32; 0], 3000, 2000);
+    assert_eq!(d.steps(&step), vec![(2, false)]);
+}
+
+#[test]
+fn v7_0_stopped_tick_and_a_zero_size_bin() {
+    // E, learned i0 = 4000, T = 5000, tick stopped: candidate 3; idx_int = 4000, 8000 > 5000.
+    // min_idx walks past 0 and 1 (< tick) to 2. v6.19: walk i = 2 only: sum 0, idx 2 -> C6a;
+    // fetch 10 ms, 5 ms fits -> (2, stop). v7.0: state 2 has state 3's target (5 ms): keep 3.
+    let step = [r#"{"sleep_length_ns": 10000000, "tick_stopped": true, "residency_ns": 1}"#];
+    let mut d = learned!(E, Teo619::new, [4000u32], 5000, 0);
+    assert_eq!(d.steps(&step), vec![(2, true)]);
+    let mut d = learned!(E, Teo70::new, [4000u32], 5000, 0);
+    assert_eq!(d.steps(&step), vec![(3, true)]);
+}
+
+#[test]
+fn v7_0_the_lookup_reaches_the_busiest_bin() {
+    // The changelog's example on E: intercepts 400, 250, 251 below candidate 3, T = 1000.
+    // idx_int 901: 1802 > 1000. v6.19: i=2: 251 (502 > 901 no), i=1: 501 (1002 > 901) -> C1;
+    // not short (0 >= 1000 fails) -> fetch; 2 us fits; TI 0 -> (1, stop).
+    // v7.0: busiest bin 0 (400; 250 and 251 are smaller); min_idx 0 >= 0 and enabled -> POLL;
+    // fetch (no short idles), then state 0 returns with the tick kept: (0, keep).
+    let step = [r#"{"sleep_length_ns": 10000000, "residency_ns": 1}"#];
+    let mut d = learned!(E, Teo619::new, [400u32, 250, 251], 1000, 0);
+    assert_eq!(d.steps(&step), vec![(1, true)]);
+    let mut d = learned!(E, Teo70::new, [400u32, 250, 251], 1000, 0);
+    assert_eq!(d.steps(&step), vec![(0, false)]);
+    assert_eq!(d.k.sleep_length_calls, 1);
+
+    // F, intercepts 0, 400, 300, 301 below candidate 4, T = 1100: idx_int 1001, 2002 > 1100.
+    // Busiest bin 1 (400; 301 < 400). v6.19: i=3: 301 (602 > 1001 no); i=2: 601 (1202 > 1001)
+    // -> C3 (50 us, not short) -> fetch -> (2, stop). v7.0: i=3, i=2 pass the half but lie
+    // above bin 1; i=1: 1001, 2002 > 1001 -> C1; 0 >= 1100 fails -> fetch -> (1, stop).
+    let mut d = learned!(F, Teo619::new, [0u32, 400, 300, 301], 1100, 0);
+    assert_eq!(d.steps(&step), vec![(2, true)]);
+    let mut d = learned!(F, Teo70::new, [0u32, 400, 300, 301], 1100, 0);
+    assert_eq!(d.steps(&step), vec![(1, true)]);
+}
+
+#[test]
+fn v7_0_first_select_on_the_zeroed_device() {
+    // A: the zeroed update has sleep length 0, measured 0 and POLL's exit latency 0: same bin,
+    // but 0 - 0 < 0/2 fails -> intercept i0 = 1024 (and TI 1024, S 1024, T 1024). Select:
+    // idx_int (C6) = 1024, 2048 > 1024 - 0 -> lookup; the busiest bin is 0 and min_idx 0 >= 0
+    // -> POLL; 2*S >= T -> (0, keep) without the sleep length. v6.19 books a hit: (2, stop).
+    let mut d = Drive::new(A, Teo70::new);
+    assert_eq!(d.steps(&[L[0]]), vec![(0, false)]);
+    assert_eq!(intercepts(&d.g.state_bins), vec![1024, 0, 0]);
+    assert_eq!(d.k.sleep_length_calls, 0);
+    assert_eq!(decide("teo@6.19", A, &[L[0]]), vec![(2, true)]);
+    // B: WFI's latency 1000 -> 0 - 0 < 500 holds: a hit h0 as in v6.19, so the same choices.
+    let step = [r#"{"sleep_length_ns": 10000000, "residency_ns": 5000000, "disabled": [2]}"#];
+    let mut d = Drive::new(B, Teo70::new);
+    assert_eq!(d.steps(&step), vec![(1, false)]);
+    assert_eq!(hits(&d.g.state_bins), vec![1024, 0, 0]);
+    // Paths no v7.0 change touches: one enabled state; latency 0.
+    let only_c6 = [r#"{"sleep_length_ns": 10000000, "residency_ns": 5000000, "disabled": [0, 1]}"#];
+    assert_eq!(decide("teo@7.0", A, &only_c6), vec![(2, false)]);
+    let zero = [r#"{"sleep_length_ns": 10000000, "latency_req_ns": 0, "residency_ns": 100}"#];
+    assert_eq!(decide("teo@7.0", B, &zero), vec![(0, false)]);
 }
