@@ -43,6 +43,12 @@
 //! Types as in the kernel's `struct teo_cpu`: `sleep_length_ns` s64; bins, `total`,
 //! `tick_intercepts`, `short_idles` unsigned int. The measured duration is u64, so it is compared
 //! with (s64) target residencies, `RESIDENCY_THRESHOLD_NS` and `TICK_NSEC` as u64.
+//!
+//! ASSUMPTION: the v6.15 .. v6.18 files were not read one by one. The v6.14 file read here and
+//! the v6.19 file differ exactly by the seven commits of the 6.19 merge window (listed in
+//! `teo_6_19`), and the one later teo rework posted in between (April 2025, "Refine handling of
+//! short idle intervals", a `teo_get_candidate()` helper) is absent from v6.19, so v6.14 .. v6.18
+//! are taken to behave the same.
 
 use super::teo_new_common::{
     find_shallower_state, finish, intercept_lookup, intercepts_dominate, scan, state_ok, Bin, Exit,

@@ -17,6 +17,7 @@
 use super::teo_6_12::Teo612;
 use super::teo_6_14::{self, Teo614};
 use super::teo_6_19::{self, Teo619};
+use super::teo_7_0::Teo70;
 use super::teo_new_common::{intercepts_dominate, Bin, Scan};
 use crate::cpuidle::decide::{parse_header, Sequence, Step};
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
@@ -783,8 +784,6 @@ fn no_tick_hits_bin_when_the_deepest_state_outlasts_a_tick() {
 const E: &str = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"exit_latency_ns": 2000, "target_residency_ns": 2000}, {"exit_latency_ns": 100000, "target_residency_ns": 5000000}, {"exit_latency_ns": 200000, "target_residency_ns": 5000000}]}"#;
 /// Platform F: five states, targets 0, 2 us, 50 us, 300 us, 1 ms.
 const F: &str = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"exit_latency_ns": 2000, "target_residency_ns": 2000}, {"exit_latency_ns": 30000, "target_residency_ns": 50000}, {"exit_latency_ns": 100000, "target_residency_ns": 300000}, {"exit_latency_ns": 200000, "target_residency_ns": 1000000}]}"#;
-
-use super::teo_7_0::Teo70;
 
 /// Sets the learned state of a fresh governor and leaves nothing to update at the next select.
 macro_rules! learned {
