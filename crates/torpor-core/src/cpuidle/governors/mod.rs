@@ -1,7 +1,8 @@
 //! The governor variants torpor has, by the names `idle-decide.md` gives them.
 //!
 //! `NAME@VERSION` names the first mainline release whose behaviour a variant follows; the bare
-//! name is the newest variant of that governor.
+//! name is the newest variant of that governor the contract names (`menu` = 6.19, `teo` =
+//! 6.19); later releases are selectable by their own names.
 
 mod haltpoll;
 mod ladder;
@@ -11,6 +12,13 @@ mod menu;
 mod oracle;
 #[cfg(test)]
 mod property_tests;
+mod teo_6_12;
+mod teo_6_14;
+mod teo_6_19;
+mod teo_7_0;
+mod teo_new_common;
+#[cfg(test)]
+mod teo_new_tests;
 mod teo_old;
 
 pub use haltpoll::HaltpollParams;
@@ -20,33 +28,41 @@ use super::{Device, Governor, Platform};
 /// Every variant, one per kernel behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
-    Ladder,
-    Haltpoll,
     Menu66,
     Menu619,
     Menu70,
     Menu71,
-    Oracle,
     Teo513,
     Teo63,
     Teo66,
+    Teo612,
+    Teo614,
+    Teo619,
+    Teo70,
+    Ladder,
+    Haltpoll,
+    Oracle,
 }
 
 /// Accepted spellings, canonical name first for each variant.
 pub const NAMES: &[(&str, GovernorName)] = &[
-    ("ladder", GovernorName::Ladder),
-    ("haltpoll", GovernorName::Haltpoll),
     ("menu@6.6", GovernorName::Menu66),
     ("menu", GovernorName::Menu619),
     ("menu@6.19", GovernorName::Menu619),
     ("menu@7.0", GovernorName::Menu70),
     ("menu@7.1", GovernorName::Menu71),
-    ("oracle", GovernorName::Oracle),
-    ("oracle", GovernorName::Oracle),
     ("teo@5.13", GovernorName::Teo513),
     ("teo@6.3", GovernorName::Teo63),
     ("teo-util", GovernorName::Teo63),
     ("teo@6.6", GovernorName::Teo66),
+    ("teo@6.12", GovernorName::Teo612),
+    ("teo@6.14", GovernorName::Teo614),
+    ("teo", GovernorName::Teo619),
+    ("teo@6.19", GovernorName::Teo619),
+    ("teo@7.0", GovernorName::Teo70),
+    ("ladder", GovernorName::Ladder),
+    ("haltpoll", GovernorName::Haltpoll),
+    ("oracle", GovernorName::Oracle),
 ];
 
 impl GovernorName {
@@ -80,6 +96,11 @@ impl GovernorName {
         match self {
             GovernorName::Ladder | GovernorName::Haltpoll => 2,
             _ => 1,
+            GovernorName::Oracle => 1,
+            GovernorName::Teo612
+            | GovernorName::Teo614
+            | GovernorName::Teo619
+            | GovernorName::Teo70 => 1,
         }
     }
 
@@ -96,6 +117,10 @@ impl GovernorName {
             GovernorName::Teo513 => Box::new(teo_old::Teo513::new(platform, dev)),
             GovernorName::Teo63 => Box::new(teo_old::Teo63::new(platform, dev)),
             GovernorName::Teo66 => Box::new(teo_old::Teo66::new(platform, dev)),
+            GovernorName::Teo612 => Box::new(teo_6_12::Teo612::new(platform, dev)),
+            GovernorName::Teo614 => Box::new(teo_6_14::Teo614::new(platform, dev)),
+            GovernorName::Teo619 => Box::new(teo_6_19::Teo619::new(platform, dev)),
+            GovernorName::Teo70 => Box::new(teo_7_0::Teo70::new(platform, dev)),
         }
     }
 }
