@@ -96,11 +96,6 @@ impl GovernorName {
         match self {
             GovernorName::Ladder | GovernorName::Haltpoll => 2,
             _ => 1,
-            GovernorName::Oracle => 1,
-            GovernorName::Teo612
-            | GovernorName::Teo614
-            | GovernorName::Teo619
-            | GovernorName::Teo70 => 1,
         }
     }
 
