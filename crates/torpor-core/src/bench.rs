@@ -6,8 +6,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::cpuidle::{Device, GovernorName, IdleState, Kernel, Platform};
 use crate::error::InputError;
 use crate::input::nvme_preset as preset;
+use crate::sim::Pcg32;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::time::Nanos;
@@ -38,6 +40,9 @@ pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
     Ok(vec![
         nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"),
         nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)"),
+        governor(seconds, GovernorName::Teo619),
+        governor(seconds, GovernorName::Teo66),
+        governor(seconds, GovernorName::Menu619),
     ])
 }
 
@@ -68,6 +73,74 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
             };
         }
         span = Nanos(span.0 * 2);
+    }
+}
+
+/// Idle periods per second through one governor alone (`select` + `reflect`, as `idle decide`
+/// and trace replay drive it), on a four-state x86-like table with a mix of short
+/// interrupt-ended and long timer-ended periods drawn in advance.
+fn governor(seconds: f64, name: GovernorName) -> BenchResult {
+    let platform = Platform {
+        states: [
+            (0, 0, true),
+            (2, 2, false),
+            (170, 500, false),
+            (200, 600, false),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &(exit_us, target_us, polling))| IdleState {
+            name: format!("C{i}"),
+            exit_latency_ns: exit_us * 1000,
+            target_residency_ns: target_us * 1000,
+            polling,
+        })
+        .collect(),
+        tick_ns: 4_000_000,
+        capacity: 1024,
+    };
+    let mut rng = Pcg32::new(1, 1);
+    let steps: Vec<(i64, u64)> = (0..4096)
+        .map(|_| {
+            let sleep = 50_000 + rng.below(8_000_000) as i64;
+            // One period in three ends early, by an interrupt the sleep length did not show.
+            let residency = if rng.below(3) == 0 {
+                rng.below(sleep as u64)
+            } else {
+                sleep as u64
+            };
+            (sleep, residency)
+        })
+        .collect();
+    let mut dev = Device::new(platform.state_count());
+    let mut gov = name.build(&platform, &mut dev);
+    let mut kernel = Kernel::default();
+    let start = Instant::now();
+    let mut count = 0u64;
+    let mut checksum = 0usize;
+    loop {
+        for &(sleep, residency) in &steps {
+            kernel.sleep_length_ns = sleep;
+            kernel.delta_tick_ns = sleep.min(platform.tick_ns);
+            let mut stop_tick = true;
+            let idx = gov.select(&platform, &mut dev, &mut kernel, &mut stop_tick);
+            checksum = checksum.wrapping_add(idx + usize::from(stop_tick));
+            dev.last_residency_ns = residency;
+            kernel.clock_ns = kernel.clock_ns.wrapping_add(residency);
+            gov.reflect(&platform, &mut dev, &mut kernel, idx);
+        }
+        count += steps.len() as u64;
+        let wall = start.elapsed().as_secs_f64();
+        if wall >= seconds {
+            std::hint::black_box(checksum);
+            return BenchResult {
+                name: format!("cpuidle: {} select + reflect", name.canonical()),
+                count,
+                unit: "idle periods".into(),
+                wall_s: wall,
+                per_s: count as f64 / wall,
+            };
+        }
     }
 }
 
