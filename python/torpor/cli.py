@@ -23,7 +23,7 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text
+from torpor.report import apst_text, cpu_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -311,13 +311,17 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int, report_dir: str
         write_file(out / "results.json", json.dumps(report, indent=1) + "\n")
         write_file(out / "report.html", html.run_page(report))
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
-    notes += [n for v in report["variants"] for n in apst_text.replay_notes(v)]
+    notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
+    notes += [n for v in report["variants"] if "nvme" in v for n in apst_text.replay_notes(v)]
     for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
     if as_json:
         emit_json(report)
         return
-    apst_text.print_run(console, report, detail=not brief)
+    if all("cpu" in v for v in report["variants"]):
+        cpu_text.print_cpu_run(console, report, detail=not brief)
+    else:
+        apst_text.print_run(console, report, detail=not brief)
 
 
 @main.command()

@@ -31,6 +31,71 @@ pub struct VariantReport {
     pub io: IoSection,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvme: Option<NvmeSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuSection>,
+}
+
+/// The CPUs of a run: the governor's decisions, residency, misses, energy, and each task's
+/// wake-up latency.
+#[derive(Debug, Serialize)]
+pub struct CpuSection {
+    pub platform: String,
+    pub governor: String,
+    pub hz: u32,
+    pub avg_power_mw: f64,
+    pub energy_mj: f64,
+    /// Idle periods whose state was too deep (`above`), percent of all.
+    pub too_deep_pct: f64,
+    /// Idle periods whose state was too shallow (`below`), percent of all.
+    pub too_shallow_pct: f64,
+    pub wakeup_latency_gmean_us: f64,
+    pub notes: Vec<String>,
+    pub cpus: Vec<crate::cpu::system::CpuStats>,
+    pub tasks: Vec<crate::cpu::system::TaskStats>,
+}
+
+impl CpuSection {
+    pub fn new(
+        spec: &crate::cpu::system::CpuRunSpec,
+        platform: String,
+        r: crate::cpu::system::CpuReport,
+    ) -> CpuSection {
+        let mut notes = vec![
+            "residency counts each state's full exit latency (the kernel measures around the \
+             driver's enter); real exits are often shorter"
+                .to_string(),
+        ];
+        let missing: Vec<String> = spec
+            .platform
+            .clusters
+            .iter()
+            .flat_map(|c| c.states.iter().map(move |s| (c, s)))
+            .filter(|(_, s)| s.power_mw.is_none())
+            .map(|(c, s)| format!("{}/{}", c.name, s.name))
+            .collect();
+        if !missing.is_empty() {
+            notes.push(format!(
+                "no power figure for {}: counted as 0 mW",
+                missing.join(", ")
+            ));
+        }
+        if spec.platform.clusters.iter().any(|c| c.opps.is_empty()) {
+            notes.push("a cluster without OPPs draws 0 mW while running".into());
+        }
+        CpuSection {
+            platform,
+            governor: spec.governor.canonical().to_string(),
+            hz: spec.hz,
+            avg_power_mw: r.avg_power_mw(),
+            energy_mj: r.energy_mj(),
+            too_deep_pct: r.too_deep_pct(),
+            too_shallow_pct: r.too_shallow_pct(),
+            wakeup_latency_gmean_us: r.wakeup_latency_gmean_us(),
+            notes,
+            cpus: r.cpus,
+            tasks: r.tasks,
+        }
+    }
 }
 
 /// The IO the workloads issued, fio-style: completion latency (clat) of every IO completed

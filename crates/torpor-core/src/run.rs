@@ -16,6 +16,11 @@ use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
+use crate::cpu::system::{self as cpu_system, CpuRunSpec};
+use crate::cpu::CpuPlatform;
+use crate::cpuidle::GovernorName;
+use crate::report::CpuSection;
+use crate::scenario::CpuPlatformSpec;
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
@@ -210,7 +215,10 @@ impl Input<'_> {
     fn max_ios(&self) -> Result<u64, InputError> {
         let s = self.scenario();
         let span = self.until(s)?.unwrap_or(Nanos::ZERO);
-        let service = match (&s.platform.nvme.preset, &s.platform.nvme.file) {
+        let Some(nvme) = &s.platform.nvme else {
+            return Ok(cpu_events(s, span));
+        };
+        let service = match (&nvme.preset, &nvme.file) {
             (Some(id), _) => match source::from_preset(id) {
                 Some(Ok(d)) => d.service,
                 // Reported with its line when the variant runs.
@@ -408,20 +416,123 @@ impl Input<'_> {
         Ok(None)
     }
 
-    fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
+    /// The CPUs of `[platform.cpu]`.
+    fn cpu_platform(&self, p: &CpuPlatformSpec) -> Result<(CpuPlatform, String), InputError> {
+        match (&p.preset, &p.file) {
+            (Some(id), _) => crate::input::cpu_preset::find(id)
+                .map(|r| r.map(|platform| (platform, format!("preset {id}"))))
+                .unwrap_or_else(|| {
+                    Err(self.at(
+                        "platform.cpu.preset",
+                        format!(
+                            "[platform.cpu] preset: no built-in CPU platform {}{}",
+                            shown(id),
+                            crate::input::cpu_preset::suggestion(id)
+                        ),
+                    ))
+                }),
+            (None, Some(name)) => {
+                let (full, label) = self.locate(name);
+                let text = user_file::read_text(
+                    &full,
+                    &label,
+                    "a CPU platform TOML (docs/cpu-platform.md)",
+                    user_file::MAX_SCENARIO_BYTES,
+                    user_file::Decoding::Strict,
+                )
+                .map_err(|e| self.named("platform.cpu.file", name, e))?;
+                let platform = CpuPlatform::parse(&label, &text.text)?;
+                Ok((platform, label))
+            }
+            (None, None) => unreachable!("the scenario schema requires preset or file"),
+        }
+    }
+
+    /// A variant on CPUs: the tasks, the governor, the cpuidle core, on the engine.
+    fn run_cpu(
+        &self,
+        p: &CpuPlatformSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
         let name = &self.file.variants()[self.variant].name;
         let s = self.scenario();
-        let drive = self.drive(&s.platform.nvme)?;
+        let (platform, label) = self.cpu_platform(p)?;
+        let tasks = crate::cpu::task::resolve(&s.workload.tasks)
+            .expect("validated with the scenario");
+        for (i, t) in tasks.iter().enumerate() {
+            if platform.cluster_of(t.cpu).is_none() {
+                return Err(self
+                    .at(
+                        &format!("workload.task[{i}].cpu"),
+                        format!(
+                            "[[workload.task]] {}: `cpu`: {} has no CPU {} (it has {:?})",
+                            t.name,
+                            label,
+                            t.cpu,
+                            platform.cpus()
+                        ),
+                    )
+                    .into());
+            }
+        }
+        let governor = GovernorName::parse(&s.policy.cpuidle.governor)
+            .expect("validated with the scenario");
+        let spec = CpuRunSpec {
+            platform,
+            governor,
+            hz: p.hz,
+            tasks,
+            latency_req_ns: vec![],
+            seed: s.run.seed,
+        };
+        let until = s.run.duration.unwrap_or(DEFAULT_DURATION);
+        let mut progress = Progress {
+            variant: self.variant,
+            variants: self.file.variants().len(),
+            name,
+            now: Nanos::ZERO,
+            until: Some(until),
+        };
+        if !watch.tick(&progress) {
+            return Err(RunError::Interrupted);
+        }
+        let (report, stop) = cpu_system::run_watched(&spec, until, |now| {
+            progress.now = now;
+            watch.tick(&progress)
+        })
+        .map_err(|m| self.at("platform.cpu", format!("[platform.cpu] {m}")))?;
+        if stop == crate::sim::Stop::Interrupted {
+            return Err(RunError::Interrupted);
+        }
+        Ok(VariantReport {
+            name: name.to_string(),
+            duration_s: until.as_secs_f64(),
+            seed: s.run.seed,
+            io: IoSection::new(&workload::IoReport::empty(until), until),
+            nvme: None,
+            cpu: Some(CpuSection::new(&spec, label, report)),
+        })
+    }
+
+    fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
+        let s = self.scenario();
+        let nvme = match (&s.platform.nvme, &s.platform.cpu) {
+            (_, Some(cpu)) => return self.run_cpu(cpu, watch),
+            (Some(nvme), None) => nvme,
+            (None, None) => unreachable!("the scenario schema requires a platform"),
+        };
+        let name = &self.file.variants()[self.variant].name;
+        let drive = self.drive(nvme)?;
         let params = s.policy.apst.resolved();
         let config = apst::build(&drive.controller, &params);
         let (table, not_sent) = match &config {
             ApstConfig::Sent(t) => (Some(t), None),
             ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
         };
-        let real = scaled_latencies(&drive.controller, s.platform.nvme.latency_scale);
+        let real = scaled_latencies(&drive.controller, nvme.latency_scale);
         // A table sent with APSTE = 0 makes the drive never transition on its own.
         let mut device = NvmeDevice::new(&real, table, drive.service.clone())
-            .with_transition_share(s.platform.nvme.transition_power_share);
+            .with_transition_share(nvme.transition_power_share);
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
@@ -475,8 +586,8 @@ impl Input<'_> {
             nvme: Some(NvmeSection {
                 device: drive.label,
                 notes: drive.notes,
-                latency_scale: s.platform.nvme.latency_scale,
-                transition_power_share: s.platform.nvme.transition_power_share,
+                latency_scale: nvme.latency_scale,
+                transition_power_share: nvme.transition_power_share,
                 timeline,
                 apst: ApstSection {
                     params,
@@ -487,8 +598,27 @@ impl Input<'_> {
                 },
                 stats,
             }),
+            cpu: None,
         })
     }
+}
+
+/// An upper bound on the events of a CPU variant, counted as IOs are against `--max-ios`:
+/// each task's wake-ups over `span` at its shortest cycle (x4 for the ticks, idle iterations
+/// and exits around each), plus a tick per CPU-running task per tick period.
+fn cpu_events(s: &Scenario, span: Nanos) -> u64 {
+    let Ok(tasks) = crate::cpu::task::resolve(&s.workload.tasks) else {
+        return 0;
+    };
+    let hz = s.platform.cpu.as_ref().map_or(250, |c| u64::from(c.hz));
+    let ticks = span.0 / (1_000_000_000 / hz).max(1);
+    tasks
+        .iter()
+        .map(|t| {
+            let cycle = t.cycle_lower_bound().0.max(1_000);
+            (span.0 / cycle).saturating_mul(4).saturating_add(ticks)
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// The drive as it really behaves when its entry and exit latencies are `scale` times the
@@ -794,6 +924,78 @@ mod tests {
             self.ticks += 1;
             self.last = Some((p.variant, p.now));
             self.ticks < self.stop_at
+        }
+    }
+
+    #[test]
+    fn a_cpu_scenario_runs_its_tasks_under_each_variants_governor() {
+        // The one-CPU test platform; cyclictest every 10 ms for 995 ms: 99 wake-ups. The
+        // oracle sleeps in SLEEP (280 us exit) each time. ladder climbs from WFI to SLEEP at
+        // its fourth select (the zeroed device's first residency counts as long): the wake-ups
+        // at 10, 20 and 30 ms cost WFI's 1 us, the other 96 SLEEP's 280 us.
+        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cpu");
+        let text = "[platform.cpu]\nfile = \"one-cpu.toml\"\n\
+                    [[workload.task]]\nname = \"cyclictest\"\ncpu = 0\nperiod = \"10ms\"\nrun = \"5us\"\n\
+                    [run]\nduration = \"995ms\"\n\
+                    [[variant]]\nname = \"oracle\"\n[variant.policy.cpuidle]\ngovernor = \"oracle\"\n\
+                    [[variant]]\nname = \"ladder\"\n[variant.policy.cpuidle]\ngovernor = \"ladder\"\n";
+        let r = run_in(text, &base).unwrap();
+        let oracle = r.variants[0].cpu.as_ref().unwrap();
+        assert_eq!(oracle.governor, "oracle");
+        assert_eq!(oracle.tasks[0].wakeups, 99);
+        assert_eq!(oracle.tasks[0].latency_max_ns, 280_000);
+        assert_eq!(r.variants[0].io.ios, 0);
+        let ladder = r.variants[1].cpu.as_ref().unwrap();
+        assert_eq!(ladder.tasks[0].latency_min_ns, 1_000);
+        assert_eq!(ladder.tasks[0].latency_max_ns, 280_000);
+        assert_eq!(
+            ladder.tasks[0].latency_sum_ns,
+            3 * 1_000 + 96 * 280_000,
+            "three 1 us wake-ups in WFI, then SLEEP"
+        );
+    }
+
+    #[test]
+    fn cpu_scenarios_are_checked_at_their_lines() {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cpu");
+        let task = "[[workload.task]]\nname = \"t\"\ncpu = 0\nperiod = \"10ms\"\nrun = \"5us\"\n";
+        let cases = [
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[policy.cpuidle]\ngovernor = \"teo@9\"\n{task}"),
+                "<scenario>:4: [policy.cpuidle] unknown governor \"teo@9\"",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\nhz = 5\n{task}"),
+                "<scenario>:3: [platform.cpu] hz: expected CONFIG_HZ in 24..=10000",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}", task.replace("cpu = 0", "cpu = 3")),
+                "<scenario>:5: [[workload.task]] t: `cpu`:",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}", task.replace("run = ", "run_mean = \"1us\"\nrun = ")),
+                "<scenario>:8: [[workload.task]] t: `run`: expected one of `run` (fixed)",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}wakes = \"nobody\"\n", task),
+                "<scenario>:8: [[workload.task]] t: `wakes`: no task is named \"nobody\"",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[workload]\napst_workflow = 1\n{task}"),
+                "IO (`apst_workflow`, `[[workload.job]]`, `[workload.replay]`) needs `[platform.nvme]`",
+            ),
+            (
+                format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),
+                "a scenario runs either `[platform.nvme]` or `[platform.cpu]`",
+            ),
+            (
+                format!("[platform.cpu]\npreset = \"qcom-msm8961\"\n{task}"),
+                "<scenario>:2: [platform.cpu] preset: no built-in CPU platform \"qcom-msm8961\"",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = run_in(&text, &base).unwrap_err().to_string();
+            assert!(got.contains(want), "{text}\n got: {got}\nwant: {want}");
         }
     }
 

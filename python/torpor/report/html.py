@@ -126,9 +126,79 @@ def _residency(report: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+def _cpu_misses(report: dict[str, Any]) -> str:
+    """Too-deep and too-shallow idle periods per variant (governor)."""
+    variants = report["variants"]
+    fig = Figure(figsize=(10, 0.5 * len(variants) + 1.5))
+    ax = fig.subplots()
+    names = [f"{v['name']} ({v['cpu']['governor']})" for v in variants]
+    y = list(range(len(variants)))
+    deep = [v["cpu"]["too_deep_pct"] for v in variants]
+    shallow = [v["cpu"]["too_shallow_pct"] for v in variants]
+    ax.barh([i - 0.2 for i in y], deep, height=0.4, label="too deep (above)")
+    ax.barh([i + 0.2 for i in y], shallow, height=0.4, label="too shallow (below)")
+    ax.set_yticks(y, names)
+    ax.set_xlabel("% of idle periods")
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def _cpu_residency(report: dict[str, Any]) -> str:
+    """Share of all CPUs' time per idle state (and running), one bar per variant."""
+    variants = report["variants"]
+    fig = Figure(figsize=(10, 0.6 * len(variants) + 1.4))
+    ax = fig.subplots()
+    names = [v["name"] for v in variants]
+    totals = [v["duration_s"] * 1e9 * len(v["cpu"]["cpus"]) or 1.0 for v in variants]
+    buckets: dict[str, list[float]] = {"running": [0.0] * len(variants)}
+    for i, v in enumerate(variants):
+        for c in v["cpu"]["cpus"]:
+            buckets["running"][i] += c["busy_ns"]
+            for st in c["states"]:
+                buckets.setdefault(st["name"], [0.0] * len(variants))[i] += st["time_ns"]
+    left = [0.0] * len(variants)
+    for state, ns in buckets.items():
+        shares = [100 * n / t for n, t in zip(ns, totals, strict=True)]
+        if any(shares):
+            ax.barh(names, shares, left=left, label=state)
+            left = [a + b for a, b in zip(left, shares, strict=True)]
+    ax.set_xlabel("% of CPU time")
+    ax.legend(fontsize=8, ncol=min(len(buckets), 6))
+    return _svg(fig)
+
+
+def _cpu_run_page(report: dict[str, Any]) -> str:
+    head = ["variant", "governor", "avg mW", "too deep %", "too shallow %", "wake-up us (gmean)"]
+    body = [
+        f"<h1>{html.escape(report['scenario'])}</h1>",
+        "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>",
+    ]
+    for v in report["variants"]:
+        cpu = v["cpu"]
+        cells = [
+            html.escape(v["name"]),
+            html.escape(cpu["governor"]),
+            f"{cpu['avg_power_mw']:,.1f}",
+            f"{cpu['too_deep_pct']:.1f}",
+            f"{cpu['too_shallow_pct']:.1f}",
+            f"{cpu['wakeup_latency_gmean_us']:,.1f}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    body += [
+        "</table>",
+        "<h2>Idle misses</h2>",
+        f"<figure>{_cpu_misses(report)}</figure>",
+        "<h2>Where the time went</h2>",
+        f"<figure>{_cpu_residency(report)}</figure>",
+    ]
+    return _page(f"torpor: {report['scenario']}", body)
+
+
 def run_page(report: dict[str, Any]) -> str:
     """One scenario's run (`torpor run --report`): the variants' figures, where each spent
     its time, and its power over time when the scenario records a timeline."""
+    if all("cpu" in v for v in report["variants"]):
+        return _cpu_run_page(report)
     head = ["variant", "IOs", "mean us", "p99.9 us", "max us", "avg mW", "uJ/IO", "transitions"]
     body = [
         f"<h1>{html.escape(report['scenario'])}</h1>",

@@ -86,6 +86,23 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
+    /// The shortest time one sleep-and-burst cycle can take (for bounding a run's events).
+    pub fn cycle_lower_bound(&self) -> Nanos {
+        let run = match self.run {
+            Dist::Fixed(n) | Dist::Uniform(n, _) => n,
+            Dist::Exponential(_) => Nanos::ZERO,
+        };
+        let sleep = match self.wake {
+            Wake::Periodic { period, .. } => period,
+            Wake::Sleep {
+                sleep: Dist::Fixed(n) | Dist::Uniform(n, _),
+                ..
+            } => n,
+            Wake::Sleep { .. } | Wake::ByTask => Nanos::ZERO,
+        };
+        run.max(sleep)
+    }
+
     /// A cyclictest thread: a periodic timer every `interval`; a short burst; its latency is
     /// the time from the timer's expiry to the thread running.
     pub fn cyclictest(name: &str, cpu: u32, interval: Nanos) -> TaskSpec {
@@ -103,4 +120,171 @@ impl TaskSpec {
             wakes: None,
         }
     }
+}
+
+/// `[[workload.task]]` as a scenario writes it: durations with units, the wake-up given by
+/// `period` (a periodic timer or interrupt), by `sleep` / `sleep_mean` / `sleep_min` +
+/// `sleep_max` (a sleep after each burst), or by neither (woken by the task that names it in
+/// `wakes`); the burst by `run` / `run_mean` / `run_min` + `run_max`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    pub name: String,
+    pub cpu: u32,
+    pub period: Option<String>,
+    pub phase: Option<String>,
+    pub jitter: Option<String>,
+    pub sleep: Option<String>,
+    pub sleep_mean: Option<String>,
+    pub sleep_min: Option<String>,
+    pub sleep_max: Option<String>,
+    /// `"timer"` (default) or `"interrupt"`.
+    pub source: Option<String>,
+    pub run: Option<String>,
+    pub run_mean: Option<String>,
+    pub run_min: Option<String>,
+    pub run_max: Option<String>,
+    /// The name of the task this one wakes at the end of each burst.
+    pub wakes: Option<String>,
+}
+
+/// A problem with one task: its index, the key at fault, what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskError {
+    pub task: usize,
+    pub key: &'static str,
+    pub message: String,
+}
+
+fn duration(task: usize, key: &'static str, v: &Option<String>) -> Result<Option<Nanos>, TaskError> {
+    v.as_deref()
+        .map(|text| {
+            crate::time::parse_duration(text).map_err(|e| TaskError {
+                task,
+                key,
+                message: e.to_string(),
+            })
+        })
+        .transpose()
+}
+
+/// A length given one of three ways: `fixed`, `mean` (exponential) or `min` + `max`
+/// (uniform).
+fn dist(
+    task: usize,
+    keys: [&'static str; 4],
+    values: [&Option<String>; 4],
+) -> Result<Option<Dist>, TaskError> {
+    let fixed = duration(task, keys[0], values[0])?;
+    let mean = duration(task, keys[1], values[1])?;
+    let min = duration(task, keys[2], values[2])?;
+    let max = duration(task, keys[3], values[3])?;
+    let err = |key, message: String| Err(TaskError { task, key, message });
+    match (fixed, mean, min, max) {
+        (None, None, None, None) => Ok(None),
+        (Some(f), None, None, None) => Ok(Some(Dist::Fixed(f))),
+        (None, Some(m), None, None) => Ok(Some(Dist::Exponential(m))),
+        (None, None, Some(lo), Some(hi)) if lo <= hi => Ok(Some(Dist::Uniform(lo, hi))),
+        (None, None, Some(_), Some(_)) => {
+            err(keys[3], format!("expected `{}` >= `{}`", keys[3], keys[2]))
+        }
+        _ => err(
+            keys[0],
+            format!(
+                "expected one of `{}` (fixed), `{}` (exponential) or `{}` + `{}` (uniform)",
+                keys[0], keys[1], keys[2], keys[3]
+            ),
+        ),
+    }
+}
+
+/// Checks the scenario's tasks and builds them (CPU numbers are checked against the platform
+/// when it is loaded).
+pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
+    let mut out = Vec::with_capacity(files.len());
+    for (i, f) in files.iter().enumerate() {
+        let err = |key, message: String| TaskError {
+            task: i,
+            key,
+            message,
+        };
+        if files[..i].iter().any(|g| g.name == f.name) {
+            return Err(err("name", format!("the name {:?} is already used", f.name)));
+        }
+        let source = match f.source.as_deref() {
+            None | Some("timer") => Source::Timer,
+            Some("interrupt") => Source::Interrupt,
+            Some(other) => {
+                return Err(err(
+                    "source",
+                    format!("expected \"timer\" or \"interrupt\", got {other:?}"),
+                ))
+            }
+        };
+        let sleep = dist(
+            i,
+            ["sleep", "sleep_mean", "sleep_min", "sleep_max"],
+            [&f.sleep, &f.sleep_mean, &f.sleep_min, &f.sleep_max],
+        )?;
+        let period = duration(i, "period", &f.period)?;
+        let wake = match (period, sleep) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "period",
+                    "give `period` (periodic) or a sleep (`sleep`, ...), not both".into(),
+                ))
+            }
+            (Some(p), None) if p.0 == 0 => {
+                return Err(err("period", "expected a positive period".into()))
+            }
+            (Some(period), None) => Wake::Periodic {
+                period,
+                phase: duration(i, "phase", &f.phase)?.unwrap_or(period),
+                jitter: duration(i, "jitter", &f.jitter)?.unwrap_or(Nanos::ZERO),
+                source,
+            },
+            (None, Some(sleep)) => Wake::Sleep { sleep, source },
+            (None, None) => Wake::ByTask,
+        };
+        if !matches!(wake, Wake::Periodic { .. }) {
+            for (key, v) in [("phase", &f.phase), ("jitter", &f.jitter)] {
+                if v.is_some() {
+                    return Err(err(key, "only a periodic task (`period`) has one".into()));
+                }
+            }
+        }
+        let run = dist(
+            i,
+            ["run", "run_mean", "run_min", "run_max"],
+            [&f.run, &f.run_mean, &f.run_min, &f.run_max],
+        )?
+        .ok_or_else(|| err("run", "expected the burst length: `run = \"100us\"` (or `run_mean`, or `run_min` + `run_max`)".into()))?;
+        let wakes = match &f.wakes {
+            None => None,
+            Some(name) => match files.iter().position(|g| &g.name == name) {
+                Some(j) if j != i => Some(j),
+                Some(_) => return Err(err("wakes", "a task cannot wake itself".into())),
+                None => return Err(err("wakes", format!("no task is named {name:?}"))),
+            },
+        };
+        out.push(TaskSpec {
+            name: f.name.clone(),
+            cpu: f.cpu,
+            wake,
+            run,
+            wakes,
+        });
+    }
+    for (i, t) in out.iter().enumerate() {
+        if t.wake == Wake::ByTask && !out.iter().any(|o| o.wakes == Some(i)) {
+            return Err(TaskError {
+                task: i,
+                key: "name",
+                message: "never wakes: give it a `period` or a sleep, or name it in another \
+                          task's `wakes`"
+                    .into(),
+            });
+        }
+    }
+    Ok(out)
 }

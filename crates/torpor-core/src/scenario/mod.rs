@@ -18,6 +18,8 @@ use toml::{Table, Value};
 pub use layers::set_field;
 use layers::{deep_merge, join, Lines};
 
+use crate::cpu::task::TaskFile;
+use crate::cpuidle::GovernorName;
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
 use crate::time::{parse_duration, Nanos};
@@ -38,12 +40,36 @@ pub struct Scenario {
     pub run: RunSpec,
 }
 
-/// The simulated hardware. CPUs and UFS join the NVMe drive here as tables of their own.
+/// The simulated hardware: an NVMe drive, or CPUs (the whole-system run that joins them, an
+/// IO completion waking a CPU, is not built yet: a scenario names one of the two).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {
-    pub nvme: NvmePlatform,
+    pub nvme: Option<NvmePlatform>,
+    pub cpu: Option<CpuPlatformSpec>,
 }
+
+/// `[platform.cpu]`: which CPUs, and the kernel's tick rate.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuPlatformSpec {
+    /// Built-in preset id (`torpor devices`).
+    pub preset: Option<String>,
+    /// A platform TOML (docs/cpu-platform.md; `torpor probe` writes one), relative to the
+    /// scenario.
+    pub file: Option<String>,
+    /// `CONFIG_HZ`: the tick period is 1e9 / hz ns.
+    #[serde(default = "default_hz")]
+    pub hz: u32,
+}
+
+/// Android and most distributions build with HZ=250.
+fn default_hz() -> u32 {
+    250
+}
+
+/// The `CONFIG_HZ` range torpor accepts (the kernel offers 100 to 1000).
+pub const HZ_RANGE: std::ops::RangeInclusive<u32> = 24..=10_000;
 
 /// `[platform.nvme]`: which drive, and how the simulated one departs from its descriptors.
 #[derive(Debug, Clone, Deserialize)]
@@ -86,6 +112,30 @@ fn half() -> f64 {
 pub struct Policy {
     #[serde(default)]
     pub apst: ApstParams,
+    #[serde(default)]
+    pub cpuidle: CpuidlePolicy,
+}
+
+/// `[policy.cpuidle]`: the governor on every CPU.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuidlePolicy {
+    /// A variant name (`torpor idle governors`): `menu`, `teo@6.6`, `teo-util`, ...
+    #[serde(default = "default_governor")]
+    pub governor: String,
+}
+
+/// menu is the kernel's default governor (rating 20, above teo's 19).
+fn default_governor() -> String {
+    "menu".into()
+}
+
+impl Default for CpuidlePolicy {
+    fn default() -> Self {
+        CpuidlePolicy {
+            governor: default_governor(),
+        }
+    }
 }
 
 /// `[workload]`: what issues IO.
@@ -99,6 +149,9 @@ pub struct WorkloadSpec {
     pub jobs: Vec<FioJob>,
     /// A fio iolog to replay.
     pub replay: Option<ReplaySpec>,
+    /// Tasks pinned to CPUs.
+    #[serde(default, rename = "task")]
+    pub tasks: Vec<TaskFile>,
 }
 
 /// `[workload.replay]`: the iolog (relative to the scenario) and fio's replay options.
@@ -481,7 +534,112 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
-    let nvme = &s.platform.nvme;
+    match (&s.platform.nvme, &s.platform.cpu) {
+        (Some(nvme), None) => validate_nvme(s, nvme)?,
+        (None, Some(cpu)) => validate_cpu(s, cpu)?,
+        (Some(_), Some(_)) => {
+            return Err((
+                "platform.cpu".into(),
+                "[platform]: a scenario runs either `[platform.nvme]` or `[platform.cpu]`; the \
+                 whole-system run that joins them is not built yet"
+                    .into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                "platform".into(),
+                "[platform]: expected `[platform.nvme]` (a drive) or `[platform.cpu]` (CPUs)"
+                    .into(),
+            ))
+        }
+    }
+    if s.run.timeline_limit > MAX_TIMELINE_LIMIT {
+        return Err((
+            "run.timeline_limit".into(),
+            format!(
+                "[run] timeline_limit: at most {MAX_TIMELINE_LIMIT} entries, got {}",
+                s.run.timeline_limit
+            ),
+        ));
+    }
+    if s.run.duration == Some(Nanos::ZERO) {
+        return Err((
+            "run.duration".into(),
+            "[run] duration: expected a positive duration such as \"60s\"".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The most `[[workload.task]]`s one variant may run.
+pub const MAX_TASKS: usize = 4096;
+
+fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, String)> {
+    match (&cpu.preset, &cpu.file) {
+        (Some(_), Some(_)) => {
+            return Err((
+                "platform.cpu.file".into(),
+                "[platform.cpu]: give either `preset` or `file`, not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                "platform.cpu".into(),
+                "[platform.cpu]: expected `preset = \"<id>\"` (see `torpor devices`) or \
+                 `file = \"<platform TOML>\"` (see `torpor probe`)"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
+    if !HZ_RANGE.contains(&cpu.hz) {
+        return Err((
+            "platform.cpu.hz".into(),
+            format!(
+                "[platform.cpu] hz: expected CONFIG_HZ in {}..={} (100, 250, 300 and 1000 are \
+                 the kernel's choices), got {}",
+                HZ_RANGE.start(),
+                HZ_RANGE.end(),
+                cpu.hz
+            ),
+        ));
+    }
+    GovernorName::parse(&s.policy.cpuidle.governor)
+        .map_err(|m| ("policy.cpuidle.governor".into(), format!("[policy.cpuidle] {m}")))?;
+    let w = &s.workload;
+    if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() {
+        return Err((
+            "workload".into(),
+            "[workload]: IO (`apst_workflow`, `[[workload.job]]`, `[workload.replay]`) needs \
+             `[platform.nvme]`; CPUs run `[[workload.task]]`s"
+                .into(),
+        ));
+    }
+    if w.tasks.is_empty() {
+        return Err((
+            "workload".into(),
+            "[workload]: expected `[[workload.task]]` tables (tasks pinned to CPUs)".into(),
+        ));
+    }
+    if w.tasks.len() > MAX_TASKS {
+        return Err((
+            format!("workload.task[{MAX_TASKS}]"),
+            format!(
+                "[[workload.task]]: at most {MAX_TASKS} tasks in one variant, got {}",
+                w.tasks.len()
+            ),
+        ));
+    }
+    crate::cpu::task::resolve(&w.tasks).map_err(|e| {
+        (
+            format!("workload.task[{}].{}", e.task, e.key),
+            format!("[[workload.task]] {}: `{}`: {}", w.tasks[e.task].name, e.key, e.message),
+        )
+    })?;
+    Ok(())
+}
+
+fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, String)> {
     match (&nvme.preset, &nvme.file) {
         (Some(_), Some(_)) => {
             return Err((
@@ -553,6 +711,12 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 .into(),
         ));
     }
+    if !w.tasks.is_empty() {
+        return Err((
+            "workload.task".into(),
+            "[[workload.task]]: tasks run on CPUs: they need `[platform.cpu]`".into(),
+        ));
+    }
     if w.jobs.len() > MAX_JOBS {
         return Err((
             format!("workload.job[{MAX_JOBS}]"),
@@ -577,21 +741,6 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 format!("[workload.replay] `{}`: {}", e.key, e.message),
             )
         })?;
-    }
-    if s.run.timeline_limit > MAX_TIMELINE_LIMIT {
-        return Err((
-            "run.timeline_limit".into(),
-            format!(
-                "[run] timeline_limit: at most {MAX_TIMELINE_LIMIT} entries, got {}",
-                s.run.timeline_limit
-            ),
-        ));
-    }
-    if s.run.duration == Some(Nanos::ZERO) {
-        return Err((
-            "run.duration".into(),
-            "[run] duration: expected a positive duration such as \"60s\"".into(),
-        ));
     }
     Ok(())
 }

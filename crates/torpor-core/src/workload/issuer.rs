@@ -65,6 +65,21 @@ pub struct IoReport {
     pub stop: Stop,
 }
 
+impl IoReport {
+    /// A run that issued no IO (a CPU-only scenario) and lasted until `end`.
+    pub fn empty(end: Nanos) -> IoReport {
+        IoReport {
+            read: LatencyHistogram::new(),
+            write: LatencyHistogram::new(),
+            per_workload: vec![],
+            ios: 0,
+            bytes: 0,
+            end,
+            stop: Stop::Deadline,
+        }
+    }
+}
+
 /// The issuer's own event: workload `w`'s next IO may be due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Due(pub u32);

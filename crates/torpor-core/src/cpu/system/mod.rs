@@ -54,7 +54,7 @@ pub struct CpuRunSpec {
 }
 
 /// Per idle state of one CPU.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StateStats {
     pub name: String,
     pub entries: u64,
@@ -66,7 +66,7 @@ pub struct StateStats {
 }
 
 /// One CPU's results.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct CpuStats {
     pub cpu: u32,
     pub states: Vec<StateStats>,
@@ -78,7 +78,7 @@ pub struct CpuStats {
 }
 
 /// One task's wake-up latencies: from the moment it became runnable to the moment it ran.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct TaskStats {
     pub name: String,
     pub cpu: u32,
@@ -131,6 +131,23 @@ impl CpuReport {
             below += s.below;
         }
         (entries, above, below)
+    }
+
+    /// The geometric mean over tasks of each task's mean wake-up latency, in us (a task that
+    /// never woke is left out; a mean below 1 ns counts as 1 ns, so that a polling CPU's zero
+    /// latency does not zero the product).
+    pub fn wakeup_latency_gmean_us(&self) -> f64 {
+        let logs: Vec<f64> = self
+            .tasks
+            .iter()
+            .filter(|t| t.wakeups > 0)
+            .map(|t| (t.latency_avg_ns().max(1.0) / 1000.0).ln())
+            .collect();
+        if logs.is_empty() {
+            0.0
+        } else {
+            (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+        }
     }
 
     /// Percent of idle periods whose state was too deep.
@@ -776,21 +793,26 @@ fn classify(cpu: &mut Cpu, state: usize, residency: u64) {
 
 /// Runs `spec` for `duration` on the engine: the CPU system as the run's only component.
 pub fn run(spec: &CpuRunSpec, duration: Nanos) -> Result<CpuReport, String> {
+    run_watched(spec, duration, |_| true).map(|(report, _)| report)
+}
+
+/// [`run`], showing `watch` the simulated time every few thousand events; `watch` returning
+/// false stops the run there ([`Stop::Interrupted`]).
+pub fn run_watched(
+    spec: &CpuRunSpec,
+    duration: Nanos,
+    watch: impl FnMut(Nanos) -> bool,
+) -> Result<(CpuReport, Stop), String> {
     let mut system = CpuSystem::new(spec)?;
     let mut queue: EventQueue<CpuEvent> = EventQueue::new();
     system.start(&mut Ctx::new(&mut queue, |e| e));
-    let (stop, _) = sim::run(
-        &mut queue,
-        duration,
-        |_| true,
-        |e, q| {
-            system.on_event(&mut Ctx::new(q, |e| e), e);
-            Ok::<(), std::convert::Infallible>(())
-        },
-    )
+    let (stop, last) = sim::run(&mut queue, duration, watch, |e, q| {
+        system.on_event(&mut Ctx::new(q, |e| e), e);
+        Ok::<(), std::convert::Infallible>(())
+    })
     .unwrap_or_else(|e| match e {});
-    debug_assert!(stop != Stop::Interrupted);
-    Ok(system.finish(duration))
+    let end = if stop == Stop::Interrupted { last } else { duration };
+    Ok((system.finish(end), stop))
 }
 
 #[cfg(test)]

@@ -1,0 +1,77 @@
+"""Terminal tables for runs on CPUs: one row per variant (governor, power, idle misses, wake-up
+latency), then per CPU the residency of each idle state and per task its wake-up latency."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def _us(ns: float) -> str:
+    return f"{ns / 1000:.1f}"
+
+
+def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
+    """The CPU sections of ``report`` (a ``torpor run`` report)."""
+    variants = report["variants"]
+    platforms = sorted({v["cpu"]["platform"] for v in variants})
+    spans = sorted({v["duration_s"] for v in variants})
+    title = Text(
+        f"{report['scenario']} on {', '.join(platforms)} ({', '.join(f'{s:g}' for s in spans)} s)"
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("variant", overflow="fold", min_width=8)
+    table.add_column("governor", overflow="fold")
+    for col in ("mW", "too deep %", "too shallow %", "wake-up us (gmean)"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for v in variants:
+        cpu = v["cpu"]
+        table.add_row(
+            Text(v["name"]),
+            Text(cpu["governor"]),
+            f"{cpu['avg_power_mw']:.1f}",
+            f"{cpu['too_deep_pct']:.1f}",
+            f"{cpu['too_shallow_pct']:.1f}",
+            f"{cpu['wakeup_latency_gmean_us']:.1f}",
+        )
+    console.print(table)
+    if not detail:
+        return
+    for v in variants:
+        cpu = v["cpu"]
+        span_ns = v["duration_s"] * 1e9
+        console.print()
+        console.print(Text(f"{v['name']} ({cpu['governor']}, HZ={cpu['hz']})", style="bold"))
+        states = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
+        for col in ("cpu", "state", "entries", "time %", "above", "below"):
+            states.add_column(col, justify="left" if col == "state" else "right")
+        for c in cpu["cpus"]:
+            states.add_row(str(c["cpu"]), "(running)", "", f"{100 * c['busy_ns'] / span_ns:.1f}")
+            for s in c["states"]:
+                states.add_row(
+                    "",
+                    Text(s["name"]),
+                    f"{s['entries']:,}",
+                    f"{100 * s['time_ns'] / span_ns:.1f}",
+                    f"{s['above']:,}",
+                    f"{s['below']:,}",
+                )
+        console.print(states)
+        tasks = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
+        for col in ("task", "cpu", "wake-ups", "min us", "avg us", "max us"):
+            tasks.add_column(col, justify="left" if col == "task" else "right")
+        for t in cpu["tasks"]:
+            avg = t["latency_sum_ns"] / t["wakeups"] if t["wakeups"] else 0.0
+            tasks.add_row(
+                Text(t["name"]),
+                str(t["cpu"]),
+                f"{t['wakeups']:,}",
+                _us(t["latency_min_ns"]),
+                _us(avg),
+                _us(t["latency_max_ns"]),
+            )
+        console.print(tasks)
