@@ -8,6 +8,7 @@ pub mod nvme_cli;
 pub mod nvme_preset;
 pub mod nvme_source;
 pub mod smartctl;
+pub mod sysfs_probe;
 
 /// Every file under `presets/<kind>/`, embedded by `build.rs`.
 mod embedded {
