@@ -19,10 +19,11 @@ def test_version_matches_the_package(cli):
 def test_devices_lists_the_seventeen_presets(cli):
     r = cli("devices", "--json")
     assert r.exit_code == 0
-    ids = {d["id"] for d in json.loads(r.stdout)}
+    drives = [d for d in json.loads(r.stdout) if d["kind"] == "nvme"]
+    ids = {d["id"] for d in drives}
     assert len(ids) == 17
     # The five drives named in commit ebd8a93aa4f5.
-    commit = {d["id"] for d in json.loads(r.stdout) if d["in_apst_commit"]}
+    commit = {d["id"] for d in drives if d["in_apst_commit"]}
     assert commit == {
         "wdc-pc-sn530-256gb",
         "intel-760p-ssdpekkw256g8",
@@ -374,6 +375,45 @@ def test_devices_fits_80_columns_without_cutting_anything():
     for preset in native.presets():
         assert preset["id"] in text
         assert f"{preset['ps0_idle']['central_mw'] / 1000:g}" in text
+    for platform in native.cpu_presets():
+        assert platform["id"] in text
+
+
+def test_devices_lists_the_eight_cpu_presets_with_their_kind(cli):
+    r = cli("devices", "--json")
+    assert r.exit_code == 0
+    cpus = {d["id"]: d for d in json.loads(r.stdout) if d["kind"] == "cpu"}
+    assert set(cpus) == {
+        "qcom-msm8916",
+        "google-gs101",
+        "arm-juno-r0",
+        "hisilicon-hi3660-hikey960",
+        "intel-skylake-client",
+        "intel-alderlake",
+        "amd-zen2-acpi-idle",
+        "intel-haswell-broadwell-client",
+    }
+    # Juno r0 (juno.dts): A53s are CPUs 0, 3, 4, 5; A57s 1, 2; the cluster state is the third.
+    juno = {c["name"]: c for c in cpus["arm-juno-r0"]["cluster"]}
+    assert juno["little"]["cpus"] == [0, 3, 4, 5] and juno["big"]["cpus"] == [1, 2]
+    assert [s["level"] for s in juno["big"]["state"]] == ["cpu", "cpu", "cluster"]
+    # The table's row: CPUs as count x capacity per cluster, states with cluster states marked,
+    # the deepest exit latency (CLUSTER_SLEEP_0: 400 + 1200 us).
+    r = cli("devices")
+    row = next(line for line in r.stdout.splitlines() if "arm-juno-r0" in line)
+    assert row.split() == [
+        "arm-juno-r0",
+        "4x446",
+        "+",
+        "2x1024",
+        "3",
+        "(1c)",
+        "+",
+        "3",
+        "(1c)",
+        "1600",
+        "none",
+    ]
 
 
 def test_run_report_writes_the_full_json_and_a_self_contained_page(cli, tmp_path: Path):

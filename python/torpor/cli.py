@@ -103,6 +103,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     \b
     Examples:
       torpor devices
+      torpor probe --out my-machine.toml
       torpor apst wdc-pc-sn530-256gb --algorithm legacy
       torpor run scenarios/apst-sn530-workflow7.toml
       torpor reproduce apst --out out/apst
@@ -121,8 +122,9 @@ def devices(as_json: bool) -> None:
       torpor devices --json
     """
     rows = native.presets()
+    cpus = native.cpu_presets()
     if as_json:
-        emit_json(rows)
+        emit_json([{"kind": "nvme", **r} for r in rows] + [{"kind": "cpu", **c} for c in cpus])
         return
     # Fits 80 columns: long names fold onto more lines, nothing is cut.
     table = Table(title="Built-in NVMe presets", box=box.SIMPLE_HEAD, padding=(0, 1))
@@ -146,6 +148,79 @@ def devices(as_json: bool) -> None:
         "with a range). seed 000: a drive of the APST commit. --json shows vendor, firmware and "
         "every source."
     )
+    console.print(cpu_table(cpus))
+    console.print(
+        "CPUs: per cluster, CPU count x capacity (1024 = the biggest). states: per cluster, the "
+        "idle states, c = cluster states among them. power: idle-state power sourced, estimated "
+        "(with a range) or none. --json shows every state, OPP and source."
+    )
+
+
+def cpu_table(cpus: list[dict[str, Any]]) -> Table:
+    """The CPU presets, one row each, in 80 columns."""
+    table = Table(title="Built-in CPU presets", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("id", no_wrap=True)
+    table.add_column("CPUs", overflow="fold")
+    table.add_column("states", overflow="fold")
+    table.add_column("deepest us", justify="right", no_wrap=True)
+    table.add_column("power", no_wrap=True)
+    for c in cpus:
+        clusters = c["cluster"]
+        states = [s for cl in clusters for s in cl["state"]]
+        powers = [s["power_mw"] for s in states if s.get("power_mw")]
+        if not powers:
+            power = "none"
+        elif all("mw" in p for p in powers):
+            power = "sourced"
+        else:
+            power = "estimate"
+        table.add_row(
+            c["id"],
+            " + ".join(f"{len(cl['cpus'])}x{cl['capacity']}" for cl in clusters),
+            " + ".join(
+                str(len(cl["state"]))
+                + (f" ({n}c)" if (n := sum(s["level"] == "cluster" for s in cl["state"])) else "")
+                for cl in clusters
+            ),
+            str(max(s["exit_latency_us"] for s in states)),
+            power,
+        )
+    return table
+
+
+@main.command()
+@click.option(
+    "--sysfs-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("/sys"),
+    show_default=True,
+    help="Where sysfs is mounted (a copied tree works too).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the platform TOML here instead of printing it.",
+)
+def probe(sysfs_root: Path, out: Path | None) -> None:
+    """Read this machine's CPU platform from sysfs and print it as a platform TOML.
+
+    Reads each CPU's cpuidle states (name, latency, residency, power, disable), the cpuidle
+    governor, each CPU's PM QoS resume latency, its topology and capacity; CPUs with the same
+    package, cluster, capacity and states become one [[cluster]]. The file's header says what
+    was read and what had to be assumed (docs/cpu-platform.md).
+
+    \b
+    Examples:
+      torpor probe
+      torpor probe --out my-laptop.toml
+      torpor probe --sysfs-root /mnt/other-machine/sys
+    """
+    text = native.probe_sysfs(sysfs_root)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    write_file(out, text)
+    click.echo(f"wrote {shown_path(out)}", err=True)
 
 
 @main.command()

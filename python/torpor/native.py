@@ -26,6 +26,16 @@ def presets() -> list[dict[str, Any]]:
     return json.loads(_native.presets())
 
 
+def cpu_presets() -> list[dict[str, Any]]:
+    """Every built-in CPU platform preset: id, name, source, clusters (states, OPPs), notes."""
+    return json.loads(_native.cpu_presets())
+
+
+def probe_sysfs(root: str | PathLike[str]) -> str:
+    """The platform TOML ``torpor probe`` writes for the sysfs tree mounted at ``root``."""
+    return _native.probe_sysfs(root)
+
+
 def load_device(spec: str | PathLike[str]) -> dict[str, Any]:
     """A preset id or a path to nvme-cli JSON / smartctl text -> controller, notes, label."""
     return json.loads(_native.load_device(spec))

@@ -57,6 +57,23 @@ fn presets() -> PyResult<String> {
     to_json(&rows)
 }
 
+/// Built-in CPU platform presets as a JSON list.
+#[pyfunction]
+fn cpu_presets() -> PyResult<String> {
+    let rows = torpor_core::input::cpu_preset::builtin()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(to_py)?;
+    to_json(&rows)
+}
+
+/// The platform TOML `torpor probe` writes for the sysfs tree under `root`.
+#[pyfunction]
+fn probe_sysfs(root: PathBuf) -> PyResult<String> {
+    Ok(torpor_core::input::sysfs_probe::probe(&root)
+        .map_err(to_py)?
+        .toml)
+}
+
 /// A preset id or a device dump path, as JSON.
 #[pyfunction]
 fn load_device(spec: PathBuf) -> PyResult<String> {
@@ -392,6 +409,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_IOS", Limits::DEFAULT_MAX_IOS)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_sysfs, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;
     m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;

@@ -113,7 +113,9 @@ fn cpu_level() -> StateLevel {
 #[serde(deny_unknown_fields)]
 pub struct Opp {
     pub freq_khz: u64,
-    pub power_mw: PowerMw,
+    /// `None` where no source gives the power in mW (a DT OPP table without voltages, an energy
+    /// model in relative units): the frequencies still fix the capacities and the DVFS steps.
+    pub power_mw: Option<PowerMw>,
 }
 
 /// CPUs that share an idle-state table, a capacity and (where the platform has them) cluster
@@ -221,10 +223,17 @@ impl CpuPlatform {
                         .map_err(at)?;
                 }
             }
-            for o in &c.opps {
-                o.power_mw
-                    .check(&format!("OPP {} kHz power_mw", o.freq_khz))
-                    .map_err(at)?;
+            for (i, o) in c.opps.iter().enumerate() {
+                if i > 0 && o.freq_khz <= c.opps[i - 1].freq_khz {
+                    return Err(at(format!(
+                        "OPP {} kHz: expected OPPs in rising frequency order",
+                        o.freq_khz
+                    )));
+                }
+                if let Some(p) = &o.power_mw {
+                    p.check(&format!("OPP {} kHz power_mw", o.freq_khz))
+                        .map_err(at)?;
+                }
             }
         }
         Ok(())
@@ -318,6 +327,21 @@ target_residency_us = 1
     }
 
     #[test]
+    fn an_opp_may_give_its_frequency_alone() {
+        let text = TWO_CLUSTERS.replace(
+            "power_mw = { mw = 40.0, source = \"EM\" }",
+            "[[cluster.opp]]\nfreq_khz = 998400",
+        );
+        let p = CpuPlatform::parse("p.toml", &text).unwrap();
+        let freqs: Vec<(u64, bool)> = p.clusters[0]
+            .opps
+            .iter()
+            .map(|o| (o.freq_khz, o.power_mw.is_some()))
+            .collect();
+        assert_eq!(freqs, [(533000, false), (998400, false)]);
+    }
+
+    #[test]
     fn broken_platforms_are_refused_at_their_line() {
         let cases = [
             (
@@ -343,6 +367,14 @@ target_residency_us = 1
             (
                 TWO_CLUSTERS.replace("capacity = 1024", "capacity = 1024\nhz = 250"),
                 "unknown field `hz`",
+            ),
+            (
+                TWO_CLUSTERS.replace(
+                    "power_mw = { mw = 40.0, source = \"EM\" }",
+                    "[[cluster.opp]]\nfreq_khz = 200000",
+                ),
+                "p.toml:6: cluster \"little\": OPP 200000 kHz: expected OPPs in rising frequency \
+                 order",
             ),
         ];
         for (text, want) in cases {

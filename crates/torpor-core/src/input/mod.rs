@@ -3,10 +3,17 @@
 //! descriptions. Event streams (iologs, later ftrace and blkparse) are in [`crate::trace`].
 //! Each parser reports bad input as an [`InputError`] naming file and line.
 
+pub mod cpu_preset;
 pub mod nvme_cli;
 pub mod nvme_preset;
 pub mod nvme_source;
 pub mod smartctl;
+pub mod sysfs_probe;
+
+/// Every file under `presets/<kind>/`, embedded by `build.rs`.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/presets.rs"));
+}
 
 use crate::error::InputError;
 use crate::storage::nvme::psd::NvmeController;
@@ -105,4 +112,56 @@ pub struct Parsed {
     pub controller: NvmeController,
     pub format: &'static str,
     pub notes: Vec<String>,
+}
+
+/// What to add after "no built-in preset has this id" for a preset of `kind`: the closest ids, if
+/// any is close (at most a third of the name mistyped, or every word of it found in the id), then
+/// where the list is.
+fn suggest_preset(kind: &str, id: &str) -> String {
+    let wanted = id.to_ascii_lowercase();
+    let words: Vec<&str> = wanted
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() >= 3)
+        .collect();
+    let mut close: Vec<(usize, &str)> = embedded::PRESETS
+        .iter()
+        .filter(|(k, _, _)| *k == kind)
+        .filter_map(|&(_, pid, _)| {
+            let distance = edit_distance(&wanted, pid);
+            let near = distance <= wanted.len().max(pid.len()) / 3;
+            let by_words = !words.is_empty() && words.iter().all(|w| pid.contains(w));
+            (near || by_words).then_some((distance, pid))
+        })
+        .collect();
+    close.sort();
+    match close.len() {
+        0 => "see `torpor devices`".to_string(),
+        _ => {
+            let ids: Vec<String> = close
+                .iter()
+                .take(3)
+                .map(|(_, p)| format!("{p:?}"))
+                .collect();
+            format!(
+                "did you mean {}? (`torpor devices` lists them)",
+                ids.join(" or ")
+            )
+        }
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }

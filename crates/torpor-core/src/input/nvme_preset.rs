@@ -40,10 +40,6 @@ use crate::error::{self, InputError};
 use crate::storage::nvme::psd::{NvmeController, PowerState};
 use crate::storage::nvme::service::ServiceModel;
 
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/presets.rs"));
-}
-
 /// The preset directory (under `presets/`) holding NVMe drives.
 const KIND: &str = "nvme";
 
@@ -223,7 +219,7 @@ pub fn parse_preset(file: &str, text: &str) -> Result<NvmePreset, InputError> {
 
 /// Every built-in NVMe preset, sorted by id; a preset that fails to load yields its error.
 pub fn builtin() -> impl Iterator<Item = Result<NvmePreset, InputError>> {
-    embedded::PRESETS
+    super::embedded::PRESETS
         .iter()
         .filter(|(kind, _, _)| *kind == KIND)
         .map(|(_, id, text)| load_embedded(id, text))
@@ -231,62 +227,16 @@ pub fn builtin() -> impl Iterator<Item = Result<NvmePreset, InputError>> {
 
 /// The built-in preset `id`, if there is one.
 pub fn find(id: &str) -> Option<Result<NvmePreset, InputError>> {
-    embedded::PRESETS
+    super::embedded::PRESETS
         .iter()
         .find(|(kind, pid, _)| *kind == KIND && *pid == id)
         .map(|(_, id, text)| load_embedded(id, text))
 }
 
-/// What to add after "no built-in preset has this id": the closest ids, if any is close (at
-/// most a third of the name mistyped, or every word of it found in the id), then where the
-/// list is.
+/// What to add after "no built-in preset has this id": the closest NVMe ids, if any is close,
+/// then where the list is (see [`super::suggest_preset`]).
 pub fn suggestion(id: &str) -> String {
-    let wanted = id.to_ascii_lowercase();
-    let words: Vec<&str> = wanted
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| w.len() >= 3)
-        .collect();
-    let mut close: Vec<(usize, &str)> = embedded::PRESETS
-        .iter()
-        .filter(|(kind, _, _)| *kind == KIND)
-        .filter_map(|&(_, pid, _)| {
-            let distance = edit_distance(&wanted, pid);
-            let near = distance <= wanted.len().max(pid.len()) / 3;
-            let by_words = !words.is_empty() && words.iter().all(|w| pid.contains(w));
-            (near || by_words).then_some((distance, pid))
-        })
-        .collect();
-    close.sort();
-    match close.len() {
-        0 => "see `torpor devices`".to_string(),
-        _ => {
-            let ids: Vec<String> = close
-                .iter()
-                .take(3)
-                .map(|(_, p)| format!("{p:?}"))
-                .collect();
-            format!(
-                "did you mean {}? (`torpor devices` lists them)",
-                ids.join(" or ")
-            )
-        }
-    }
-}
-
-/// Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
+    super::suggest_preset(KIND, id)
 }
 
 /// A range in W as an [`Estimate`] in mW: low <= central <= high, none above `ceiling_mw`

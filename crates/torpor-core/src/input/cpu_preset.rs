@@ -1,0 +1,354 @@
+//! CPU platform presets: one platform TOML per SoC or CPU family under `presets/cpu/`, embedded at
+//! build time, in the format [`CpuPlatform::parse`] reads (the same a user writes or
+//! `torpor probe` prints). Each file opens with comments naming its sources and the rule behind
+//! every estimated power; `docs/cpu-platform.md` describes the format.
+
+use crate::cpu::CpuPlatform;
+use crate::error::{self, InputError};
+
+/// The preset directory (under `presets/`) holding CPU platforms.
+const KIND: &str = "cpu";
+
+/// Every built-in CPU preset, sorted by id; a preset that fails to load yields its error.
+pub fn builtin() -> impl Iterator<Item = Result<CpuPlatform, InputError>> {
+    super::embedded::PRESETS
+        .iter()
+        .filter(|(kind, _, _)| *kind == KIND)
+        .map(|(_, id, text)| load_embedded(id, text))
+}
+
+/// The built-in preset `id`, if there is one.
+pub fn find(id: &str) -> Option<Result<CpuPlatform, InputError>> {
+    super::embedded::PRESETS
+        .iter()
+        .find(|(kind, pid, _)| *kind == KIND && *pid == id)
+        .map(|(_, id, text)| load_embedded(id, text))
+}
+
+/// What to add after "no built-in CPU preset has this id": the closest ids, if any is close,
+/// then where the list is.
+pub fn suggestion(id: &str) -> String {
+    super::suggest_preset(KIND, id)
+}
+
+fn load_embedded(id: &str, text: &str) -> Result<CpuPlatform, InputError> {
+    let file = format!("presets/{KIND}/{id}.toml");
+    let platform = CpuPlatform::parse(&file, text)?;
+    if platform.id != id {
+        let msg = format!(
+            "`id` is \"{}\"; expected the file name, \"{id}\"",
+            platform.id
+        );
+        return Err(InputError::at(
+            &file,
+            error::line_of_toml_key(text, "id").unwrap_or(1),
+            msg,
+        ));
+    }
+    Ok(platform)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::{PowerMw, StateLevel};
+
+    fn preset(id: &str) -> CpuPlatform {
+        find(id).expect("a built-in preset").expect("it loads")
+    }
+
+    /// (name, exit latency, target residency, level) of a cluster's states.
+    fn table(p: &CpuPlatform, cluster: &str) -> Vec<(String, u64, u64, StateLevel)> {
+        let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+        c.states
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    s.exit_latency_us,
+                    s.target_residency_us,
+                    s.level,
+                )
+            })
+            .collect()
+    }
+
+    fn rows(r: &[(&str, u64, u64, StateLevel)]) -> Vec<(String, u64, u64, StateLevel)> {
+        r.iter()
+            .map(|&(n, l, t, v)| (n.to_string(), l, t, v))
+            .collect()
+    }
+
+    #[test]
+    fn every_preset_loads_and_ids_are_the_data_ids() {
+        let ids: Vec<String> = builtin().map(|p| p.unwrap().id).collect();
+        assert_eq!(
+            ids,
+            [
+                "amd-zen2-acpi-idle",
+                "arm-juno-r0",
+                "google-gs101",
+                "hisilicon-hi3660-hikey960",
+                "intel-alderlake",
+                "intel-haswell-broadwell-client",
+                "intel-skylake-client",
+                "qcom-msm8916",
+            ]
+        );
+        for text in super::super::embedded::PRESETS
+            .iter()
+            .filter(|(k, _, _)| *k == KIND)
+            .map(|(_, _, t)| t)
+        {
+            assert!(
+                text.starts_with("# ") && text.contains("# Source: https://"),
+                "every preset opens with comments naming its source"
+            );
+        }
+    }
+
+    #[test]
+    fn psci_exit_latency_is_dt_entry_plus_exit_and_cluster_states_are_marked() {
+        use StateLevel::{Cluster, Cpu};
+        // juno.dts: CPU_SLEEP_0 300 + 1200 us, min-residency 2000; CLUSTER_SLEEP_0 400 + 1200,
+        // 2500. State 0 WFI is 1 us / 1 us (cpuidle-psci.c).
+        let juno = rows(&[
+            ("WFI", 1, 1, Cpu),
+            ("CPU_SLEEP_0", 1500, 2000, Cpu),
+            ("CLUSTER_SLEEP_0", 1600, 2500, Cluster),
+        ]);
+        let p = preset("arm-juno-r0");
+        assert_eq!(table(&p, "big"), juno);
+        assert_eq!(table(&p, "little"), juno);
+        assert_eq!(p.cluster_of(0).unwrap().name, "little");
+        assert_eq!(p.cluster_of(1).unwrap().name, "big");
+        // msm8916.dtsi: 130 + 150; the genpd domain states 500 + 500 and 2000 + 2000.
+        assert_eq!(
+            table(&preset("qcom-msm8916"), "cpu0-3"),
+            rows(&[
+                ("WFI", 1, 1, Cpu),
+                ("CPU_SLEEP_0", 280, 2000, Cpu),
+                ("CLUSTER_RET", 1000, 2000, Cluster),
+                ("CLUSTER_PWRDN", 4000, 6000, Cluster),
+            ])
+        );
+        // hi3660.dtsi cluster1: 400 + 550, 1500; 800 + 2900, 3500.
+        assert_eq!(
+            table(&preset("hisilicon-hi3660-hikey960"), "cluster1"),
+            rows(&[
+                ("WFI", 1, 1, Cpu),
+                ("CPU_SLEEP_1", 950, 1500, Cpu),
+                ("CLUSTER_SLEEP_1", 3700, 3500, Cluster),
+            ])
+        );
+        // gs101.dtsi big (X1): 235 + 220, 3500; no cluster state.
+        assert_eq!(
+            table(&preset("google-gs101"), "big"),
+            rows(&[("WFI", 1, 1, Cpu), ("HERA_CPU_SLEEP", 455, 3500, Cpu)])
+        );
+    }
+
+    #[test]
+    fn x86_tables_are_the_variants_chosen() {
+        use StateLevel::Cpu;
+        // adl_l_cstates without the unusable C1; equal to pepc's i7-1260P capture.
+        let p = preset("intel-alderlake");
+        assert_eq!(
+            table(&p, "all"),
+            rows(&[
+                ("POLL", 0, 0, Cpu),
+                ("C1E", 2, 4, Cpu),
+                ("C6", 170, 500, Cpu),
+                ("C8", 200, 600, Cpu),
+                ("C10", 230, 700, Cpu),
+            ])
+        );
+        assert!(p.clusters[0].states[0].polling);
+        assert!(p.clusters[0].states[1..].iter().all(|s| !s.polling));
+        // Haswell's C3 is 33 us (Broadwell's 40).
+        let hsw = preset("intel-haswell-broadwell-client");
+        assert_eq!(table(&hsw, "all")[3], ("C3".to_string(), 33, 100, Cpu));
+        assert_eq!(table(&hsw, "all").len(), 9);
+        // acpi_idle: residency = latency x 2 (latency_factor).
+        let amd = preset("amd-zen2-acpi-idle");
+        assert_eq!(
+            table(&amd, "all"),
+            rows(&[
+                ("POLL", 0, 0, Cpu),
+                ("C1", 1, 2, Cpu),
+                ("C2", 18, 36, Cpu),
+                ("C3", 350, 700, Cpu),
+            ])
+        );
+        let pss: Vec<(u64, f64)> = amd.clusters[0]
+            .opps
+            .iter()
+            .map(|o| (o.freq_khz, o.power_mw.as_ref().unwrap().central()))
+            .collect();
+        assert_eq!(
+            pss,
+            [
+                (1_400_000, 1277.0),
+                (1_600_000, 1520.0),
+                (1_700_000, 2071.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn capacities_follow_arch_topology_from_dmips_and_the_top_opp() {
+        // capacity = floor(dmips x f_max_MHz x 1024 / max over CPUs of dmips x f_max_MHz), by hand:
+        // Juno: A57 1024 x 1100 = 1126400; A53 578 x 850 = 491300 -> 446.
+        // hi3660: A73 1024 x 2362 = 2418688; A53 592 x 1844 = 1091648 -> 462.
+        // gs101: X1 1024 x 2802 = 2869248; A76 620 x 2253 = 1396860 -> 498; A55 250 x 1803 =
+        // 450750 -> 160. msm8916 has no capacity-dmips-mhz: 1024.
+        let caps = |id: &str| -> Vec<(String, u64)> {
+            preset(id)
+                .clusters
+                .iter()
+                .map(|c| (c.name.clone(), c.capacity))
+                .collect()
+        };
+        let want = |r: &[(&str, u64)]| -> Vec<(String, u64)> {
+            r.iter().map(|&(n, c)| (n.to_string(), c)).collect()
+        };
+        assert_eq!(caps("arm-juno-r0"), want(&[("little", 446), ("big", 1024)]));
+        assert_eq!(
+            caps("hisilicon-hi3660-hikey960"),
+            want(&[("cluster0", 462), ("cluster1", 1024)])
+        );
+        assert_eq!(
+            caps("google-gs101"),
+            want(&[("little", 160), ("mid", 498), ("big", 1024)])
+        );
+        assert_eq!(caps("qcom-msm8916"), want(&[("cpu0-3", 1024)]));
+        // The top OPP is the frequency the derivation used.
+        let top = |id: &str, cluster: &str| {
+            let p = preset(id);
+            let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+            c.opps.last().unwrap().freq_khz
+        };
+        assert_eq!(top("arm-juno-r0", "little"), 850_000);
+        assert_eq!(top("google-gs101", "mid"), 2_253_000);
+        assert_eq!(top("hisilicon-hi3660-hikey960", "cluster0"), 1_844_000);
+    }
+
+    #[test]
+    fn opp_power_is_the_dt_energy_model() {
+        // P = dpc x V^2 x f, by hand: hi3660 A53 110 x 0.7^2 x 533 = 28728.7 uW; A73
+        // 550 x 1.1^2 x 2362 = 1571911 uW; gs101 X1 650 x 1.05625^2 x 2802 = 2031959 uW; A55
+        // 70 x 0.5375^2 x 300 = 6067 uW.
+        let opp = |id: &str, cluster: &str, khz: u64| {
+            let p = preset(id);
+            let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+            let o = c.opps.iter().find(|o| o.freq_khz == khz).unwrap();
+            o.power_mw.as_ref().unwrap().central()
+        };
+        for (id, cluster, khz, mw) in [
+            ("hisilicon-hi3660-hikey960", "cluster0", 533_000, 28.7287),
+            ("hisilicon-hi3660-hikey960", "cluster1", 2_362_000, 1571.911),
+            ("google-gs101", "big", 2_802_000, 2031.959),
+            ("google-gs101", "little", 300_000, 6.067),
+        ] {
+            let got = opp(id, cluster, khz);
+            assert!((got - mw).abs() <= 0.05 + 1e-9, "{id} {khz}: {got} vs {mw}");
+        }
+    }
+
+    /// The idle-power rule of the presets' headers: (central, low, high) factors of the lowest
+    /// OPP's active power per CPU, for WFI, a CPU power-down and (times the cluster's CPUs) a
+    /// cluster state.
+    const WFI: (f64, f64, f64) = (0.07, 0.02, 0.61);
+    const CPU_DOWN: (f64, f64, f64) = (0.035, 0.0, 0.42);
+    const CLUSTER: (f64, f64, f64) = (0.0, 0.0, 0.13);
+
+    /// One legacy EAS table: see the test below.
+    type Em = (f64, f64, [f64; 2], [f64; 3]);
+
+    #[test]
+    fn the_rule_factors_are_the_energy_models_medians_and_ranges() {
+        // The seven legacy EAS tables, in their relative units (ARM-software/lisa): CPUs in the
+        // cluster, CPU active power at the lowest OPP, CPU idle (WFI, cpu-sleep), cluster idle
+        // (WFI, cpu-sleep, cluster-sleep). Copied by hand from the energy models.
+        let tables: [Em; 7] = [
+            (4.0, 69.0, [15.0, 0.0], [107.0, 47.0, 0.0]), // hi6220 A53
+            (2.0, 90.0, [2.0, 0.0], [0.0, 0.0, 0.0]),     // msm8996 silver
+            (2.0, 93.0, [2.0, 0.0], [0.0, 0.0, 0.0]),     // msm8996 gold
+            (4.0, 33.0, [6.0, 0.0], [56.0, 56.0, 17.0]),  // Juno A53
+            (2.0, 168.0, [15.0, 0.0], [65.0, 65.0, 24.0]), // Juno A57
+            (4.0, 160.0, [6.0, 0.0], [20.0, 20.0, 0.0]),  // hi3660 A53
+            (4.0, 332.0, [10.0, 0.0], [47.0, 47.0, 0.0]), // hi3660 A73
+        ];
+        let stats = |f: &dyn Fn(&Em) -> f64| {
+            let mut v: Vec<f64> = tables.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            (v[3], v[0], v[6])
+        };
+        let wfi = stats(&|t| (t.2[0] + t.3[0] / t.0) / t.1);
+        let down = stats(&|t| (t.2[1] + t.3[1] / t.0) / t.1);
+        let cluster = stats(&|t| t.3[2] / (t.0 * t.1));
+        // Each factor is its statistic rounded to two significant digits at most.
+        for (got, rule) in [(wfi, WFI), (down, CPU_DOWN), (cluster, CLUSTER)] {
+            for (g, r) in [(got.0, rule.0), (got.1, rule.1), (got.2, rule.2)] {
+                assert!((g - r).abs() <= 0.005, "{g} rounds to {r}?");
+            }
+        }
+    }
+
+    #[test]
+    fn every_estimated_idle_power_follows_the_rule() {
+        let mut estimated = 0;
+        for p in builtin().map(Result::unwrap) {
+            for c in &p.clusters {
+                let p0 = c
+                    .opps
+                    .first()
+                    .and_then(|o| o.power_mw.as_ref())
+                    .map(PowerMw::central);
+                for (i, s) in c.states.iter().enumerate() {
+                    let Some(power) = &s.power_mw else { continue };
+                    let p0 = p0.expect("an estimate needs the lowest OPP's power");
+                    let (rule, n) = match s.level {
+                        StateLevel::Cluster => (CLUSTER, c.cpus.len() as f64),
+                        StateLevel::Cpu if i == 0 => (WFI, 1.0),
+                        StateLevel::Cpu => (CPU_DOWN, 1.0),
+                    };
+                    let PowerMw::Estimate {
+                        low,
+                        central,
+                        high,
+                        source,
+                    } = power
+                    else {
+                        panic!("{} {}: expected an estimate", p.id, s.name);
+                    };
+                    for (got, factor) in [(central, rule.0), (low, rule.1), (high, rule.2)] {
+                        let want = factor * n * p0;
+                        assert!(
+                            (got - want).abs() <= 0.0005 + 1e-9,
+                            "{} {} {}: {got} vs {want}",
+                            p.id,
+                            c.name,
+                            s.name
+                        );
+                    }
+                    assert!(source.starts_with("ESTIMATE by rule"));
+                    estimated += 1;
+                }
+            }
+        }
+        // hi3660: 2 clusters x 3 states; gs101: 3 clusters x 2 states.
+        assert_eq!(estimated, 12);
+    }
+
+    #[test]
+    fn a_mistyped_id_gets_the_closest_ids() {
+        assert!(find("skylake-client").is_none());
+        assert_eq!(
+            suggestion("skylake-client"),
+            "did you mean \"intel-skylake-client\"? (`torpor devices` lists them)"
+        );
+        assert!(suggestion("gs101").contains("\"google-gs101\""));
+        assert_eq!(suggestion("zzzz"), "see `torpor devices`");
+    }
+}
