@@ -79,8 +79,16 @@ impl CpuSection {
                 missing.join(", ")
             ));
         }
-        if spec.platform.clusters.iter().any(|c| c.opps.is_empty()) {
-            notes.push("a cluster without OPPs draws 0 mW while running".into());
+        let top_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
+            c.opps
+                .iter()
+                .max_by_key(|o| o.freq_khz)
+                .is_none_or(|o| o.power_mw.is_none())
+        };
+        if spec.platform.clusters.iter().any(top_opp_unpowered) {
+            notes.push(
+                "no active power for a cluster's highest OPP: running counts as 0 mW there".into(),
+            );
         }
         CpuSection {
             platform,

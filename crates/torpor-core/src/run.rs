@@ -12,15 +12,15 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::error::{shown, InputError};
-use crate::input::nvme_source::{self as source, DriveSpec};
-use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
-use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::cpu::system::{self as cpu_system, CpuRunSpec};
 use crate::cpu::CpuPlatform;
 use crate::cpuidle::GovernorName;
+use crate::error::{shown, InputError};
+use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::report::CpuSection;
+use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::scenario::CpuPlatformSpec;
+use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
@@ -457,8 +457,8 @@ impl Input<'_> {
         let name = &self.file.variants()[self.variant].name;
         let s = self.scenario();
         let (platform, label) = self.cpu_platform(p)?;
-        let tasks = crate::cpu::task::resolve(&s.workload.tasks)
-            .expect("validated with the scenario");
+        let tasks =
+            crate::cpu::task::resolve(&s.workload.tasks).expect("validated with the scenario");
         for (i, t) in tasks.iter().enumerate() {
             if platform.cluster_of(t.cpu).is_none() {
                 return Err(self
@@ -475,8 +475,8 @@ impl Input<'_> {
                     .into());
             }
         }
-        let governor = GovernorName::parse(&s.policy.cpuidle.governor)
-            .expect("validated with the scenario");
+        let governor =
+            GovernorName::parse(&s.policy.cpuidle.governor).expect("validated with the scenario");
         let spec = CpuRunSpec {
             platform,
             governor,
@@ -962,23 +962,23 @@ mod tests {
         let cases = [
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[policy.cpuidle]\ngovernor = \"teo@9\"\n{task}"),
-                "<scenario>:4: [policy.cpuidle] unknown governor \"teo@9\"",
+                "s.toml:4: [policy.cpuidle] unknown governor \"teo@9\"",
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\nhz = 5\n{task}"),
-                "<scenario>:3: [platform.cpu] hz: expected CONFIG_HZ in 24..=10000",
+                "s.toml:3: [platform.cpu] hz: expected CONFIG_HZ in 24..=10000",
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}", task.replace("cpu = 0", "cpu = 3")),
-                "<scenario>:5: [[workload.task]] t: `cpu`:",
+                "s.toml:5: [[workload.task]] t: `cpu`:",
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}", task.replace("run = ", "run_mean = \"1us\"\nrun = ")),
-                "<scenario>:8: [[workload.task]] t: `run`: expected one of `run` (fixed)",
+                "s.toml:8: [[workload.task]] t: `run`: expected one of `run` (fixed)",
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}wakes = \"nobody\"\n", task),
-                "<scenario>:8: [[workload.task]] t: `wakes`: no task is named \"nobody\"",
+                "s.toml:8: [[workload.task]] t: `wakes`: no task is named \"nobody\"",
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[workload]\napst_workflow = 1\n{task}"),
@@ -990,7 +990,7 @@ mod tests {
             ),
             (
                 format!("[platform.cpu]\npreset = \"qcom-msm8961\"\n{task}"),
-                "<scenario>:2: [platform.cpu] preset: no built-in CPU platform \"qcom-msm8961\"",
+                "s.toml:2: [platform.cpu] preset: no built-in CPU platform \"qcom-msm8961\"",
             ),
         ];
         for (text, want) in cases {

@@ -156,7 +156,11 @@ pub struct TaskError {
     pub message: String,
 }
 
-fn duration(task: usize, key: &'static str, v: &Option<String>) -> Result<Option<Nanos>, TaskError> {
+fn duration(
+    task: usize,
+    key: &'static str,
+    v: &Option<String>,
+) -> Result<Option<Nanos>, TaskError> {
     v.as_deref()
         .map(|text| {
             crate::time::parse_duration(text).map_err(|e| TaskError {
@@ -209,7 +213,10 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             message,
         };
         if files[..i].iter().any(|g| g.name == f.name) {
-            return Err(err("name", format!("the name {:?} is already used", f.name)));
+            return Err(err(
+                "name",
+                format!("the name {:?} is already used", f.name),
+            ));
         }
         let source = match f.source.as_deref() {
             None | Some("timer") => Source::Timer,

@@ -604,8 +604,12 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
             ),
         ));
     }
-    GovernorName::parse(&s.policy.cpuidle.governor)
-        .map_err(|m| ("policy.cpuidle.governor".into(), format!("[policy.cpuidle] {m}")))?;
+    GovernorName::parse(&s.policy.cpuidle.governor).map_err(|m| {
+        (
+            "policy.cpuidle.governor".into(),
+            format!("[policy.cpuidle] {m}"),
+        )
+    })?;
     let w = &s.workload;
     if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() {
         return Err((
@@ -633,7 +637,10 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
     crate::cpu::task::resolve(&w.tasks).map_err(|e| {
         (
             format!("workload.task[{}].{}", e.task, e.key),
-            format!("[[workload.task]] {}: `{}`: {}", w.tasks[e.task].name, e.key, e.message),
+            format!(
+                "[[workload.task]] {}: `{}`: {}",
+                w.tasks[e.task].name, e.key, e.message
+            ),
         )
     })?;
     Ok(())

@@ -53,11 +53,11 @@ fn a_variant_may_change_the_platform_the_workload_and_the_run() {
            [variant.run]\nduration = \"5s\"\n";
     let f = ScenarioFile::parse("s.toml", &text).unwrap();
     let (a, b) = (&f.variants()[0].scenario, &f.variants()[1].scenario);
-    assert_eq!(a.platform.nvme.latency_scale, 1.0);
-    assert_eq!(b.platform.nvme.latency_scale, 2.0);
+    assert_eq!(a.platform.nvme.as_ref().unwrap().latency_scale, 1.0);
+    assert_eq!(b.platform.nvme.as_ref().unwrap().latency_scale, 2.0);
     // Deep merge: the preset of the base stays.
     assert_eq!(
-        b.platform.nvme.preset.as_deref(),
+        b.platform.nvme.as_ref().unwrap().preset.as_deref(),
         Some("wdc-pc-sn530-256gb")
     );
     assert_eq!(
@@ -257,7 +257,13 @@ fn power_overrides_name_states() {
     )
     .unwrap();
     assert_eq!(
-        ok.variants()[0].scenario.platform.nvme.idle_power_mw["PS0"],
+        ok.variants()[0]
+            .scenario
+            .platform
+            .nvme
+            .as_ref()
+            .unwrap()
+            .idle_power_mw["PS0"],
         350.0
     );
     let e = err(&base.replace("\"a\"\n", "\"a\"\nidle_power_mw = { P0 = 350.0 }\n"));
@@ -312,7 +318,7 @@ fn every_example_in_the_reference_parses() {
         }
         examples += 1;
     }
-    assert_eq!(examples, 3);
+    assert_eq!(examples, 4);
 }
 
 /// Every example scenario shipped in the repository parses under the current schema (sweep

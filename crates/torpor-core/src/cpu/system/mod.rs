@@ -316,7 +316,8 @@ impl CpuSystem {
                 .opps
                 .iter()
                 .max_by_key(|o| o.freq_khz)
-                .map_or(0.0, |o| o.power_mw.central());
+                .and_then(|o| o.power_mw.as_ref())
+                .map_or(0.0, |p| p.central());
             let latency_req_ns = spec
                 .latency_req_ns
                 .iter()
@@ -811,7 +812,11 @@ pub fn run_watched(
         Ok::<(), std::convert::Infallible>(())
     })
     .unwrap_or_else(|e| match e {});
-    let end = if stop == Stop::Interrupted { last } else { duration };
+    let end = if stop == Stop::Interrupted {
+        last
+    } else {
+        duration
+    };
     Ok((system.finish(end), stop))
 }
 
