@@ -96,3 +96,10 @@ def test_the_sweep_page(browser: object, cli, tmp_path: Path) -> None:
     page = tmp_path / "sweep.html"
     assert cli("sweep", str(SWEEP), "--report", str(page)).exit_code == 0
     check_page(browser, page, at_least=1)
+
+
+def test_the_cpu_run_page(browser: object, cli, tmp_path: Path) -> None:
+    scenario = SCENARIO.parent / "cpu-gs101-governors.toml"
+    assert cli("run", str(scenario), "--report", str(tmp_path)).exit_code == 0
+    # Idle misses per governor, residency per state.
+    check_page(browser, tmp_path / "report.html", at_least=2)

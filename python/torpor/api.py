@@ -58,10 +58,14 @@ class Result:
     #: the per-IO records). Empty otherwise.
     timeline: pd.DataFrame = field(init=False, repr=False)
     requests: pd.DataFrame = field(init=False, repr=False)
+    #: On CPUs: each task's wake-ups and wake-up latencies (variant, task, cpu, wakeups,
+    #: latency_min_us, latency_avg_us, latency_max_us). Empty otherwise.
+    tasks: pd.DataFrame = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         variants = self.report["variants"]
         object.__setattr__(self, "summary", _summary(variants))
+        object.__setattr__(self, "tasks", _tasks(variants))
         object.__setattr__(self, "latency", _latency(variants))
         object.__setattr__(self, "residency", _residency(variants))
         timeline, requests = _timeline(variants, self.columns)
@@ -71,7 +75,12 @@ class Result:
     @property
     def notes(self) -> list[str]:
         """What the run assumed (estimated powers, decoding, defaults), once each."""
-        notes = [n for v in self.report["variants"] for n in v.get("nvme", {}).get("notes", [])]
+        notes = [
+            n
+            for v in self.report["variants"]
+            for component in ("nvme", "cpu")
+            for n in v.get(component, {}).get("notes", [])
+        ]
         return list(dict.fromkeys(notes))
 
 
@@ -84,9 +93,11 @@ def run(
 ) -> Result:
     """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
 
-    ``summary`` has one row per variant and component (``io``, ``nvme``), ``latency`` one per
-    variant and direction (``read``, ``write``, ``all``), ``residency`` one per variant and
-    power state (plus ``transition``). ``max_ios`` and ``progress`` are as in
+    ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
+    ``cpu`` for CPUs), ``latency`` one per variant and direction (``read``, ``write``,
+    ``all``), ``residency`` one per variant and power state (plus ``transition``) of a drive,
+    or per variant, CPU and idle state (plus ``running``) of CPUs, with the idle misses
+    (``above``: too deep, ``below``: too shallow). ``max_ios`` and ``progress`` are as in
     :func:`torpor.native.run_scenario_file`.
 
     >>> r = run({"platform": {"nvme": {"preset": "kioxia-bg4-kbg40zns256g"}},
@@ -175,6 +186,23 @@ def _is_text(scenario: str) -> bool:
 def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for v in variants:
+        cpu = v.get("cpu")
+        if cpu:
+            rows.append(
+                {
+                    "variant": v["name"],
+                    "component": "cpu",
+                    "duration_s": v["duration_s"],
+                    "device": cpu["platform"],
+                    "governor": cpu["governor"],
+                    "avg_power_mw": cpu["avg_power_mw"],
+                    "energy_mj": cpu["energy_mj"],
+                    "too_deep_pct": cpu["too_deep_pct"],
+                    "too_shallow_pct": cpu["too_shallow_pct"],
+                    "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
+                }
+            )
+            continue
         io = v["io"]
         lat = io["all"]
         rows.append(
@@ -271,9 +299,58 @@ def _timeline(
     )
 
 
+def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {
+            "variant": v["name"],
+            "task": t["name"],
+            "cpu": t["cpu"],
+            "wakeups": t["wakeups"],
+            "latency_min_us": t["latency_min_ns"] / 1000,
+            "latency_avg_us": t["latency_sum_ns"] / t["wakeups"] / 1000 if t["wakeups"] else 0.0,
+            "latency_max_us": t["latency_max_ns"] / 1000,
+        }
+        for v in variants
+        for t in v.get("cpu", {}).get("tasks", [])
+    ]
+    return pd.DataFrame(rows)
+
+
+def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
+    span_ns = v["duration_s"] * 1e9 or 1.0
+    rows = []
+    for c in v["cpu"]["cpus"]:
+        rows.append(
+            {
+                "variant": v["name"],
+                "cpu": c["cpu"],
+                "state": "running",
+                "time_s": c["busy_ns"] / 1e9,
+                "time_pct": 100 * c["busy_ns"] / span_ns,
+            }
+        )
+        for s in c["states"]:
+            rows.append(
+                {
+                    "variant": v["name"],
+                    "cpu": c["cpu"],
+                    "state": s["name"],
+                    "time_s": s["time_ns"] / 1e9,
+                    "time_pct": 100 * s["time_ns"] / span_ns,
+                    "entries": s["entries"],
+                    "above": s["above"],
+                    "below": s["below"],
+                }
+            )
+    return rows
+
+
 def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for v in variants:
+        if v.get("cpu"):
+            rows += _cpu_residency(v)
+            continue
         nvme = v.get("nvme")
         if not nvme:
             continue
@@ -299,4 +376,6 @@ def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
                 "entries": nvme["transitions"],
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    counts = ["cpu", "entries", "above", "below"]
+    return table.astype({c: "Int64" for c in counts if c in table})
