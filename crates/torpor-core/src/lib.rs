@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod cpuidle;
 pub mod error;
+pub mod idle_stats;
 pub mod input;
 pub mod metrics;
 pub mod report;
