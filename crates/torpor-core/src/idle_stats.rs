@@ -379,16 +379,12 @@ struct Layout {
 
 /// Runs the report on the trace at `path`, with the platform file at `platform` if given.
 pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, InputError> {
-    let platform = platform.map(Platform::load).transpose()?;
+    let loaded = platform.map(Platform::load).transpose()?;
+    let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
     let label = path.to_string_lossy().into_owned();
     let file = user_file::open(path, &label, "an ftrace text trace")?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    from_reader(
-        reader,
-        &label,
-        platform.as_ref(),
-        platform.as_ref().map(|_| "--platform"),
-    )
+    from_reader(reader, &label, loaded.as_ref(), platform_label.as_deref())
 }
 
 /// Runs the report on a trace read from `reader` (`label` names it in errors; `platform_label`

@@ -29,8 +29,9 @@
 //! is not the trace they think, and statistics over it would be silently wrong. What is only
 //! counted and shown ([`FtraceCounts`]): a timestamp going backwards on one CPU (tools that
 //! merge per-CPU buffers produce it, e.g. trappy's unsorted test trace, and the analyses drop
-//! the one interval it spoils), a last line cut short without its newline (a trace copied
-//! while being written), the kernel's `CPU:N [LOST M EVENTS]` and `##### CPU N buffer started
+//! the one interval it spoils), a last line that does not parse (a trace copied while being
+//! written, or cut short by hand as trappy's is; the error would point at nothing the user can
+//! fix), the kernel's `CPU:N [LOST M EVENTS]` and `##### CPU N buffer started
 //! ####` markers, `CPU N is empty` notes, and unknown events.
 //!
 //! Memory is constant: one line buffer reused for every line, a per-CPU timestamp
@@ -203,13 +204,15 @@ pub struct Event<'a> {
 pub struct FtraceCounts {
     /// Event lines returned as [`Event`]s.
     pub events: u64,
+    /// The same, by event name.
+    pub known_events: std::collections::BTreeMap<&'static str, u64>,
     /// Unknown events skipped, by name.
     pub unknown_events: std::collections::BTreeMap<String, u64>,
     /// Events whose timestamp is earlier than the previous one on the same CPU.
     pub backwards_timestamps: u64,
     /// The first such line.
     pub first_backwards_line: Option<usize>,
-    /// A last line without its newline that did not parse: the file was cut short.
+    /// The last line did not parse and was skipped: the file was cut short.
     pub truncated_last_line: bool,
     /// `CPU:N [LOST M EVENTS]` markers and the events they say were lost.
     pub lost_markers: u64,
@@ -231,6 +234,8 @@ pub struct FtraceReader<R> {
     header: FtraceHeader,
     last_ts: Vec<u64>,
     unknown: HashMap<Box<str>, u64>,
+    /// Events returned, by their index in [`KNOWN`].
+    known: [u64; KNOWN.len()],
     counts: FtraceCounts,
 }
 
@@ -253,6 +258,7 @@ impl<R: BufRead> FtraceReader<R> {
             },
             last_ts: Vec::new(),
             unknown: HashMap::new(),
+            known: [0; KNOWN.len()],
             counts: FtraceCounts::default(),
         };
         r.read_header()?;
@@ -269,6 +275,12 @@ impl<R: BufRead> FtraceReader<R> {
             .unknown
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        c.known_events = KNOWN
+            .iter()
+            .zip(self.known)
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| (*name, n))
             .collect();
         c
     }
@@ -507,15 +519,38 @@ impl<R: BufRead> FtraceReader<R> {
             }
             match self.classify()? {
                 Some((cpu, ts, event_at)) => {
-                    if self.skip_unknown(event_at) {
+                    let Some(known) = self.skip_unknown(event_at) else {
                         continue;
-                    }
+                    };
                     self.counts.events += 1;
+                    self.known[known] += 1;
                     let line_no = self.line_no;
                     let line = trim_end(&self.buf);
                     let (name, fields) = event_name(&line[event_at..]);
-                    let kind = parse_kind(name, fields, self.header.cpus)
-                        .map_err(|m| InputError::at(&self.file, line_no, m))?;
+                    let kind = match parse_kind(name, fields, self.header.cpus) {
+                        Ok(kind) => kind,
+                        Err(m) => {
+                            let err = InputError::at(&self.file, line_no, m);
+                            // Fields, not `self.at_end()`: `kind` borrows `self.buf`.
+                            let at_end = match self.reader.fill_buf() {
+                                Ok(more) => more.is_empty(),
+                                Err(e) => {
+                                    return Err(InputError::at(
+                                        &self.file,
+                                        line_no + 1,
+                                        format!("cannot read the line: {e}"),
+                                    ))
+                                }
+                            };
+                            if at_end {
+                                self.counts.events -= 1;
+                                self.known[known] -= 1;
+                                self.counts.truncated_last_line = true;
+                                return Ok(None);
+                            }
+                            return Err(err);
+                        }
+                    };
                     return Ok(Some(Event {
                         cpu,
                         timestamp_ns: ts,
@@ -528,10 +563,22 @@ impl<R: BufRead> FtraceReader<R> {
         }
     }
 
+    /// Whether the line just read was the last one.
+    fn at_end(&mut self) -> Result<bool, InputError> {
+        let line = self.line_no + 1;
+        match self.reader.fill_buf() {
+            Ok(more) => Ok(more.is_empty()),
+            Err(e) => Err(InputError::at(
+                &self.file,
+                line,
+                format!("cannot read the line: {e}"),
+            )),
+        }
+    }
+
     /// Checks the current line: `Some((cpu, timestamp, offset of the event name))` for an event
     /// line, `None` for a line to skip (counted), an error otherwise.
     fn classify(&mut self) -> Result<Option<(u32, u64, usize)>, InputError> {
-        let complete = self.buf.last() == Some(&b'\n');
         let line = trim_end(&self.buf);
         if trim(line).is_empty() {
             return Ok(None);
@@ -557,14 +604,15 @@ impl<R: BufRead> FtraceReader<R> {
             return Ok(None);
         }
         let Some((cpu, ts, event_at)) = split_event_line(line) else {
-            if !complete {
+            let err = self.err(format!(
+                "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
+                shown(&String::from_utf8_lossy(trim_end(&self.buf)))
+            ));
+            if self.at_end()? {
                 self.counts.truncated_last_line = true;
                 return Ok(None);
             }
-            return Err(self.err(format!(
-                "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
-                shown(&String::from_utf8_lossy(line))
-            )));
+            return Err(err);
         };
         let ts = ts.map_err(|m| self.err(m))?;
         let limit = self.header.cpus.unwrap_or(MAX_CPUS);
@@ -580,29 +628,16 @@ impl<R: BufRead> FtraceReader<R> {
             self.counts.first_backwards_line.get_or_insert(self.line_no);
         }
         self.last_ts[i] = ts;
-        if !complete && !self.parses_whole() {
-            self.counts.truncated_last_line = true;
-            return Ok(None);
-        }
         Ok(Some((cpu, ts, event_at)))
     }
 
-    /// For a last line without its newline: whether its event, if known, parses.
-    fn parses_whole(&self) -> bool {
-        let line = trim_end(&self.buf);
-        let Some((_, _, at)) = split_event_line(line) else {
-            return false;
-        };
-        let (name, fields) = event_name(&line[at..]);
-        !is_known(name) || parse_kind(name, fields, self.header.cpus).is_ok()
-    }
-
-    /// Counts and skips an unknown event; true if it was one.
-    fn skip_unknown(&mut self, event_at: usize) -> bool {
+    /// The index in [`KNOWN`] of the line's event; `None` for an unknown event, counted and
+    /// skipped.
+    fn skip_unknown(&mut self, event_at: usize) -> Option<usize> {
         let line = trim_end(&self.buf);
         let (name, _) = event_name(&line[event_at..]);
-        if is_known(name) {
-            return false;
+        if let Some(i) = KNOWN.iter().position(|k| k.as_bytes() == name) {
+            return Some(i);
         }
         // Event names are ASCII identifiers; anything else is counted under its lossy text.
         let name = std::str::from_utf8(name).unwrap_or(OTHER_EVENTS);
@@ -613,7 +648,7 @@ impl<R: BufRead> FtraceReader<R> {
         } else {
             *self.unknown.entry(OTHER_EVENTS.into()).or_insert(0) += 1;
         }
-        true
+        None
     }
 }
 
@@ -624,29 +659,26 @@ fn cpu_beyond(what: &str, cpu: u32, cpus: Option<u32>) -> String {
     }
 }
 
-const KNOWN: &[&[u8]] = &[
-    b"cpu_idle",
-    b"cpu_idle_miss",
-    b"cpu_frequency",
-    b"sched_wakeup",
-    b"sched_wakeup_new",
-    b"sched_switch",
-    b"hrtimer_start",
-    b"hrtimer_expire_entry",
-    b"hrtimer_cancel",
-    b"timer_start",
-    b"timer_expire_entry",
-    b"timer_cancel",
-    b"tick_stop",
-    b"irq_handler_entry",
-    b"ipi_raise",
-    b"ipi_entry",
-    b"ipi_exit",
+/// The events parsed into [`EventKind`]s.
+const KNOWN: &[&str] = &[
+    "cpu_idle",
+    "cpu_idle_miss",
+    "cpu_frequency",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_switch",
+    "hrtimer_start",
+    "hrtimer_expire_entry",
+    "hrtimer_cancel",
+    "timer_start",
+    "timer_expire_entry",
+    "timer_cancel",
+    "tick_stop",
+    "irq_handler_entry",
+    "ipi_raise",
+    "ipi_entry",
+    "ipi_exit",
 ];
-
-fn is_known(name: &[u8]) -> bool {
-    KNOWN.contains(&name)
-}
 
 /// The event name and its fields, from the text after the timestamp. A line without an
 /// `EVENT:` token (the function tracer's `caller <-parent`) has the empty name.

@@ -223,16 +223,22 @@ CPU:0 [LOST 17 EVENTS]
     assert_eq!((counts.lost_markers, counts.lost_events), (1, 17));
     assert_eq!(counts.buffer_started_markers, 1);
     assert!(counts.truncated_last_line);
+    // The same when the cut-short last line still has its newline (trappy's unsorted trace).
+    let (events, counts) =
+        read(b"cpus=1\n  a-1 [000] 1.0: sched_switch: prev_comm=a prev_pid=1\n").unwrap();
+    assert!(events.is_empty() && counts.truncated_last_line);
+    assert!(counts.known_events.is_empty());
 }
 
 #[test]
 fn malformed_lines_are_errors_at_their_line() {
+    // Each bad line has a good one after it: a bad last line is only counted (see below).
     assert_eq!(
-        err(b"cpus=2\n  <idle>-0 [002] 1.000000: cpu_idle: state=0 cpu_id=0\n"),
+        err(b"cpus=2\n  <idle>-0 [002] 1.000000: cpu_idle: state=0 cpu_id=0\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"),
         "t.trace:2: CPU column says CPU 2, but the header says the trace has 2 CPUs"
     );
     assert_eq!(
-        err(b"cpus=2\n  <idle>-0 [001] 1.000000: cpu_idle: state=10 cpu_id=1\n"),
+        err(b"cpus=2\n  <idle>-0 [001] 1.000000: cpu_idle: state=10 cpu_id=1\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"),
         "t.trace:2: expected a `cpu_idle` state below 10 (the kernel's CPUIDLE_STATE_MAX) or \
          4294967295 (exit), got 10"
     );
@@ -241,7 +247,9 @@ fn malformed_lines_are_errors_at_their_line() {
         "t.trace:2: expected `cpu_id=` in the fields of `cpu_idle`, got \"state=1\""
     );
     assert_eq!(
-        err(b"cpus=2\n\x00\x01\x02garbage\n"),
+        err(
+            b"cpus=2\n\x00\x01\x02garbage\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"
+        ),
         "t.trace:2: expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got \
          \"\\0\\u{1}\\u{2}garbage\""
     );
