@@ -612,7 +612,8 @@ def idle_stats(trace: str, platform: str | None, as_json: bool) -> None:
 
     \b
     Example:
-      torpor idle stats tests/ftrace/two-clusters.report.txt --platform tests/ftrace/two-clusters.toml
+      torpor idle stats tests/ftrace/two-clusters.report.txt \\
+        --platform tests/ftrace/two-clusters.toml
     """
     stats = native.idle_stats(trace, platform)
     if as_json:
