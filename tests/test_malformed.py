@@ -3,8 +3,8 @@
 ``tests/malformed/expected.txt`` pairs each command (``$ torpor ARGS``, run from that folder)
 with the one line it must print on stderr. The test runs the installed CLI as a user would (a
 new process each time) and checks: exit code 2, nothing on stdout, that line and nothing else
-on stderr. Every file under ``dump/``, ``scenario/`` and ``sweep/`` must be named by some
-command, so a case cannot be added without its expected error.
+on stderr. Every file under ``dump/``, ``scenario/``, ``sweep/``, ``idle/`` and ``ftrace/`` must
+be named by some command, so a case cannot be added without its expected error.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_malformed_input_gets_one_exact_error_line(args: list[str], expected: st
 def test_the_folder_holds_at_least_50_cases_and_each_file_has_one() -> None:
     assert len(CASES) >= 50
     named = {a for args, _ in CASES for a in args}
-    for sub in ("dump", "scenario", "sweep", "idle"):
+    for sub in ("dump", "scenario", "sweep", "idle", "ftrace"):
         for f in sorted((HERE / sub).iterdir()):
             assert f"{sub}/{f.name}" in named, f"{sub}/{f.name} has no case in expected.txt"
     replayed = (HERE / "scenario").glob("replay-*.toml")

@@ -561,7 +561,7 @@ def bench(seconds: float, as_json: bool) -> None:
 
 @main.group()
 def idle() -> None:
-    """CPU idle: governors and their decisions."""
+    """CPU idle: governors, their decisions and idle statistics of real traces."""
 
 
 @idle.command()
@@ -599,6 +599,106 @@ def idle_governors() -> None:
     """List the governor variants (NAME@VERSION names the first kernel release followed)."""
     for name in native.idle_governors():
         click.echo(name)
+
+
+def _factored_time(us: float) -> str:
+    """A duration as idlestat prints it: whole us below 1 ms, then ms, then s, two decimals."""
+    if us < 1000:
+        return f"{us:.0f}us"
+    if us < 1_000_000:
+        return f"{us / 1000:.2f}ms"
+    return f"{us / 1_000_000:.2f}s"
+
+
+def _idle_stats_text(stats: dict[str, Any]) -> str:
+    """idlestat's boxed C-state table, then what torpor assumed and dropped."""
+    rule = "-" * 80
+    lines = [
+        rule,
+        "| C-state  |   min    |   max    |   avg    |   total  | hits  |  over | under |",
+    ]
+    for name, rows in stats["sections"].items():
+        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
+        lines += [rule, f"| {' ' * indent}{name:<{76 - indent}} |", rule]
+        for r in rows:
+            times = " | ".join(
+                f"{_factored_time(r[k]):>8}" for k in ("min_us", "max_us", "avg_us", "total_us")
+            )
+            over = "-" if r["over"] is None else r["over"]
+            under = "-" if r["under"] is None else r["under"]
+            lines.append(f"| {r['state']:>8} | {times} | {r['hits']:5} | {over:>5} | {under:>5} |")
+    lines.append(rule)
+    if stats["states"]:
+        legend = ", ".join(
+            f"{s['index']} {s['name'] or '(null)'}"
+            + (f" exit {s['exit_latency_us']}us" if s["exit_latency_us"] is not None else "")
+            + (
+                f" residency {s['target_residency_us']}us"
+                if s["target_residency_us"] is not None
+                else ""
+            )
+            for s in stats["states"]
+        )
+        lines.append(f"C-states ({stats['states_from']}): {legend}")
+    first, last = stats["first_ns"], stats["last_ns"]
+    span = (last - first) / 1e9 if first is not None else 0.0
+    lines.append(f"{stats['cpu_idle_events']} cpu_idle events over {span:.6f} s")
+    d = stats["dropped"]
+    lines.append(
+        f"left out: {d['exits_before_entry']} exits before a first entry, "
+        f"{d['non_positive_intervals']} intervals of zero or negative length, "
+        f"{d['open_at_end']} intervals still open at the end"
+    )
+    t = stats["trace"]
+    if t["backwards_timestamps"]:
+        lines.append(
+            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
+            f"(first at line {t['first_backwards_line']})"
+        )
+    if t["truncated_last_line"]:
+        lines.append("warning: the last line is cut short and was skipped")
+    if t["lost_markers"]:
+        lines.append(
+            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
+        )
+    if t["buffer_started_markers"]:
+        lines.append(
+            f"warning: {t['buffer_started_markers']} `buffer started` markers "
+            "(earlier events were overwritten)"
+        )
+    if t["unknown_events"]:
+        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
+        lines.append(f"other events skipped: {skipped}")
+    lines += [f"note: {n}" for n in stats["notes"]]
+    return "\n".join(lines)
+
+
+@idle.command("stats")
+@click.argument("trace")
+@click.option(
+    "--platform",
+    metavar="FILE",
+    help="The topology and C-state table (TOML, docs/idle-stats.md); "
+    "idlestat trace files carry their own.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+def idle_stats(trace: str, platform: str | None, as_json: bool) -> None:
+    """idlestat's C-state report of an ftrace text trace: per cluster, core and CPU.
+
+    TRACE is the kernel's `trace` file, `trace-cmd report` output or an idlestat trace file.
+    over: intervals shorter than the state's target residency; under: intervals long enough
+    for the next deeper state (idlestat's definitions, docs/idle-stats.md).
+
+    \b
+    Example:
+      torpor idle stats tests/ftrace/two-clusters.report.txt \\
+        --platform tests/ftrace/two-clusters.toml
+    """
+    stats = native.idle_stats(trace, platform)
+    if as_json:
+        emit_json(stats)
+        return
+    click.echo(_idle_stats_text(stats))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -134,3 +134,10 @@ def idle_decide(path: str | PathLike[str], governor: str, as_json: bool) -> int:
 def idle_governors() -> list[str]:
     """The cpuidle governor variants and aliases torpor has (``teo@6.6``, ``menu``, ...)."""
     return _native.idle_governors()
+
+
+def idle_stats(
+    trace: str | PathLike[str], platform: str | PathLike[str] | None = None
+) -> dict[str, Any]:
+    """idlestat's C-state report of an ftrace text trace (docs/idle-stats.md)."""
+    return json.loads(_native.idle_stats(trace, platform))

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cpu;
 pub mod cpuidle;
 pub mod error;
+pub mod idle_stats;
 pub mod input;
 pub mod metrics;
 pub mod report;

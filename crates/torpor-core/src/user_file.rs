@@ -290,36 +290,8 @@ pub fn read_line<R: BufRead>(
     label: &str,
     line: usize,
 ) -> Result<usize, InputError> {
-    buf.clear();
     let mut bytes = std::mem::take(buf).into_bytes();
-    loop {
-        let chunk = reader
-            .fill_buf()
-            .map_err(|e| InputError::at(label, line, format!("cannot read the line: {e}")))?;
-        if chunk.is_empty() {
-            break;
-        }
-        let (take, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        if bytes.len() + take > MAX_LINE_BYTES {
-            return Err(InputError::at(
-                label,
-                line,
-                format!(
-                    "the line is longer than {} KiB, the limit for one line of a trace; is \
-                     this a text trace?",
-                    MAX_LINE_BYTES >> 10
-                ),
-            ));
-        }
-        bytes.extend_from_slice(&chunk[..take]);
-        reader.consume(take);
-        if done {
-            break;
-        }
-    }
+    read_line_bytes(reader, &mut bytes, label, line)?;
     match String::from_utf8(bytes) {
         Ok(text) => {
             *buf = text;
@@ -331,6 +303,48 @@ pub fn read_line<R: BufRead>(
             Err(not_utf8(label, &bytes[..at], bytes[at], line))
         }
     }
+}
+
+/// [`read_line`] without the UTF-8 check, for formats whose lines may carry arbitrary bytes
+/// (an ftrace line quotes task names and marker text as the kernel got them): the caller
+/// decodes only the fields it reads. Reuses `buf`'s allocation, so a stream of lines costs
+/// no allocation once the longest line has been seen.
+pub fn read_line_bytes<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    label: &str,
+    line: usize,
+) -> Result<usize, InputError> {
+    buf.clear();
+    loop {
+        let chunk = reader
+            .fill_buf()
+            .map_err(|e| InputError::at(label, line, format!("cannot read the line: {e}")))?;
+        if chunk.is_empty() {
+            break;
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len() + take > MAX_LINE_BYTES {
+            return Err(InputError::at(
+                label,
+                line,
+                format!(
+                    "the line is longer than {} KiB, the limit for one line of a trace; is \
+                     this a text trace?",
+                    MAX_LINE_BYTES >> 10
+                ),
+            ));
+        }
+        buf.extend_from_slice(&chunk[..take]);
+        reader.consume(take);
+        if done {
+            break;
+        }
+    }
+    Ok(buf.len())
 }
 
 #[cfg(test)]

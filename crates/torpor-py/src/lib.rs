@@ -393,6 +393,16 @@ fn idle_governors() -> Vec<&'static str> {
         .collect()
 }
 
+/// `torpor idle stats`: idlestat's C-state report of an ftrace text trace, as JSON.
+#[pyfunction]
+#[pyo3(signature = (trace, platform=None))]
+fn idle_stats(py: Python<'_>, trace: PathBuf, platform: Option<PathBuf>) -> PyResult<String> {
+    to_json(
+        &py.allow_threads(|| torpor_core::idle_stats::idle_stats(&trace, platform.as_deref()))
+            .map_err(to_py)?,
+    )
+}
+
 /// Times the engine's hot loops, about `seconds` each.
 #[pyfunction]
 #[pyo3(name = "bench")]
@@ -421,5 +431,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
+    m.add_function(wrap_pyfunction!(idle_stats, m)?)?;
     Ok(())
 }

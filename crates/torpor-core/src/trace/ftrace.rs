@@ -1,0 +1,1063 @@
+//! Streaming reader for ftrace text: the kernel's `trace` file, `trace-cmd report` output and
+//! idlestat's own trace files.
+//!
+//! Read for this module: the kernel's `kernel/trace/trace_output.c` (line layout) and the
+//! `TP_printk` formats of `include/trace/events/{power,sched,timer,irq,ipi}.h`; idlestat 0.8's
+//! `tracefile_{ftrace,tracecmd,idlestat}.c`, `topology.c` and `idlestat.c` (its trace-file
+//! header, written by `idlestat_store`). The formats, told apart by their first line:
+//!
+//! * **raw `trace` file**: `# tracer: nop` and more `#` lines, one of which may say `#P:8` (the
+//!   CPU count); the file may also start directly with events (`trace_pipe`). Event lines are
+//!   `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: FIELDS`, where the irq-flags column (`d..2`, or
+//!   five characters on newer kernels) is present unless the `irq-info` option is off, and
+//!   systrace adds a TGID column (`(  959)` or `(-----)`) after the PID.
+//! * **`trace-cmd report`**: an optional `version = 6` line (trace-cmd 2.x), then `cpus=N`; event
+//!   lines have no flags column and pad the event name (`cpu_idle:             state=...`).
+//! * **idlestat's trace file**: `idlestat version = X`, `cpus=N`, the topology (`clusterA:`,
+//!   `\tcore0`, `\t\tcpu0`, or `\tcpu0` under the cluster when cores have one CPU), then for
+//!   each CPU `cpuid N:` and 16 pairs of lines, a C-state name (`(null)` for none) and its
+//!   target residency in microseconds (`-1` for none), then the raw event lines.
+//!
+//! Timestamps become integer nanoseconds (up to nine decimals are exact); events the analyses
+//! use become [`EventKind`]s, all others are counted by name and skipped.
+//!
+//! **Errors and warnings.** What stops the read with an [`InputError`] at its line: a line
+//! that is not an event line (binary garbage, a `trace.dat` given instead of its report), a
+//! known event whose fields do not parse, a CPU beyond the header's count, a `cpu_idle` state
+//! that no kernel can emit (at least `CPUIDLE_STATE_MAX` = 10 and not the exit value), a line
+//! longer than [`crate::user_file::MAX_LINE_BYTES`]. A user wants these loud: each means the file
+//! is not the trace they think, and statistics over it would be silently wrong. What is only
+//! counted and shown ([`FtraceCounts`]): a timestamp going backwards on one CPU (tools that
+//! merge per-CPU buffers produce it, e.g. trappy's unsorted test trace, and the analyses drop
+//! the one interval it spoils), a last line that does not parse (a trace copied while being
+//! written, or cut short by hand as trappy's is; the error would point at nothing the user can
+//! fix), the kernel's `CPU:N [LOST M EVENTS]` and `##### CPU N buffer started
+//! ####` markers, `CPU N is empty` notes, and unknown events.
+//!
+//! Memory is constant: one line buffer reused for every line, a per-CPU timestamp
+//! table bounded by the CPU count ([`MAX_CPUS`] at most) and at most [`MAX_EVENT_NAMES`]
+//! distinct unknown-event names. Parsing borrows from the line buffer: no allocation per line.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use memchr::memmem;
+use serde::Serialize;
+
+use crate::error::{shown, InputError};
+use crate::user_file::read_line_bytes;
+
+/// The most CPUs a trace may name: Linux's largest `CONFIG_NR_CPUS`.
+pub const MAX_CPUS: u32 = 8192;
+
+/// The kernel's `CPUIDLE_STATE_MAX`: `cpu_idle` states are below it, or [`CPU_IDLE_EXIT`].
+pub const CPUIDLE_STATE_MAX: u32 = 10;
+
+/// The `state` of a `cpu_idle` event that leaves idle (`PWR_EVENT_EXIT`, -1 as unsigned).
+pub const CPU_IDLE_EXIT: u32 = u32::MAX;
+
+/// idlestat's `MAXCSTATE`: its trace files list this many states per CPU.
+pub const IDLESTAT_STATES: usize = 16;
+
+/// The most distinct unknown event names counted one by one; more are counted together.
+pub const MAX_EVENT_NAMES: usize = 4096;
+
+/// The name unknown events beyond [`MAX_EVENT_NAMES`] distinct names are counted under.
+pub const OTHER_EVENTS: &str = "(other)";
+
+/// Which tool wrote the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FtraceFormat {
+    /// The kernel's `trace` / `trace_pipe` text (systrace's ftrace text too).
+    Raw,
+    /// `trace-cmd report` output.
+    TraceCmd,
+    /// idlestat's own trace file (`idlestat --trace -f FILE`).
+    Idlestat,
+}
+
+/// Where one CPU sits, as idlestat's topology says: cluster (physical package), core, CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CpuPlace {
+    pub cluster: u32,
+    pub core: u32,
+    pub cpu: u32,
+}
+
+/// One C-state of an idlestat trace's table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableState {
+    pub name: Option<String>,
+    pub target_residency_us: Option<u64>,
+}
+
+/// What the first lines said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FtraceHeader {
+    pub format: FtraceFormat,
+    /// The CPU count (`#P:N`, `cpus=N`), when the header gives one.
+    pub cpus: Option<u32>,
+    /// idlestat traces: the topology, every CPU below `cpus` exactly once.
+    pub topology: Option<Vec<CpuPlace>>,
+    /// idlestat traces: each CPU's C-state table, [`IDLESTAT_STATES`] entries.
+    pub states: Option<Vec<Vec<TableState>>>,
+}
+
+/// One event the analyses use. Text fields borrow the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind<'a> {
+    /// `cpu_idle`: `state` is `None` when the CPU leaves idle.
+    CpuIdle {
+        state: Option<u32>,
+        cpu_id: u32,
+    },
+    /// `cpu_idle_miss` (v6.0+): the entered state was too deep (`below == false`, "above") or
+    /// too shallow (`below == true`).
+    CpuIdleMiss {
+        cpu_id: u32,
+        state: u32,
+        below: bool,
+    },
+    /// `cpu_frequency`: the new frequency in kHz.
+    CpuFrequency {
+        khz: u32,
+        cpu_id: u32,
+    },
+    /// `sched_wakeup` and `sched_wakeup_new` (`new`).
+    SchedWakeup {
+        comm: &'a str,
+        pid: i32,
+        target_cpu: u32,
+        new: bool,
+    },
+    /// `sched_switch`, in the kernel's format or trace-cmd's compact one.
+    SchedSwitch {
+        prev_pid: i32,
+        prev_state: &'a str,
+        next_pid: i32,
+    },
+    /// `hrtimer_start`: expiry times are on the timer's clock, in nanoseconds.
+    HrtimerStart {
+        hrtimer: u64,
+        function: &'a str,
+        expires_ns: u64,
+        softexpires_ns: u64,
+    },
+    HrtimerExpireEntry {
+        hrtimer: u64,
+        function: &'a str,
+        now_ns: u64,
+    },
+    HrtimerCancel {
+        hrtimer: u64,
+    },
+    /// `timer_start`: `expires` is in jiffies.
+    TimerStart {
+        timer: u64,
+        function: &'a str,
+        expires: u64,
+    },
+    TimerExpireEntry {
+        timer: u64,
+        function: &'a str,
+        now: u64,
+    },
+    TimerCancel {
+        timer: u64,
+    },
+    /// `tick_stop`: whether the tick was stopped, and what kept it if not.
+    TickStop {
+        success: bool,
+        dependency: &'a str,
+    },
+    IrqHandlerEntry {
+        irq: u32,
+        name: &'a str,
+    },
+    /// `ipi_raise`: the target CPU mask as printed (`00000000,00000008`) and the reason.
+    IpiRaise {
+        target_mask: &'a str,
+        reason: &'a str,
+    },
+    IpiEntry {
+        reason: &'a str,
+    },
+    IpiExit {
+        reason: &'a str,
+    },
+}
+
+/// One parsed event line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// The CPU column (`[002]`).
+    pub cpu: u32,
+    pub timestamp_ns: u64,
+    pub kind: EventKind<'a>,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// Lines the reader skipped or warned about, for the user to see.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FtraceCounts {
+    /// Event lines returned as [`Event`]s.
+    pub events: u64,
+    /// The same, by event name.
+    pub known_events: std::collections::BTreeMap<&'static str, u64>,
+    /// Unknown events skipped, by name.
+    pub unknown_events: std::collections::BTreeMap<String, u64>,
+    /// Events whose timestamp is earlier than the previous one on the same CPU.
+    pub backwards_timestamps: u64,
+    /// The first such line.
+    pub first_backwards_line: Option<usize>,
+    /// The last line did not parse and was skipped: the file was cut short.
+    pub truncated_last_line: bool,
+    /// `CPU:N [LOST M EVENTS]` markers and the events they say were lost.
+    pub lost_markers: u64,
+    pub lost_events: u64,
+    /// `##### CPU N buffer started ####` markers (events before them were overwritten).
+    pub buffer_started_markers: u64,
+    /// `CPU N is empty` notes of `trace-cmd report`.
+    pub empty_cpu_notes: u64,
+}
+
+/// Pulls [`Event`]s out of ftrace text one line at a time.
+pub struct FtraceReader<R> {
+    reader: R,
+    file: String,
+    line_no: usize,
+    buf: Vec<u8>,
+    /// A line read while looking at the header that is already the first event line.
+    pending: bool,
+    header: FtraceHeader,
+    last_ts: Vec<u64>,
+    unknown: HashMap<Box<str>, u64>,
+    /// Events returned, by their index in [`KNOWN`].
+    known: [u64; KNOWN.len()],
+    counts: FtraceCounts,
+}
+
+const TRACE_DAT_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+
+impl<R: BufRead> FtraceReader<R> {
+    /// Reads the header. `file` is the name errors carry.
+    pub fn new(reader: R, file: &str) -> Result<Self, InputError> {
+        let mut r = FtraceReader {
+            reader,
+            file: file.to_string(),
+            line_no: 0,
+            buf: Vec::with_capacity(256),
+            pending: false,
+            header: FtraceHeader {
+                format: FtraceFormat::Raw,
+                cpus: None,
+                topology: None,
+                states: None,
+            },
+            last_ts: Vec::new(),
+            unknown: HashMap::new(),
+            known: [0; KNOWN.len()],
+            counts: FtraceCounts::default(),
+        };
+        r.read_header()?;
+        Ok(r)
+    }
+
+    pub fn header(&self) -> &FtraceHeader {
+        &self.header
+    }
+
+    pub fn counts(&self) -> FtraceCounts {
+        let mut c = self.counts.clone();
+        c.unknown_events = self
+            .unknown
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        c.known_events = KNOWN
+            .iter()
+            .zip(self.known)
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| (*name, n))
+            .collect();
+        c
+    }
+
+    /// The name errors carry.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    fn err(&self, message: impl Into<String>) -> InputError {
+        InputError::at(&self.file, self.line_no, message)
+    }
+
+    /// Reads the next line into `buf`; false at the end.
+    fn next_line(&mut self) -> Result<bool, InputError> {
+        self.line_no += 1;
+        Ok(read_line_bytes(&mut self.reader, &mut self.buf, &self.file, self.line_no)? > 0)
+    }
+
+    fn read_header(&mut self) -> Result<(), InputError> {
+        if !self.next_line()? {
+            return Err(InputError::whole(
+                &self.file,
+                "the file is empty; expected ftrace text (a `trace` file, `trace-cmd report` \
+                 output or an idlestat trace)",
+            ));
+        }
+        if self.buf.starts_with(TRACE_DAT_MAGIC) {
+            return Err(self.err(
+                "this is a binary trace.dat; expected text: convert it with `trace-cmd report \
+                 FILE > FILE.txt`",
+            ));
+        }
+        let first = trim_end(&self.buf);
+        if first.starts_with(b"idlestat version") {
+            self.header.format = FtraceFormat::Idlestat;
+            self.expect_line("the `cpus=N` line of an idlestat trace")?;
+            self.header.cpus = Some(self.cpus_line()?);
+            self.idlestat_tables()?;
+        } else if first.starts_with(b"version = ") {
+            self.header.format = FtraceFormat::TraceCmd;
+            self.expect_line("the `cpus=N` line of `trace-cmd report` output")?;
+            self.header.cpus = Some(self.cpus_line()?);
+        } else if first.starts_with(b"cpus=") {
+            self.header.format = FtraceFormat::TraceCmd;
+            self.header.cpus = Some(self.cpus_line()?);
+        } else if first.starts_with(b"#") {
+            self.header.format = FtraceFormat::Raw;
+            loop {
+                let line = trim_end(&self.buf);
+                if !line.starts_with(b"#") {
+                    self.pending = true;
+                    break;
+                }
+                if let Some(at) = memmem::find(line, b"#P:") {
+                    let digits = &line[at + 3..];
+                    let n = leading_u64(digits)
+                        .and_then(|(n, _)| u32::try_from(n).ok())
+                        .filter(|&n| (1..=MAX_CPUS).contains(&n))
+                        .ok_or_else(|| {
+                            self.err(format!(
+                                "expected a CPU count from 1 to {MAX_CPUS} after `#P:`"
+                            ))
+                        })?;
+                    self.header.cpus = Some(n);
+                }
+                if !self.next_line()? {
+                    break;
+                }
+            }
+        } else if split_event_line(first).is_some() {
+            // `trace_pipe` output: no header at all.
+            self.pending = true;
+        } else {
+            return Err(self.err(format!(
+                "expected ftrace text: a `# tracer` header, `version = 6` or `cpus=N` (trace-cmd \
+                 report), `idlestat version` or an event line `TASK-PID [CPU] TIMESTAMP: EVENT: \
+                 FIELDS`; got {}",
+                shown(&String::from_utf8_lossy(first))
+            )));
+        }
+        if let Some(n) = self.header.cpus {
+            self.last_ts.reserve(n as usize);
+        }
+        Ok(())
+    }
+
+    fn expect_line(&mut self, what: &str) -> Result<(), InputError> {
+        if self.next_line()? {
+            Ok(())
+        } else {
+            Err(self.err(format!("the file ends where {what} was expected")))
+        }
+    }
+
+    fn cpus_line(&self) -> Result<u32, InputError> {
+        let line = trim_end(&self.buf);
+        line.strip_prefix(b"cpus=")
+            .and_then(parse_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| (1..=MAX_CPUS).contains(&n))
+            .ok_or_else(|| {
+                self.err(format!(
+                    "expected `cpus=N` with N from 1 to {MAX_CPUS}, got {}",
+                    shown(&String::from_utf8_lossy(line))
+                ))
+            })
+    }
+
+    /// idlestat's topology and C-state tables, after `cpus=N`.
+    fn idlestat_tables(&mut self) -> Result<(), InputError> {
+        let cpus = self.header.cpus.unwrap_or(0);
+        let mut places: Vec<Option<CpuPlace>> = vec![None; cpus as usize];
+        let mut cluster: Option<u32> = None;
+        let mut core: Option<u32> = None;
+        loop {
+            self.expect_line("the topology or `cpuid 0:` of an idlestat trace")?;
+            let line = trim_end(&self.buf);
+            if let Some(rest) = line.strip_prefix(b"cluster") {
+                match rest {
+                    [c @ b'A'..=b'Z', b':'] => {
+                        cluster = Some(u32::from(c - b'A'));
+                        core = None;
+                    }
+                    _ => return Err(self.err("expected a cluster line `clusterA:` to `clusterZ:`")),
+                }
+            } else if let Some(rest) = line.strip_prefix(b"\tcore") {
+                core = Some(parse_u32(rest).ok_or_else(|| self.err("expected `\\tcoreN`"))?);
+                if cluster.is_none() {
+                    return Err(self.err("a core line before any `clusterX:` line"));
+                }
+            } else if let Some(rest) = line
+                .strip_prefix(b"\t\tcpu")
+                .or_else(|| line.strip_prefix(b"\tcpu"))
+            {
+                let cpu = parse_u32(rest).ok_or_else(|| self.err("expected `\\t\\tcpuN`"))?;
+                let Some(cl) = cluster else {
+                    return Err(self.err("a cpu line before any `clusterX:` line"));
+                };
+                // Under a cluster without core lines, each CPU is its own core (idlestat's rule).
+                let direct = !line.starts_with(b"\t\t");
+                let co = if direct {
+                    core = None;
+                    cpu
+                } else {
+                    core.ok_or_else(|| self.err("a `\\t\\tcpuN` line outside any core"))?
+                };
+                let slot = places.get_mut(cpu as usize).ok_or_else(|| {
+                    InputError::at(
+                        &self.file,
+                        self.line_no,
+                        format!("cpu{cpu} is beyond the header's cpus={cpus}"),
+                    )
+                })?;
+                if slot.is_some() {
+                    return Err(self.err(format!("cpu{cpu} is listed twice in the topology")));
+                }
+                *slot = Some(CpuPlace {
+                    cluster: cl,
+                    core: co,
+                    cpu,
+                });
+            } else if line.starts_with(b"cpuid ") {
+                break;
+            } else {
+                return Err(self.err(format!(
+                    "expected the topology (`clusterA:`, `\\tcore0`, `\\t\\tcpu0`) or `cpuid 0:`, \
+                     got {}",
+                    shown(&String::from_utf8_lossy(line))
+                )));
+            }
+        }
+        let mut topology = Vec::with_capacity(places.len());
+        for (cpu, p) in places.into_iter().enumerate() {
+            topology.push(p.ok_or_else(|| {
+                self.err(format!(
+                    "cpu{cpu} is in no cluster of the topology, which must list every CPU below \
+                     cpus={cpus}"
+                ))
+            })?);
+        }
+        let mut tables = Vec::with_capacity(cpus as usize);
+        for cpu in 0..cpus {
+            if cpu > 0 {
+                self.expect_line(&format!("`cpuid {cpu}:`"))?;
+            }
+            if trim_end(&self.buf) != format!("cpuid {cpu}:").as_bytes() {
+                return Err(self.err(format!(
+                    "expected `cpuid {cpu}:`, got {}",
+                    shown(&String::from_utf8_lossy(trim_end(&self.buf)))
+                )));
+            }
+            let mut table = Vec::with_capacity(IDLESTAT_STATES);
+            for i in 0..IDLESTAT_STATES {
+                self.expect_line(&format!("the name of state {i} of cpu{cpu}"))?;
+                let name = String::from_utf8_lossy(trim(&self.buf)).into_owned();
+                if name.is_empty() || name.contains(char::is_whitespace) {
+                    return Err(self.err(format!(
+                        "expected the name of state {i} of cpu{cpu} (one word, `(null)` for \
+                         none), got {}",
+                        shown(&name)
+                    )));
+                }
+                self.expect_line(&format!("the target residency of state {i} of cpu{cpu}"))?;
+                let res = trim(&self.buf);
+                let target_residency_us = if res == b"-1" {
+                    None
+                } else {
+                    Some(parse_u64(res).ok_or_else(|| {
+                        self.err(format!(
+                            "expected the target residency of state {i} of cpu{cpu} in \
+                             microseconds (-1 for none), got {}",
+                            shown(&String::from_utf8_lossy(res))
+                        ))
+                    })?)
+                };
+                table.push(TableState {
+                    name: (name != "(null)").then_some(name),
+                    target_residency_us,
+                });
+            }
+            tables.push(table);
+        }
+        self.header.topology = Some(topology);
+        self.header.states = Some(tables);
+        Ok(())
+    }
+
+    /// The next event the analyses use, or `None` at the end of the trace.
+    pub fn next_event(&mut self) -> Result<Option<Event<'_>>, InputError> {
+        loop {
+            if self.pending {
+                self.pending = false;
+            } else if !self.next_line()? {
+                return Ok(None);
+            }
+            match self.classify()? {
+                Some((cpu, ts, event_at)) => {
+                    let Some(known) = self.skip_unknown(event_at) else {
+                        continue;
+                    };
+                    self.counts.events += 1;
+                    self.known[known] += 1;
+                    let line_no = self.line_no;
+                    let line = trim_end(&self.buf);
+                    let (name, fields) = event_name(&line[event_at..]);
+                    let kind = match parse_kind(name, fields, self.header.cpus) {
+                        Ok(kind) => kind,
+                        Err(m) => {
+                            let err = InputError::at(&self.file, line_no, m);
+                            // Fields, not `self.at_end()`: `kind` borrows `self.buf`.
+                            let at_end = match self.reader.fill_buf() {
+                                Ok(more) => more.is_empty(),
+                                Err(e) => {
+                                    return Err(InputError::at(
+                                        &self.file,
+                                        line_no + 1,
+                                        format!("cannot read the line: {e}"),
+                                    ))
+                                }
+                            };
+                            if at_end {
+                                self.counts.events -= 1;
+                                self.known[known] -= 1;
+                                self.counts.truncated_last_line = true;
+                                return Ok(None);
+                            }
+                            return Err(err);
+                        }
+                    };
+                    return Ok(Some(Event {
+                        cpu,
+                        timestamp_ns: ts,
+                        kind,
+                        line: line_no,
+                    }));
+                }
+                None => continue,
+            }
+        }
+    }
+
+    /// Whether the line just read was the last one.
+    fn at_end(&mut self) -> Result<bool, InputError> {
+        let line = self.line_no + 1;
+        match self.reader.fill_buf() {
+            Ok(more) => Ok(more.is_empty()),
+            Err(e) => Err(InputError::at(
+                &self.file,
+                line,
+                format!("cannot read the line: {e}"),
+            )),
+        }
+    }
+
+    /// Checks the current line: `Some((cpu, timestamp, offset of the event name))` for an event
+    /// line, `None` for a line to skip (counted), an error otherwise.
+    fn classify(&mut self) -> Result<Option<(u32, u64, usize)>, InputError> {
+        let line = trim_end(&self.buf);
+        if trim(line).is_empty() {
+            return Ok(None);
+        }
+        if line.starts_with(b"#") {
+            if memmem::find(line, b"buffer started").is_some() {
+                self.counts.buffer_started_markers += 1;
+            }
+            return Ok(None);
+        }
+        let body = trim(line);
+        if body.starts_with(b"CPU:") {
+            if let Some(at) = memmem::find(body, b"[LOST ") {
+                self.counts.lost_markers += 1;
+                if let Some((n, _)) = leading_u64(&body[at + 6..]) {
+                    self.counts.lost_events += n;
+                }
+                return Ok(None);
+            }
+        }
+        if body.starts_with(b"CPU ") && body.ends_with(b" is empty") {
+            self.counts.empty_cpu_notes += 1;
+            return Ok(None);
+        }
+        let Some((cpu, ts, event_at)) = split_event_line(line) else {
+            let err = self.err(format!(
+                "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
+                shown(&String::from_utf8_lossy(trim_end(&self.buf)))
+            ));
+            if self.at_end()? {
+                self.counts.truncated_last_line = true;
+                return Ok(None);
+            }
+            return Err(err);
+        };
+        let ts = ts.map_err(|m| self.err(m))?;
+        let limit = self.header.cpus.unwrap_or(MAX_CPUS);
+        if cpu >= limit {
+            return Err(self.err(cpu_beyond("CPU column", cpu, self.header.cpus)));
+        }
+        let i = cpu as usize;
+        if self.last_ts.len() <= i {
+            self.last_ts.resize(i + 1, 0);
+        }
+        if ts < self.last_ts[i] {
+            self.counts.backwards_timestamps += 1;
+            self.counts.first_backwards_line.get_or_insert(self.line_no);
+        }
+        self.last_ts[i] = ts;
+        Ok(Some((cpu, ts, event_at)))
+    }
+
+    /// The index in [`KNOWN`] of the line's event; `None` for an unknown event, counted and
+    /// skipped.
+    fn skip_unknown(&mut self, event_at: usize) -> Option<usize> {
+        let line = trim_end(&self.buf);
+        let (name, _) = event_name(&line[event_at..]);
+        if let Some(i) = KNOWN.iter().position(|k| k.as_bytes() == name) {
+            return Some(i);
+        }
+        // Event names are ASCII identifiers; anything else is counted under its lossy text.
+        let name = std::str::from_utf8(name).unwrap_or(OTHER_EVENTS);
+        if let Some(n) = self.unknown.get_mut(name) {
+            *n += 1;
+        } else if self.unknown.len() < MAX_EVENT_NAMES {
+            self.unknown.insert(name.into(), 1);
+        } else {
+            *self.unknown.entry(OTHER_EVENTS.into()).or_insert(0) += 1;
+        }
+        None
+    }
+}
+
+fn cpu_beyond(what: &str, cpu: u32, cpus: Option<u32>) -> String {
+    match cpus {
+        Some(n) => format!("{what} says CPU {cpu}, but the header says the trace has {n} CPUs"),
+        None => format!("{what} says CPU {cpu}; expected a CPU below {MAX_CPUS}"),
+    }
+}
+
+/// The events parsed into [`EventKind`]s.
+const KNOWN: &[&str] = &[
+    "cpu_idle",
+    "cpu_idle_miss",
+    "cpu_frequency",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_switch",
+    "hrtimer_start",
+    "hrtimer_expire_entry",
+    "hrtimer_cancel",
+    "timer_start",
+    "timer_expire_entry",
+    "timer_cancel",
+    "tick_stop",
+    "irq_handler_entry",
+    "ipi_raise",
+    "ipi_entry",
+    "ipi_exit",
+];
+
+/// The event name and its fields, from the text after the timestamp. A line without an
+/// `EVENT:` token (the function tracer's `caller <-parent`) has the empty name.
+fn event_name(rest: &[u8]) -> (&[u8], &[u8]) {
+    let end = rest
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(rest.len());
+    if rest.get(end) == Some(&b':') {
+        (&rest[..end], trim(&rest[end + 1..]))
+    } else {
+        (b"", rest)
+    }
+}
+
+/// Splits an event line: the CPU, the timestamp (or why it does not parse) and the offset of
+/// the text after the timestamp. `None` if the line has no `[CPU]` column followed by a
+/// timestamp.
+fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
+    // The CPU column: the first `[digits]` followed by a space. Task names (up to 16 bytes)
+    // come before it and may hold anything, so the search looks for that exact shape.
+    let mut from = 0;
+    let (cpu, after) = loop {
+        let open = from + memchr::memchr(b'[', &line[from..])?;
+        let digits = line[open + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let close = open + 1 + digits;
+        if (1..=5).contains(&digits)
+            && line.get(close) == Some(&b']')
+            && line
+                .get(close + 1)
+                .is_some_and(|b| *b == b' ' || *b == b'\t')
+        {
+            let cpu = parse_u32(&line[open + 1..close])?;
+            break (cpu, close + 1);
+        }
+        from = open + 1;
+    };
+    let (tok1, next) = token(line, after)?;
+    let (stamp, next) = if tok1.ends_with(b":") && tok1[0].is_ascii_digit() {
+        (tok1, next)
+    } else {
+        // The irq-flags column (`d..2`, `dNh1.`) stands before the timestamp.
+        let (tok2, next) = token(line, next)?;
+        if !(tok2.ends_with(b":") && tok2[0].is_ascii_digit()) {
+            return None;
+        }
+        (tok2, next)
+    };
+    let stamp = &stamp[..stamp.len() - 1];
+    let rest = next
+        + line[next..]
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+    Some((cpu, parse_timestamp(stamp), rest))
+}
+
+/// The whitespace-separated token starting at or after `from`, and the offset after it.
+fn token(line: &[u8], from: usize) -> Option<(&[u8], usize)> {
+    let start = from
+        + line[from..]
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+    let len = line[start..]
+        .iter()
+        .take_while(|b| **b != b' ' && **b != b'\t')
+        .count();
+    (len > 0).then(|| (&line[start..start + len], start + len))
+}
+
+/// `SECONDS.FRACTION` (up to nine decimals) as nanoseconds.
+fn parse_timestamp(text: &[u8]) -> Result<u64, String> {
+    let bad = || {
+        format!(
+            "expected a timestamp in seconds with up to nine decimals (`538.064659:`), got {}; \
+             traces taken with a counter clock (`x86-tsc`, `counter`) are not supported",
+            shown(&String::from_utf8_lossy(text))
+        )
+    };
+    let (secs, frac) = match memchr::memchr(b'.', text) {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => return Err(bad()),
+    };
+    if frac.is_empty() || frac.len() > 9 || !frac.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    let secs = parse_u64(secs).ok_or_else(bad)?;
+    let mut ns = parse_u64(frac).ok_or_else(bad)?;
+    for _ in frac.len()..9 {
+        ns *= 10;
+    }
+    secs.checked_mul(1_000_000_000)
+        .and_then(|s| s.checked_add(ns))
+        .ok_or_else(bad)
+}
+
+fn trim_end(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|b| !matches!(b, b'\n' | b'\r' | b' ' | b'\t'))
+        .map_or(0, |p| p + 1);
+    &line[..end]
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let line = trim_end(line);
+    let start = line
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t'))
+        .unwrap_or(line.len());
+    &line[start..]
+}
+
+fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(n)
+}
+
+fn parse_u32(digits: &[u8]) -> Option<u32> {
+    parse_u64(digits).and_then(|n| u32::try_from(n).ok())
+}
+
+fn parse_i32(text: &[u8]) -> Option<i32> {
+    match text.strip_prefix(b"-") {
+        Some(d) => parse_u64(d).and_then(|n| i32::try_from(-i64::try_from(n).ok()?).ok()),
+        None => parse_u64(text).and_then(|n| i32::try_from(n).ok()),
+    }
+}
+
+/// The number at the start of `text` and the rest.
+fn leading_u64(text: &[u8]) -> Option<(u64, &[u8])> {
+    let n = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    Some((parse_u64(&text[..n])?, &text[n..]))
+}
+
+/// A kernel pointer as printed by `%p`: hexadecimal, with or without `0x`.
+fn parse_hex(text: &[u8]) -> Option<u64> {
+    let digits = text.strip_prefix(b"0x").unwrap_or(text);
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let s = std::str::from_utf8(digits).ok()?;
+    u64::from_str_radix(s, 16).ok()
+}
+
+/// The value of `key=` in `fields`: the key starts the fields or follows a space; the value
+/// runs to the next space.
+fn field<'a>(fields: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let mut from = 0;
+    while let Some(at) = memmem::find(&fields[from..], key) {
+        let at = from + at;
+        let after = at + key.len();
+        if (at == 0 || fields[at - 1] == b' ') && fields.get(after) == Some(&b'=') {
+            let value = &fields[after + 1..];
+            let end = memchr::memchr(b' ', value).unwrap_or(value.len());
+            return Some(&value[..end]);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn text(value: &[u8]) -> Option<&str> {
+    std::str::from_utf8(value).ok()
+}
+
+/// Parses the fields of a known event; the error is the message only.
+fn parse_kind<'a>(
+    name: &[u8],
+    fields: &'a [u8],
+    cpus: Option<u32>,
+) -> Result<EventKind<'a>, String> {
+    let event = String::from_utf8_lossy(name);
+    let need = |key: &str| -> Result<&'a [u8], String> {
+        field(fields, key.as_bytes()).ok_or_else(|| {
+            format!(
+                "expected `{key}=` in the fields of `{event}`, got {}",
+                shown(&String::from_utf8_lossy(fields))
+            )
+        })
+    };
+    let bad = |key: &str, what: &str| -> String {
+        let got = field(fields, key.as_bytes()).unwrap_or(b"");
+        format!(
+            "expected {what} for `{key}` of `{event}`, got {}",
+            shown(&String::from_utf8_lossy(got))
+        )
+    };
+    let uint = |key: &str| -> Result<u64, String> {
+        parse_u64(need(key)?).ok_or_else(|| bad(key, "a whole number"))
+    };
+    let cpu_field = |key: &str| -> Result<u32, String> {
+        let n = parse_u64(need(key)?).ok_or_else(|| bad(key, "a CPU number"))?;
+        match u32::try_from(n) {
+            Ok(c) if c < cpus.unwrap_or(MAX_CPUS) => Ok(c),
+            _ => Err(cpu_beyond(
+                &format!("`{key}` of `{event}`"),
+                n.min(u64::from(u32::MAX)) as u32,
+                cpus,
+            )),
+        }
+    };
+    let ptr = |key: &str| -> Result<u64, String> {
+        parse_hex(need(key)?).ok_or_else(|| bad(key, "a hexadecimal pointer"))
+    };
+    let word = |key: &str| -> Result<&'a str, String> {
+        text(need(key)?).ok_or_else(|| bad(key, "UTF-8 text"))
+    };
+    // `(reason)` at the end of the fields, as ipi events print it.
+    let reason = || -> Result<&'a str, String> {
+        let open = memchr::memchr(b'(', fields);
+        match (open, fields.last()) {
+            (Some(o), Some(b')')) => text(&fields[o + 1..fields.len() - 1])
+                .ok_or_else(|| format!("expected the reason of `{event}` as UTF-8 text")),
+            _ => Err(format!(
+                "expected `(reason)` in the fields of `{event}`, got {}",
+                shown(&String::from_utf8_lossy(fields))
+            )),
+        }
+    };
+    Ok(match name {
+        b"cpu_idle" => {
+            let state = uint("state")?;
+            let cpu_id = cpu_field("cpu_id")?;
+            let state = if state == u64::from(CPU_IDLE_EXIT) {
+                None
+            } else if state < u64::from(CPUIDLE_STATE_MAX) {
+                Some(state as u32)
+            } else {
+                return Err(format!(
+                    "expected a `cpu_idle` state below {CPUIDLE_STATE_MAX} (the kernel's \
+                     CPUIDLE_STATE_MAX) or {CPU_IDLE_EXIT} (exit), got {state}"
+                ));
+            };
+            EventKind::CpuIdle { state, cpu_id }
+        }
+        b"cpu_idle_miss" => {
+            let cpu_id = cpu_field("cpu_id")?;
+            let state = uint("state")?;
+            if state >= u64::from(CPUIDLE_STATE_MAX) {
+                return Err(format!(
+                    "expected a `cpu_idle_miss` state below {CPUIDLE_STATE_MAX}, got {state}"
+                ));
+            }
+            let below = match need("type")? {
+                b"below" => true,
+                b"above" => false,
+                _ => return Err(bad("type", "`above` or `below`")),
+            };
+            EventKind::CpuIdleMiss {
+                cpu_id,
+                state: state as u32,
+                below,
+            }
+        }
+        b"cpu_frequency" => EventKind::CpuFrequency {
+            khz: u32::try_from(uint("state")?).map_err(|_| bad("state", "a frequency in kHz"))?,
+            cpu_id: cpu_field("cpu_id")?,
+        },
+        b"sched_wakeup" | b"sched_wakeup_new" => {
+            // The comm may hold spaces: it runs from `comm=` to ` pid=`.
+            let comm = match (
+                fields.strip_prefix(b"comm="),
+                memmem::find(fields, b" pid="),
+            ) {
+                (Some(_), Some(end)) => text(&fields[5..end]),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                format!(
+                    "expected `comm=NAME pid=N` in the fields of `{event}`, got {}",
+                    shown(&String::from_utf8_lossy(fields))
+                )
+            })?;
+            EventKind::SchedWakeup {
+                comm,
+                pid: parse_i32(need("pid")?).ok_or_else(|| bad("pid", "a process id"))?,
+                target_cpu: cpu_field("target_cpu")?,
+                new: name == b"sched_wakeup_new",
+            }
+        }
+        b"sched_switch" => {
+            if field(fields, b"prev_pid").is_some() {
+                EventKind::SchedSwitch {
+                    prev_pid: parse_i32(need("prev_pid")?)
+                        .ok_or_else(|| bad("prev_pid", "a process id"))?,
+                    prev_state: word("prev_state")?,
+                    next_pid: parse_i32(need("next_pid")?)
+                        .ok_or_else(|| bad("next_pid", "a process id"))?,
+                }
+            } else {
+                compact_switch(fields).ok_or_else(|| {
+                    format!(
+                        "expected `prev_comm=... prev_pid=N ... next_pid=N` or trace-cmd's \
+                         `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]` in the fields of \
+                         `sched_switch`, got {}",
+                        shown(&String::from_utf8_lossy(fields))
+                    )
+                })?
+            }
+        }
+        b"hrtimer_start" => EventKind::HrtimerStart {
+            hrtimer: ptr("hrtimer")?,
+            function: word("function")?,
+            expires_ns: uint("expires")?,
+            softexpires_ns: uint("softexpires")?,
+        },
+        b"hrtimer_expire_entry" => EventKind::HrtimerExpireEntry {
+            hrtimer: ptr("hrtimer")?,
+            function: word("function")?,
+            now_ns: uint("now")?,
+        },
+        b"hrtimer_cancel" => EventKind::HrtimerCancel {
+            hrtimer: ptr("hrtimer")?,
+        },
+        b"timer_start" => EventKind::TimerStart {
+            timer: ptr("timer")?,
+            function: word("function")?,
+            expires: uint("expires")?,
+        },
+        b"timer_expire_entry" => EventKind::TimerExpireEntry {
+            timer: ptr("timer")?,
+            function: word("function")?,
+            now: uint("now")?,
+        },
+        b"timer_cancel" => EventKind::TimerCancel {
+            timer: ptr("timer")?,
+        },
+        b"tick_stop" => EventKind::TickStop {
+            success: match need("success")? {
+                b"1" => true,
+                b"0" => false,
+                _ => return Err(bad("success", "0 or 1")),
+            },
+            dependency: word("dependency")?,
+        },
+        b"irq_handler_entry" => EventKind::IrqHandlerEntry {
+            irq: u32::try_from(uint("irq")?).map_err(|_| bad("irq", "an irq number"))?,
+            name: word("name")?,
+        },
+        b"ipi_raise" => EventKind::IpiRaise {
+            target_mask: word("target_mask")?,
+            reason: reason()?,
+        },
+        b"ipi_entry" => EventKind::IpiEntry { reason: reason()? },
+        b"ipi_exit" => EventKind::IpiExit { reason: reason()? },
+        _ => return Err(format!("`{event}` is not an event torpor reads")),
+    })
+}
+
+/// trace-cmd's compact `sched_switch`: `prev:PID [PRIO] STATE ==> next:PID [PRIO]`.
+fn compact_switch(fields: &[u8]) -> Option<EventKind<'_>> {
+    let arrow = memmem::find(fields, b" ==> ")?;
+    let (prev, next) = (&fields[..arrow], &fields[arrow + 5..]);
+    let pid_of = |side: &[u8]| -> Option<i32> {
+        let bracket = memmem::rfind(side, b" [")?;
+        let colon = memchr::memrchr(b':', &side[..bracket])?;
+        parse_i32(&side[colon + 1..bracket])
+    };
+    let state_at = memchr::memrchr(b']', prev)? + 1;
+    Some(EventKind::SchedSwitch {
+        prev_pid: pid_of(prev)?,
+        prev_state: text(trim(&prev[state_at..]))?,
+        next_pid: pid_of(next)?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,337 @@
+//! Small hand-written traces of each format; the expected events are read off the text by
+//! hand.
+
+use super::*;
+
+/// (cpu, timestamp ns, kind as Debug text, line) of one event.
+type Seen = (u32, u64, String, usize);
+
+/// Every event of `text`, then the counts.
+fn read(text: &[u8]) -> Result<(Vec<Seen>, FtraceCounts), InputError> {
+    let mut r = FtraceReader::new(text, "t.trace")?;
+    let mut out = Vec::new();
+    while let Some(e) = r.next_event()? {
+        out.push((e.cpu, e.timestamp_ns, format!("{:?}", e.kind), e.line));
+    }
+    Ok((out, r.counts()))
+}
+
+fn err(text: &[u8]) -> String {
+    read(text).unwrap_err().to_string()
+}
+
+#[test]
+fn raw_trace_with_flags_column_and_every_event_kind() {
+    let text = b"# tracer: nop
+#
+# entries-in-buffer/entries-written: 20/20   #P:4
+#
+#           TASK-PID     CPU#  ||||   TIMESTAMP  FUNCTION
+#              | |         |   ||||      |         |
+          <idle>-0       [001] d..1.  100.000001: cpu_idle: state=2 cpu_id=1
+          <idle>-0       [001] d..1.  100.000500: cpu_idle: state=4294967295 cpu_id=1
+          <idle>-0       [001] d..1.  100.000501: cpu_idle_miss: cpu_id=1 state=2 type=above
+          <idle>-0       [000] d..2   100.001000: cpu_frequency: state=1800000 cpu_id=0
+     kworker/0:1-57      [000] dN.3   100.001100: sched_wakeup: comm=Chrome IO pid=1234 prio=120 target_cpu=002
+     kworker/0:1-57      [000] d..3   100.001200: sched_wakeup_new: comm=sh pid=99 prio=120 target_cpu=003
+     kworker/0:1-57      [000] d..3   100.001300: sched_switch: prev_comm=kworker/0:1 prev_pid=57 prev_prio=120 prev_state=I ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0       [002] d.h1   100.002000: hrtimer_start: hrtimer=00000000a1b2c3d4 function=tick_nohz_handler expires=100004000000 softexpires=100004000000 mode=ABS
+          <idle>-0       [002] d.h1   100.002100: hrtimer_expire_entry: hrtimer=00000000a1b2c3d4 function=tick_nohz_handler now=100004000123
+          <idle>-0       [002] d.h1   100.002200: hrtimer_cancel: hrtimer=00000000a1b2c3d4
+          <idle>-0       [003] ..s1   100.003000: timer_start: timer=ffff8881003ee0a8 function=delayed_work_timer_fn expires=4295000000 [timeout=250] cpu=3 idx=70 flags=I
+          <idle>-0       [003] ..s1   100.003100: timer_expire_entry: timer=ffff8881003ee0a8 function=delayed_work_timer_fn now=4295000001 baseclk=4295000000
+          <idle>-0       [003] ..s1   100.003200: timer_cancel: timer=0xffff8881003ee0a8
+          <idle>-0       [003] d..1   100.003300: tick_stop: success=0 dependency=SCHED
+          <idle>-0       [003] d.h1   100.003400: irq_handler_entry: irq=27 name=arch_timer
+          <idle>-0       [003] d.h1   100.003500: ipi_raise: target_mask=00000000,00000002 (Rescheduling interrupts)
+          <idle>-0       [001] d.h1   100.003600: ipi_entry: (Rescheduling interrupts)
+          <idle>-0       [001] d.h1   100.003700: ipi_exit: (Rescheduling interrupts)
+          <idle>-0       [001] d..1   100.003800: sugov_next_freq: cpu=1 util=12
+";
+    let (events, counts) = read(text).unwrap();
+    let expected: Vec<(u32, u64, &str, usize)> = vec![
+        (1, 100_000_001_000, "CpuIdle { state: Some(2), cpu_id: 1 }", 7),
+        (1, 100_000_500_000, "CpuIdle { state: None, cpu_id: 1 }", 8),
+        (1, 100_000_501_000, "CpuIdleMiss { cpu_id: 1, state: 2, below: false }", 9),
+        (0, 100_001_000_000, "CpuFrequency { khz: 1800000, cpu_id: 0 }", 10),
+        (0, 100_001_100_000, "SchedWakeup { comm: \"Chrome IO\", pid: 1234, target_cpu: 2, new: false }", 11),
+        (0, 100_001_200_000, "SchedWakeup { comm: \"sh\", pid: 99, target_cpu: 3, new: true }", 12),
+        (0, 100_001_300_000, "SchedSwitch { prev_pid: 57, prev_state: \"I\", next_pid: 0 }", 13),
+        (2, 100_002_000_000, "HrtimerStart { hrtimer: 2712847316, function: \"tick_nohz_handler\", expires_ns: 100004000000, softexpires_ns: 100004000000 }", 14),
+        (2, 100_002_100_000, "HrtimerExpireEntry { hrtimer: 2712847316, function: \"tick_nohz_handler\", now_ns: 100004000123 }", 15),
+        (2, 100_002_200_000, "HrtimerCancel { hrtimer: 2712847316 }", 16),
+        (3, 100_003_000_000, "TimerStart { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", expires: 4295000000 }", 17),
+        (3, 100_003_100_000, "TimerExpireEntry { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", now: 4295000001 }", 18),
+        (3, 100_003_200_000, "TimerCancel { timer: 18446612686369120424 }", 19),
+        (3, 100_003_300_000, "TickStop { success: false, dependency: \"SCHED\" }", 20),
+        (3, 100_003_400_000, "IrqHandlerEntry { irq: 27, name: \"arch_timer\" }", 21),
+        (3, 100_003_500_000, "IpiRaise { target_mask: \"00000000,00000002\", reason: \"Rescheduling interrupts\" }", 22),
+        (1, 100_003_600_000, "IpiEntry { reason: \"Rescheduling interrupts\" }", 23),
+        (1, 100_003_700_000, "IpiExit { reason: \"Rescheduling interrupts\" }", 24),
+    ];
+    let got: Vec<(u32, u64, &str, usize)> = events
+        .iter()
+        .map(|(c, t, k, l)| (*c, *t, k.as_str(), *l))
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(counts.events, 18);
+    assert_eq!(counts.unknown_events.get("sugov_next_freq"), Some(&1));
+    // 0xa1b2c3d4 and 0xffff8881003ee0a8 in decimal (checked with Python's int()).
+    assert_eq!(0xa1b2c3d4_u64, 2_712_847_316);
+    assert_eq!(0xffff8881003ee0a8_u64, 18_446_612_686_369_120_424);
+}
+
+#[test]
+fn systrace_tgid_column_and_no_flags_column() {
+    // systrace: TGID column; then the same events with the irq-info option off (no flags).
+    let text = b"# tracer: nop
+#
+# entries-in-buffer/entries-written: 3/3   #P:8
+#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION
+kworker/u17:1-959   (  959) [006] d..3   538.064659: sched_switch: prev_comm=kworker/u17:1 prev_pid=959 prev_prio=100 prev_state=S ==> next_comm=swapper/6 next_pid=0 next_prio=120
+          <idle>-0     (-----) [006] d..2   538.064674: cpu_idle: state=2 cpu_id=6
+          <idle>-0     [007]   538.1: cpu_idle: state=0 cpu_id=7
+";
+    let (events, _) = read(text).unwrap();
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[0].1, 538_064_659_000);
+    assert_eq!(events[1].2, "CpuIdle { state: Some(2), cpu_id: 6 }");
+    assert_eq!((events[2].0, events[2].1), (7, 538_100_000_000));
+}
+
+#[test]
+fn trace_cmd_reports_old_and_new_headers_and_compact_sched_switch() {
+    let old = b"version = 6
+cpus=8
+\t  <idle>-0     [006]  7115.449624: cpu_idle:             state=0 cpu_id=6
+";
+    let (events, _) = read(old).unwrap();
+    assert_eq!(
+        events,
+        vec![(
+            6,
+            7_115_449_624_000,
+            "CpuIdle { state: Some(0), cpu_id: 6 }".to_string(),
+            3
+        )]
+    );
+    let new = b"cpus=6
+CPU 3 is empty
+       trace-cmd-6244  [005] 162534.215742: sched_switch:         trace-cmd:6244 [120] x ==> swapper/5:0 [120]
+          <idle>-0     [005] 162534.215764: cpu_idle:             state=2 cpu_id=5
+";
+    let (events, counts) = read(new).unwrap();
+    assert_eq!(
+        events[0].2,
+        "SchedSwitch { prev_pid: 6244, prev_state: \"x\", next_pid: 0 }"
+    );
+    assert_eq!(events[1].1, 162_534_215_764_000);
+    assert_eq!(counts.empty_cpu_notes, 1);
+}
+
+fn idlestat_header(cpus: u32, topology: &str, states: &[(&str, i64)]) -> String {
+    let mut s = format!("idlestat version = 0.8\ncpus={cpus}\n{topology}");
+    for c in 0..cpus {
+        s += &format!("cpuid {c}:\n");
+        for i in 0..IDLESTAT_STATES {
+            match states.get(i) {
+                Some((n, r)) => s += &format!("\t{n}\n\t{r}\n"),
+                None => s += "\t(null)\n\t-1\n",
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn idlestat_trace_header_gives_topology_and_states() {
+    let mut text = idlestat_header(
+        3,
+        "clusterA:\n\tcore0\n\t\tcpu0\n\t\tcpu1\nclusterB:\n\tcpu2\n",
+        &[("WFI", 1), ("C2", 300)],
+    );
+    text += "      idlestat-4000  [000] ....   10.000000: cpu_frequency: state=800000 cpu_id=0\n";
+    text += "          <idle>-0     [002] d..1  10.000100: cpu_idle: state=1 cpu_id=2\n";
+    let mut r = FtraceReader::new(text.as_bytes(), "t.trace").unwrap();
+    let h = r.header().clone();
+    assert_eq!(h.format, FtraceFormat::Idlestat);
+    assert_eq!(h.cpus, Some(3));
+    assert_eq!(
+        h.topology.unwrap(),
+        vec![
+            CpuPlace {
+                cluster: 0,
+                core: 0,
+                cpu: 0
+            },
+            CpuPlace {
+                cluster: 0,
+                core: 0,
+                cpu: 1
+            },
+            CpuPlace {
+                cluster: 1,
+                core: 2,
+                cpu: 2
+            },
+        ]
+    );
+    let states = h.states.unwrap();
+    assert_eq!(states.len(), 3);
+    assert_eq!(
+        states[2][1],
+        TableState {
+            name: Some("C2".into()),
+            target_residency_us: Some(300)
+        }
+    );
+    assert_eq!(
+        states[2][2],
+        TableState {
+            name: None,
+            target_residency_us: None
+        }
+    );
+    let e = r.next_event().unwrap().unwrap();
+    assert_eq!(
+        e.kind,
+        EventKind::CpuFrequency {
+            khz: 800_000,
+            cpu_id: 0
+        }
+    );
+    let e = r.next_event().unwrap().unwrap();
+    assert_eq!(
+        (e.cpu, e.timestamp_ns, e.line),
+        (2, 10_000_100_000, 3 + 5 + 3 * 33 + 2)
+    );
+    assert!(r.next_event().unwrap().is_none());
+}
+
+#[test]
+fn warnings_are_counted_not_fatal() {
+    let text = b"cpus=2
+          <idle>-0     [001]  10.000200: cpu_idle: state=0 cpu_id=1
+          <idle>-0     [001]  10.000100: cpu_idle: state=4294967295 cpu_id=1
+CPU:0 [LOST 17 EVENTS]
+##### CPU 1 buffer started ####
+          <idle>-0     [000]  10.000300: cpu_idle: state=0 cpu_i";
+    let (events, counts) = read(text).unwrap();
+    assert_eq!(events.len(), 2);
+    assert_eq!(counts.backwards_timestamps, 1);
+    assert_eq!(counts.first_backwards_line, Some(3));
+    assert_eq!((counts.lost_markers, counts.lost_events), (1, 17));
+    assert_eq!(counts.buffer_started_markers, 1);
+    assert!(counts.truncated_last_line);
+    // The same when the cut-short last line still has its newline (trappy's unsorted trace).
+    let (events, counts) =
+        read(b"cpus=1\n  a-1 [000] 1.0: sched_switch: prev_comm=a prev_pid=1\n").unwrap();
+    assert!(events.is_empty() && counts.truncated_last_line);
+    assert!(counts.known_events.is_empty());
+}
+
+#[test]
+fn malformed_lines_are_errors_at_their_line() {
+    // Each bad line has a good one after it: a bad last line is only counted (see below).
+    assert_eq!(
+        err(b"cpus=2\n  <idle>-0 [002] 1.000000: cpu_idle: state=0 cpu_id=0\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"),
+        "t.trace:2: CPU column says CPU 2, but the header says the trace has 2 CPUs"
+    );
+    assert_eq!(
+        err(b"cpus=2\n  <idle>-0 [001] 1.000000: cpu_idle: state=10 cpu_id=1\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"),
+        "t.trace:2: expected a `cpu_idle` state below 10 (the kernel's CPUIDLE_STATE_MAX) or \
+         4294967295 (exit), got 10"
+    );
+    assert_eq!(
+        err(b"cpus=2\n  <idle>-0 [001] 1.000000: cpu_idle: state=1\n  x\n"),
+        "t.trace:2: expected `cpu_id=` in the fields of `cpu_idle`, got \"state=1\""
+    );
+    assert_eq!(
+        err(
+            b"cpus=2\n\x00\x01\x02garbage\n  <idle>-0 [000] 2.000000: cpu_idle: state=0 cpu_id=0\n"
+        ),
+        "t.trace:2: expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got \
+         \"\\0\\u{1}\\u{2}garbage\""
+    );
+    assert_eq!(
+        err(b"\x17\x08\x44tracing6\n"),
+        "t.trace:1: this is a binary trace.dat; expected text: convert it with `trace-cmd \
+         report FILE > FILE.txt`"
+    );
+    assert_eq!(
+        err(b"cpus=1\n  <idle>-0 [000] 123456: cpu_idle: state=0 cpu_id=0\n"),
+        "t.trace:2: expected a timestamp in seconds with up to nine decimals \
+         (`538.064659:`), got \"123456\"; traces taken with a counter clock (`x86-tsc`, \
+         `counter`) are not supported"
+    );
+    let long = format!(
+        "cpus=1\n{}\n",
+        "x".repeat(crate::user_file::MAX_LINE_BYTES + 1)
+    );
+    assert!(err(long.as_bytes()).starts_with("t.trace:2: the line is longer than 64 KiB"));
+    assert_eq!(
+        err(b""),
+        "t.trace: the file is empty; expected ftrace text (a `trace` file, `trace-cmd report` \
+         output or an idlestat trace)"
+    );
+}
+
+/// A tiny deterministic generator (xorshift), so the test needs no crate.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn random_bytes_and_mutated_lines_never_panic() {
+    let seed_lines: &[&[u8]] = &[
+        b"cpus=4\n",
+        b"# tracer: nop\n",
+        b"#P:4\n",
+        b"idlestat version = 0.8\n",
+        b"          <idle>-0     [001] d..1  100.000001: cpu_idle: state=2 cpu_id=1\n",
+        b"     kworker/0:1-57      [000] dN.3   100.001100: sched_wakeup: comm=x pid=1 prio=120 target_cpu=002\n",
+        b"  <idle>-0 [002] d.h1 100.002000: hrtimer_start: hrtimer=00000000a1b2c3d4 function=f expires=1 softexpires=1\n",
+        b"  <idle>-0 [003] d.h1 100.0035: ipi_raise: target_mask=00000000,00000002 (x)\n",
+        b"  a-1 [000] 1.0: sched_switch: a:1 [120] R ==> b:2 [120]\n",
+        b"clusterA:\n",
+        b"\tcore0\n",
+        b"\t\tcpu0\n",
+        b"cpuid 0:\n",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..3000 {
+        let mut text = Vec::new();
+        let lines = 1 + rng.next() % 12;
+        for _ in 0..lines {
+            let mut line = seed_lines[(rng.next() % seed_lines.len() as u64) as usize].to_vec();
+            match rng.next() % 4 {
+                0 => {}
+                1 => {
+                    let cut = (rng.next() as usize) % (line.len() + 1);
+                    line.truncate(cut);
+                }
+                2 => {
+                    for _ in 0..1 + rng.next() % 4 {
+                        let at = (rng.next() as usize) % line.len().max(1);
+                        if at < line.len() {
+                            line[at] = rng.next() as u8;
+                        }
+                    }
+                }
+                _ => {
+                    line = (0..rng.next() % 200).map(|_| rng.next() as u8).collect();
+                }
+            }
+            text.extend_from_slice(&line);
+        }
+        // Either outcome is fine; only a panic fails.
+        let _ = read(&text);
+        let _ = crate::idle_stats::from_reader(&text[..], "t.trace", None, None);
+    }
+}
