@@ -22,9 +22,10 @@ def test_the_api_gives_cpu_tables() -> None:
     r = torpor.run(scenario("oracle"))
     row = r.summary.iloc[0]
     assert (row.component, row.governor) == ("cpu", "oracle")
-    # By hand (see the core's test): 99 wake-ups at SLEEP's 280 us exit latency; 2.8215 mJ
-    # running (99 x 285 us at 100 mW) and 0.966785 mJ in SLEEP (1 mW).
-    assert abs(row.energy_mj - 3.788285) < 1e-9
+    # By hand (see the core's test): 99 wake-ups at SLEEP's 280 us exit latency; 0.0495 mJ
+    # running (99 x 5 us at 100 mW), 0.994505 mJ in SLEEP (1 mW), and 100 entries at
+    # (10 - 1) mW x 2 ms = 0.018 mJ each.
+    assert abs(row.energy_mj - 2.844005) < 1e-9
     assert r.tasks.to_dict("records")[0] == {
         "variant": "base",
         "task": "cyclictest",

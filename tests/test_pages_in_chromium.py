@@ -103,3 +103,9 @@ def test_the_cpu_run_page(browser: object, cli, tmp_path: Path) -> None:
     assert cli("run", str(scenario), "--report", str(tmp_path)).exit_code == 0
     # Idle misses per governor, residency per state.
     check_page(browser, tmp_path / "report.html", at_least=2)
+
+
+def test_the_teo_reproduction_page(browser: object, cli, tmp_path: Path) -> None:
+    assert cli("reproduce", "teo", "--out", str(tmp_path)).exit_code == 0
+    # Too deep, too shallow, power, wake-up latency, residency per state.
+    check_page(browser, tmp_path / "report.html", at_least=5)

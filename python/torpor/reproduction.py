@@ -13,12 +13,12 @@ from rich.console import Console
 from rich.progress import Progress
 
 from torpor import native
-from torpor.experiments import apst
+from torpor.experiments import apst, teo
 from torpor.files import write_file
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
-AREAS = ("apst",)
+AREAS = ("apst", "teo")
 
 
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
@@ -61,8 +61,38 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     return results
 
 
+def run_teo(out: Path, console: Console | None) -> dict[str, Any]:
+    rows = teo.runs()
+    revert = teo.revert_runs()
+    claims = [*teo.claims(rows), teo.claim_revert(revert)]
+    results: dict[str, Any] = {
+        "experiment": "teo",
+        "claims": claims,
+        "runs": teo.public(rows),
+        "revert": revert,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_file(out / "report.md", markdown.teo_report(results, rows))
+    from torpor.report import html
+
+    write_file(out / "report.html", html.teo_page(results, rows))
+    if console is not None:
+        console.print(
+            f"teo: {len(rows)} runs, {len(claims)} claims: {teo.verdict_text(claims)} -> "
+            f"{out / 'report.md'}"
+        )
+    return results
+
+
+RUNNERS = {"apst": run_apst, "teo": run_teo}
+
+
 def run(area: str, out: Path, console: Console | None = None) -> dict[str, Any]:
-    """Runs one experiment (or all of them) into ``out``."""
-    if area in ("apst", "all"):
-        return run_apst(out if area == "apst" else out / "apst", console)
+    """Runs one experiment into ``out``, or all of them, each into its own folder under it
+    (then the result is ``{"experiments": [...]}``)."""
+    if area == "all":
+        return {"experiments": [RUNNERS[a](out / a, console) for a in AREAS]}
+    if area in RUNNERS:
+        return RUNNERS[area](out, console)
     raise ValueError(f"unknown experiment {area!r}")

@@ -64,6 +64,9 @@ impl CpuSection {
             "residency counts each state's full exit latency (the kernel measures around the \
              driver's enter); real exits are often shorter"
                 .to_string(),
+            "entering a state costs the energy its target residency implies (the break-even \
+             over the next shallower state); running draws the highest OPP's power (no DVFS)"
+                .to_string(),
         ];
         let missing: Vec<String> = spec
             .platform

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from torpor import native
+from torpor.experiments import claims as claims_lib
 
 SEED = "000"
 DRIVES = {
@@ -184,15 +185,7 @@ def schedule_text(t: dict[str, Any]) -> str:
 
 
 def _claim(claim: str, seed_value: str, torpor_value: str, ok: bool | None) -> dict[str, Any]:
-    """One claim and its verdict: True holds, False fails, None not checkable (``torpor_value``
-    then says why)."""
-    return {
-        "seed": SEED,
-        "claim": claim,
-        "seed_value": seed_value,
-        "torpor_value": torpor_value,
-        "ok": None if ok is None else bool(ok),
-    }
+    return claims_lib.claim(SEED, claim, seed_value, torpor_value, ok)
 
 
 def claim_tables_identical(tabs: dict[str, Any]) -> dict[str, Any]:
@@ -435,19 +428,8 @@ def claim_background_ops() -> dict[str, Any]:
     )
 
 
-def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
-    """How many claims hold, fail and cannot be checked."""
-    return {
-        "hold": sum(c["ok"] is True for c in claims),
-        "fail": sum(c["ok"] is False for c in claims),
-        "not checkable": sum(c["ok"] is None for c in claims),
-    }
-
-
-def verdict_text(claims: list[dict[str, Any]]) -> str:
-    """E.g. "10 hold, 4 fail, 1 not checkable" (of all claims)."""
-    n = verdict_counts(claims)
-    return f"{n['hold']} hold, {n['fail']} fail, {n['not checkable']} not checkable"
+verdict_counts = claims_lib.verdict_counts
+verdict_text = claims_lib.verdict_text
 
 
 def ps0_ranges() -> dict[str, dict[str, dict[str, Any]]]:

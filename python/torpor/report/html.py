@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from torpor.experiments import apst
+from torpor.experiments import apst, teo
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
@@ -307,3 +307,75 @@ def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -
             f"<figure>{_cdf(timeline)}</figure>",
         ]
     return _page("torpor: APST reproduction", body)
+
+
+def _teo_bars(rows: list[dict[str, Any]], key: str, label: str) -> str:
+    """One group of bars per workload, one bar per governor."""
+    workloads = list(teo.WORKLOADS)
+    fig = Figure(figsize=(10, 3.6))
+    ax = fig.subplots()
+    width = 0.8 / len(teo.GOVERNORS)
+    for i, g in enumerate(teo.GOVERNORS):
+        xs = [w + (i - (len(teo.GOVERNORS) - 1) / 2) * width for w in range(len(workloads))]
+        ax.bar(xs, [teo.row(rows, w, g)[key] for w in workloads], width=width, label=g)
+    ax.set_xticks(range(len(workloads)), workloads)
+    ax.set_ylabel(label)
+    ax.legend(fontsize=8, ncol=len(teo.GOVERNORS))
+    return _svg(fig)
+
+
+def teo_page(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Seed 002 reproduced: the claims, then idle misses, power and wake-up latency per
+    workload and governor, and where each governor's CPUs spent their idle time."""
+    claims = results["claims"]
+    body = [
+        "<h1>cpuidle: teo util-awareness (seed 002) on a simulated Pixel 6</h1>",
+        f"<p>{len(teo.WORKLOADS)} workload stand-ins x {len(teo.GOVERNORS)} governors, "
+        f"{html.escape(teo.DURATION)} each. Claims: {html.escape(teo.verdict_text(claims))}.</p>",
+        "<table><tr><th>claim</th><th>seed</th><th>torpor</th><th>verdict</th></tr>",
+    ]
+    for c in claims:
+        body.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(x))}</td>"
+                for x in (c["claim"], c["seed_value"], c["torpor_value"], _VERDICT[c["ok"]])
+            )
+            + "</tr>"
+        )
+    body += [
+        "</table>",
+        "<h2>Too deep (above)</h2>",
+        f"<figure>{_teo_bars(rows, 'too_deep_pct', '% of idle periods')}</figure>",
+        "<h2>Too shallow (below)</h2>",
+        f"<figure>{_teo_bars(rows, 'too_shallow_pct', '% of idle periods')}</figure>",
+        "<h2>Average power</h2>",
+        f"<figure>{_teo_bars(rows, 'avg_power_mw', 'mW')}</figure>",
+        "<h2>Wake-up latency (geometric mean over tasks)</h2>",
+        f"<figure>{_teo_bars(rows, 'wakeup_latency_gmean_us', 'us')}</figure>",
+        "<h2>Idle residency per state (all CPUs)</h2>",
+        f"<figure>{_teo_residency(rows)}</figure>",
+    ]
+    return _page("torpor: teo util-awareness (seed 002)", body)
+
+
+def _teo_residency(rows: list[dict[str, Any]]) -> str:
+    """Per workload and governor, the share of idle time in each state name."""
+    labels = [f"{r['workload']} / {r['governor']}" for r in rows]
+    states = sorted({s for r in rows for s in r["_states"]})
+    fig = Figure(figsize=(10, 0.28 * len(rows) + 1.5))
+    ax = fig.subplots()
+    left = [0.0] * len(rows)
+    for state in states:
+        shares = []
+        for r in rows:
+            total = sum(r["_states"].values()) or 1
+            shares.append(100 * r["_states"].get(state, 0) / total)
+        if any(shares):
+            ax.barh(labels, shares, left=left, label=state)
+            left = [a + b for a, b in zip(left, shares, strict=True)]
+    ax.invert_yaxis()
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_xlabel("% of idle time")
+    ax.legend(fontsize=7, ncol=3)
+    return _svg(fig)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torpor import native
-from torpor.experiments import apst
+from torpor.experiments import apst, teo
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -216,3 +216,110 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
     for device in apst.DRIVES:
         parts += [_drive_section(device, rows, tabs), ""]
     return "\n".join(parts)
+
+
+def _pct_diff(value: float, base: float) -> str:
+    return f"{100 * (value - base) / base:+.2f}%" if base else "-"
+
+
+def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Seed 002's tables from torpor's runs: per workload the idle misses, the power and each
+    task's wake-up latency against menu, then the cluster-state case behind the revert."""
+    claims = results["claims"]
+    parts = [
+        "# cpuidle: teo util-awareness (seed 002) on a simulated Pixel 6",
+        "",
+        "Stand-ins for the seed's workloads on the gs101 preset (HZ=250), "
+        f"{teo.DURATION} of simulated time per run, under "
+        + ", ".join(f"`{g}`" for g in teo.GOVERNORS)
+        + '. The seed\'s "teo" is the teo of its 5.18 kernel: `teo@5.13`; its util-aware teo '
+        "is `teo-util` (`teo@6.3`, as merged). Idle misses are the cpuidle core's above (too "
+        "deep) and below (too shallow) counts over all idle periods, as the seed counted "
+        "`cpu_idle_miss` events.",
+        "",
+        "Model: every CPU at its highest OPP while running (no DVFS); an idle state's power "
+        "through its exit; entering a state costs the energy its target residency implies; "
+        "idle-state powers are the preset's estimates (docs/cpu-platform.md). Wake-up latency "
+        "is the time from a task's wake-up to its burst starting.",
+        "",
+        f"## Claims ({teo.verdict_text(claims)})",
+        "",
+        _table(
+            ["", "claim", "seed", "torpor"],
+            [[_MARK[c["ok"]], c["claim"], c["seed_value"], c["torpor_value"]] for c in claims],
+        ),
+        "",
+        "## Where the model and the seed part ways",
+        "",
+        "- The stand-ins are built from the benchmarks' shapes, not from traces of them: absolute "
+        "percentages differ from the seed's; the claims compare orderings.",
+        "- The seed's power changes came with performance changes (Jankbench's frames 9 % "
+        "shorter, so less time at high frequency); torpor runs every burst at the highest OPP "
+        "for a fixed time, so a governor changes only idle and wake-up energy here.",
+        "",
+        "## Workloads",
+        "",
+    ]
+    parts += [f"- **{name}**: {doc}" for name, (doc, _) in teo.WORKLOADS.items()]
+    for w in teo.WORKLOADS:
+        menu = teo.row(rows, w, "menu")
+        parts += ["", f"## {w}", "", "Idle misses", ""]
+        parts.append(
+            _table(
+                ["governor", "type", "count_perc"],
+                [
+                    [g, kind, f"{teo.row(rows, w, g)[key]:.3f}%"]
+                    for kind, key in (
+                        ("too deep", "too_deep_pct"),
+                        ("too shallow", "too_shallow_pct"),
+                    )
+                    for g in teo.GOVERNORS
+                ],
+            )
+        )
+        parts += ["", "Power usage [mW]", ""]
+        parts.append(
+            _table(
+                ["governor", "value", "perc_diff"],
+                [
+                    [
+                        g,
+                        f"{teo.row(rows, w, g)['avg_power_mw']:.1f}",
+                        _pct_diff(teo.row(rows, w, g)["avg_power_mw"], menu["avg_power_mw"]),
+                    ]
+                    for g in teo.GOVERNORS
+                ],
+            )
+        )
+        parts += ["", "Task wake-up latency (mean per task)", ""]
+        latency_rows = []
+        for task in [t["task"] for t in menu["_tasks"]]:
+            base = next(t["latency_avg_us"] for t in menu["_tasks"] if t["task"] == task)
+            for g in teo.GOVERNORS:
+                got = next(
+                    t["latency_avg_us"] for t in teo.row(rows, w, g)["_tasks"] if t["task"] == task
+                )
+                latency_rows.append([task, g, f"{got:.2f}us", _pct_diff(got, base)])
+        parts.append(_table(["comm", "governor", "value", "perc_diff"], latency_rows))
+    revert = results["revert"]
+    parts += [
+        "",
+        "## The revert of v6.11: a cluster state never reached",
+        "",
+        "HiKey960's little cluster (WFI, CPU_SLEEP_0, CLUSTER_SLEEP_0 for the whole cluster), "
+        "CPU0 lightly but steadily busy (250 us every 10 ms), CPUs 1-3 waking every 50 ms.",
+        "",
+        _table(
+            ["governor", "CPU0 in cluster state", "CPUs 1-3 in cluster state", "power mW"],
+            [
+                [
+                    r["governor"],
+                    f"{r['cluster_state_pct_cpu0']:.1f}%",
+                    f"{r['cluster_state_pct_others']:.1f}%",
+                    f"{r['avg_power_mw']:.2f}",
+                ]
+                for r in revert
+            ],
+        ),
+    ]
+    return "\n".join(parts) + "\n"

@@ -20,9 +20,14 @@
 //!    latency, plus any wait behind other tasks); the trip ends and the tick restarts. A wake-up
 //!    with nothing to run (the tick, the poll limit) starts the next iteration of the same trip.
 //!
-//! Power: a running (or exiting) CPU draws its cluster's active power; an idle one its state's
-//! power. A cluster-level state saves its power only while every CPU of the cluster is in a
-//! cluster-level state; until then a CPU in one is charged its deepest CPU-level state.
+//! Power: a running CPU draws its cluster's active power at its highest OPP (no DVFS yet); an
+//! idle one its state's power, through the exit too (the kernel counts the exit in the
+//! residency). A cluster-level state saves its power only while every CPU of the cluster is in
+//! a cluster-level state; until then a CPU in one is charged its deepest CPU-level state.
+//! Entering and leaving a state costs energy no preset states: torpor derives it from the
+//! definition of target residency, the stay at which a state starts to save energy over the
+//! next shallower one (spec §1.1): `E(s) = E(s-1) + (P(s-1) - P(s)) x target_residency(s)`,
+//! `E(0) = 0`, charged at each entry.
 
 use crate::cpuidle::{self, Device, Governor, GovernorName, Kernel, Platform};
 use crate::sim::{self, stream_id, Ctx, EventQueue, Pcg32, Shot, Stop, Timer};
@@ -194,8 +199,11 @@ enum Mode {
         state: usize,
         entered: Nanos,
     },
-    /// Waking up (or between two iterations of a trip): counts as active.
-    Exiting,
+    /// Leaving idle state `from` (its exit latency; still idle power), or about to pick the
+    /// next step (`None`: no time passes there).
+    Exiting {
+        from: Option<usize>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,6 +251,8 @@ struct Cpu {
     cluster_state_mw: Vec<f64>,
     active_mw: f64,
     is_cluster_state: Vec<bool>,
+    /// Energy (mJ) of entering and leaving each state (see the module doc).
+    transition_mj: Vec<f64>,
 }
 
 /// The CPUs and their tasks: one component of the engine.
@@ -311,7 +321,14 @@ impl CpuSystem {
                     StateLevel::Cluster => deepest_cpu_mw,
                 })
                 .collect();
-            let cluster_state_mw = c.states.iter().map(state_power).collect();
+            let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
+            let mut transition_mj = vec![0.0; c.states.len()];
+            for j in 1..c.states.len() {
+                let saved_mw = (cluster_state_mw[j - 1] - cluster_state_mw[j]).max(0.0);
+                // mW x ns = 1e-9 mJ.
+                transition_mj[j] = transition_mj[j - 1]
+                    + saved_mw * (view.states[j].target_residency_ns as f64) * 1e-9;
+            }
             let active_mw = c
                 .opps
                 .iter()
@@ -344,7 +361,7 @@ impl CpuSystem {
                 dev,
                 kernel: Kernel::default(),
                 latency_req_ns,
-                mode: Mode::Exiting,
+                mode: Mode::Exiting { from: None },
                 queue: std::collections::VecDeque::new(),
                 tick: Timer::new(),
                 // Each CPU's tick fires on its own phase of the grid.
@@ -360,6 +377,7 @@ impl CpuSystem {
                 cluster_state_mw,
                 active_mw,
                 is_cluster_state,
+                transition_mj,
             });
         }
         let mut tasks = Vec::with_capacity(spec.tasks.len());
@@ -571,6 +589,7 @@ impl CpuSystem {
             entered: ctx.now(),
         };
         cpu_ref.stats.states[idx].entries += 1;
+        cpu_ref.stats.energy_mj += cpu_ref.transition_mj[idx];
         if cpu_ref.view.states[idx].polling {
             let limit = poll_limit_ns(cpu_ref, tick_ns);
             cpu_ref
@@ -613,7 +632,7 @@ impl CpuSystem {
         cpu.kernel.clock_ns = now.0 + exit;
         cpu.governor
             .reflect(&cpu.view, &mut cpu.dev, &mut cpu.kernel, state);
-        cpu.mode = Mode::Exiting;
+        cpu.mode = Mode::Exiting { from: Some(state) };
         cpu.ready
             .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
     }
@@ -673,7 +692,7 @@ impl CpuSystem {
             Some(next) => self.start_task(ctx, c, next),
             None => {
                 let cpu = &mut self.cpus[c];
-                cpu.mode = Mode::Exiting;
+                cpu.mode = Mode::Exiting { from: None };
                 let ran = (now - cpu.run_started).0;
                 cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
                 self.idle_iteration(ctx, c);
@@ -691,9 +710,13 @@ impl CpuSystem {
         let dt = (now - cpu.settled_at).0;
         cpu.settled_at = now;
         let mw = match cpu.mode {
-            Mode::Running { .. } | Mode::Exiting => {
+            Mode::Running { .. } | Mode::Exiting { from: None } => {
                 cpu.stats.busy_ns += dt;
                 cpu.active_mw
+            }
+            Mode::Exiting { from: Some(state) } => {
+                cpu.stats.states[state].time_ns += dt;
+                cpu.state_mw[state]
             }
             Mode::Idle { state, .. } => {
                 if cpu.is_cluster_state[state] && whole_cluster_down {

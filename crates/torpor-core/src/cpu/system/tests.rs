@@ -54,9 +54,11 @@ fn cyclictest_under_the_oracle_by_hand() {
     assert_eq!(cpu.states[0].entries, 0);
     assert_eq!((cpu.states[1].above, cpu.states[1].below), (0, 0));
     assert_eq!(cpu.tick_kept, 0);
-    // Active 99 x 285 us = 28.215 ms at 100 mW = 2.8215 mJ; idle 966.785 ms at 1 mW.
-    assert_eq!(cpu.busy_ns, 28_215_000);
-    let want = 2.8215 + 0.966785;
+    // Running 99 x 5 us = 0.495 ms at 100 mW = 0.0495 mJ; SLEEP the rest, exits included,
+    // 994.505 ms at 1 mW; each of the 100 entries costs (10 - 1) mW x 2 ms = 0.018 mJ.
+    assert_eq!(cpu.busy_ns, 495_000);
+    assert_eq!(cpu.states[1].time_ns, 994_505_000);
+    let want = 0.0495 + 0.994505 + 100.0 * 0.018;
     assert!((r.energy_mj() - want).abs() < 1e-9, "{}", r.energy_mj());
 }
 
@@ -71,9 +73,10 @@ fn a_latency_limit_keeps_the_cpu_in_wfi() {
     // WFI's 1 us target fits every period, so a deeper state would have: all 100 are "below"
     // (too shallow) except the last, cut by the end of the run before it was classified.
     assert_eq!(cpu.states[0].below, 99);
-    // Active 99 x 6 us; idle the rest at 10 mW.
-    assert_eq!(cpu.busy_ns, 594_000);
-    let want = 0.0594 + (995.0 - 0.594) * 10.0 * 1e-3;
+    // Running 99 x 5 us; WFI the rest (its 1 us exits included) at 10 mW; WFI's entries are
+    // free (it is the shallowest state).
+    assert_eq!(cpu.busy_ns, 495_000);
+    let want = 0.0495 + (995.0 - 0.495) * 10.0 * 1e-3;
     assert!((r.energy_mj() - want).abs() < 1e-9, "{}", r.energy_mj());
 }
 
