@@ -13,6 +13,10 @@
 //!    (then the tick costs nothing: it would not fire).
 //!
 //! It learns nothing, so `reflect` is empty.
+//!
+//! In an idle-decide sequence it is told the step's residency. In a closed-loop run it knows
+//! every timer and interrupt already set for a task of its CPU, not a wake-up by another task
+//! (that depends on the other CPU's own future) nor the tick it keeps: there it can be wrong.
 
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
 

@@ -127,3 +127,45 @@ fn every_governor_survives_random_sequences_and_keeps_the_latency_limit() {
         }
     }
 }
+
+#[test]
+fn the_oracle_is_never_too_deep() {
+    // The cpuidle core's "above": the residency fell short of the entered state's target
+    // residency. The oracle knows the residency, so only a fallback can miss: the first
+    // enabled state (nothing shallower allowed) or state 0 (nothing enabled meets the limit).
+    let mut rng = Pcg32::new(11, 2);
+    for _ in 0..300 {
+        let (text, steps) = random_sequence(&mut rng, 40);
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let targets: Vec<i64> = header["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["target_residency_ns"].as_i64().unwrap())
+            .collect();
+        let residencies: Vec<i64> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["residency_ns"].as_i64().unwrap()
+            })
+            .collect();
+        let mut seq = Sequence::new(text.as_bytes(), "random.jsonl", "oracle").unwrap();
+        let mut k = 0;
+        while let Some(d) = seq.next_decision().unwrap() {
+            let (_, disabled, _) = &steps[k];
+            let first_allowed = (0..targets.len())
+                .find(|i| !disabled.contains(i))
+                .unwrap_or(0);
+            assert!(
+                d.idx == first_allowed || d.idx == 0 || targets[d.idx] <= residencies[k],
+                "step {k}: state {} (target {}) for a residency of {}",
+                d.idx,
+                targets[d.idx],
+                residencies[k]
+            );
+            k += 1;
+        }
+    }
+}
