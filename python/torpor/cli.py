@@ -678,8 +678,9 @@ def _idle_stats_text(stats: dict[str, Any]) -> str:
 @click.option(
     "--platform",
     metavar="FILE",
-    help="The topology and C-state table (TOML, docs/idle-stats.md); "
-    "idlestat trace files carry their own.",
+    help="The topology and C-state tables: a CPU preset id, a CPU platform file "
+    "(docs/cpu-platform.md, `torpor probe` writes one) or a topology file with SMT cores "
+    "(docs/idle-stats.md); idlestat trace files carry their own.",
 )
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 def idle_stats(trace: str, platform: str | None, as_json: bool) -> None:

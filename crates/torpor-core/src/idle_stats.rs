@@ -44,20 +44,25 @@ use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 const STATES: usize = CPUIDLE_STATE_MAX as usize;
 
 /// A platform file (docs/idle-stats.md): the topology and the C-state table of the machine
-/// the trace was taken on.
+/// the trace was taken on. A torpor CPU platform (a preset id or a file of
+/// docs/cpu-platform.md) is read into the same shape ([`Platform::from_cpu_platform`]).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {
     pub cluster: Vec<PlatformCluster>,
+    /// The table of every cluster that has none of its own.
+    #[serde(default)]
     pub state: Vec<PlatformState>,
 }
 
-/// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs).
+/// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs), and
+/// optionally its own C-state table (big.LITTLE clusters differ).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PlatformCluster {
     pub cpus: Option<Vec<u32>>,
     pub cores: Option<Vec<Vec<u32>>>,
+    pub state: Option<Vec<PlatformState>>,
 }
 
 /// One C-state, shallow to deep.
@@ -71,33 +76,93 @@ pub struct PlatformState {
 }
 
 impl Platform {
-    /// Reads and checks a platform file.
+    /// Reads and checks a platform: a file of this module's form or a torpor CPU platform
+    /// file, or (when no such file exists) a built-in CPU preset id.
     pub fn load(path: &Path) -> Result<Platform, InputError> {
         let label = path.to_string_lossy().into_owned();
+        if !path.exists() {
+            return match crate::input::cpu_preset::find(&label) {
+                Some(preset) => Ok(Platform::from_cpu_platform(&preset?)),
+                None => Err(InputError::whole(
+                    &label,
+                    format!(
+                        "no such file, and no built-in CPU platform of that name{}",
+                        crate::input::cpu_preset::suggestion(&label)
+                    ),
+                )),
+            };
+        }
         let file = user_file::read_text(
             path,
             &label,
-            "a platform file (TOML)",
+            "a platform file (TOML) or a CPU preset id",
             MAX_DUMP_BYTES,
             Decoding::Strict,
         )?;
+        // A torpor CPU platform names itself with a top-level `id`.
+        let is_cpu_platform =
+            toml::from_str::<toml::Table>(&file.text).is_ok_and(|t| t.contains_key("id"));
+        if is_cpu_platform {
+            let cpu = crate::cpu::CpuPlatform::parse(&label, &file.text)?;
+            return Ok(Platform::from_cpu_platform(&cpu));
+        }
         Platform::parse(&file.text, &label)
+    }
+
+    /// A torpor CPU platform as idle stats reads it: each CPU its own core, each cluster its
+    /// own table (names and target residencies as the cpuidle driver registers them).
+    pub fn from_cpu_platform(cpu: &crate::cpu::CpuPlatform) -> Platform {
+        Platform {
+            cluster: cpu
+                .clusters
+                .iter()
+                .map(|c| PlatformCluster {
+                    cpus: Some(c.cpus.clone()),
+                    cores: None,
+                    state: Some(
+                        c.states
+                            .iter()
+                            .map(|s| PlatformState {
+                                name: s.name.split_whitespace().collect::<Vec<_>>().join("_"),
+                                exit_latency_us: Some(s.exit_latency_us),
+                                target_residency_us: s.target_residency_us,
+                            })
+                            .collect(),
+                    ),
+                })
+                .collect(),
+            state: Vec::new(),
+        }
+    }
+
+    /// The C-state table of cluster `i`: its own, else the platform's.
+    fn table(&self, i: usize) -> &[PlatformState] {
+        self.cluster[i].state.as_deref().unwrap_or(&self.state)
     }
 
     /// Parses and checks platform TOML (`file` names it in errors).
     pub fn parse(text: &str, file: &str) -> Result<Platform, InputError> {
         let p: Platform = toml::from_str(text).map_err(|e| error::from_toml(file, text, &e))?;
         let at = |key: &str| error::line_of_toml_key(text, key).unwrap_or(1);
-        if p.state.is_empty() || p.state.len() > STATES {
-            return Err(InputError::at(
-                file,
-                at("[[state]]"),
-                format!(
-                    "expected 1 to {STATES} `[[state]]` tables (the kernel's CPUIDLE_STATE_MAX)"
-                ),
-            ));
+        for i in 0..p.cluster.len() {
+            let table = p.table(i);
+            if table.is_empty() || table.len() > STATES {
+                return Err(InputError::at(
+                    file,
+                    at("[[state]]"),
+                    format!(
+                        "expected 1 to {STATES} `[[state]]` tables (the kernel's \
+                         CPUIDLE_STATE_MAX) for every cluster, at the top level or under its \
+                         `[[cluster]]`"
+                    ),
+                ));
+            }
         }
-        for s in &p.state {
+        for s in p
+            .state
+            .iter()
+            .chain(p.cluster.iter().flat_map(|c| c.state.iter().flatten()))
+        {
             if s.name.is_empty() || s.name.contains(char::is_whitespace) {
                 return Err(InputError::at(
                     file,
@@ -417,16 +482,21 @@ pub fn from_reader<R: BufRead>(
                     "the platform file replaces the trace's topology and C-state table".into(),
                 );
             }
-            let table: Vec<_> = p
-                .state
+            let tables = places
                 .iter()
-                .map(|s| (Some(s.name.clone()), Some(s.target_residency_us)))
+                .map(|place| {
+                    p.table(place.cluster as usize)
+                        .iter()
+                        .map(|s| (Some(s.name.clone()), Some(s.target_residency_us)))
+                        .collect()
+                })
                 .collect();
             Some(Layout {
-                tables: vec![table; places.len()],
+                tables,
                 places,
+                // The legend shows cluster A's table, as idlestat shows CPU 0's.
                 states: p
-                    .state
+                    .table(0)
                     .iter()
                     .enumerate()
                     .map(|(index, s)| StateInfo {

@@ -163,3 +163,56 @@ fn platform_files_are_checked() {
         "p.toml: the platform lists 3 CPUs but the trace header says 4"
     );
 }
+
+#[test]
+fn a_cpu_platform_gives_each_cluster_its_own_table() {
+    // Two clusters with different deep states: cpu0's SLEEP needs 2000 us, cpu1's DEEP 100 us.
+    // Both CPUs sleep 1000 us in state 1: over on cpu0 (1000 < 2000), not on cpu1.
+    let cpu = crate::cpu::CpuPlatform::parse(
+        "p.toml",
+        r#"
+id = "two-tables"
+name = "two clusters, two tables"
+source = "test"
+[[cluster]]
+name = "little"
+cpus = [0]
+capacity = 512
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+[[cluster.state]]
+name = "SLEEP"
+exit_latency_us = 300
+target_residency_us = 2000
+[[cluster]]
+name = "big"
+cpus = [1]
+capacity = 1024
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+[[cluster.state]]
+name = "DEEP"
+exit_latency_us = 50
+target_residency_us = 100
+"#,
+    )
+    .unwrap();
+    let p = Platform::from_cpu_platform(&cpu);
+    let text = trace(
+        "cpus=2\n",
+        &[(0, 0, 1), (0, 1, 1), (1000, 0, -1), (1000, 1, -1)],
+    );
+    let got = from_reader(text.as_bytes(), "t.trace", Some(&p), Some("p.toml")).unwrap();
+    assert_eq!(
+        got.sections["cpu0"],
+        serde_json::json!([row("SLEEP", [1000.0, 1000.0, 1000.0, 1000.0], [1, 1, 0])])
+    );
+    assert_eq!(
+        got.sections["cpu1"],
+        serde_json::json!([row("DEEP", [1000.0, 1000.0, 1000.0, 1000.0], [1, 0, 0])])
+    );
+}
