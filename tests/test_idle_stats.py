@@ -303,3 +303,54 @@ def test_idlestat_rounding_at_an_exact_residency(tmp_path: Path) -> None:
     wfi = stats(str(trace))["sections"]["cpu0"][0]
     assert (wfi["state"], wfi["total_us"], wfi["under"]) == ("WFI", 300.0, 1)
     assert idlestat_csv(trace)["cpu0"][0][4:] == [1.0, 0.0, 0.0]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "torpor.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _one_cpu_trace(path: Path, intervals_us: list[tuple[int, int]]) -> Path:
+    lines = ["cpus=1"]
+    for start, end in intervals_us:
+        for t, state in ((start, 0), (end, 4294967295)):
+            lines.append(
+                f"          <idle>-0     [000] d..1  1000.{t:06d}: cpu_idle: state={state} cpu_id=0"
+            )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_comparison_prints_each_row_and_its_change(tmp_path: Path) -> None:
+    platform = tmp_path / "p.toml"
+    platform.write_text(
+        '[[cluster]]\ncpus = [0]\n[[state]]\nname = "WFI"\ntarget_residency_us = 10\n'
+    )
+    base = _one_cpu_trace(tmp_path / "base.txt", [(0, 50)])
+    new = _one_cpu_trace(tmp_path / "new.txt", [(0, 50), (100, 250)])
+    args = ["idle", "stats", str(new), "-b", str(base), "-r", "comparison"]
+    got = run(*args, "--platform", str(platform))
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    cpu0 = next(i for i, line in enumerate(lines) if line.strip("| ") == "cpu0")
+    # By hand: WFI 50 us and 150 us against 50 us: min 50 (+0), max 150 (+100), avg 100
+    # (+50), total 200 (+150), hits 2 (+1), over 0, under 0.
+    assert (
+        lines[cpu0 + 2]
+        == "|      WFI |     50us |    150us |    100us |    200us |     2 |     0 |     0 |"
+    )
+    assert (
+        lines[cpu0 + 3]
+        == "|          |     +0us |   +100us |    +50us |   +150us |    +1 |     0 |     0 |"
+    )
+    as_json = json.loads(run(*args, "--platform", str(platform), "--json").stdout)
+    assert as_json["deltas"]["cpu0"][0]["total_us"] == 150.0
+    assert as_json["baseline"]["sections"]["cpu0"][0]["hits"] == 1
+
+
+def test_comparison_needs_a_baseline(tmp_path: Path) -> None:
+    trace = _one_cpu_trace(tmp_path / "t.txt", [(0, 50)])
+    got = run("idle", "stats", str(trace), "-r", "comparison")
+    assert got.returncode == 2
+    assert got.stderr.strip() == "torpor: error: -r comparison needs a baseline trace (-b TRACE)"

@@ -23,7 +23,7 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text, cpu_text
+from torpor.report import apst_text, cpu_text, idle_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -601,78 +601,6 @@ def idle_governors() -> None:
         click.echo(name)
 
 
-def _factored_time(us: float) -> str:
-    """A duration as idlestat prints it: whole us below 1 ms, then ms, then s, two decimals."""
-    if us < 1000:
-        return f"{us:.0f}us"
-    if us < 1_000_000:
-        return f"{us / 1000:.2f}ms"
-    return f"{us / 1_000_000:.2f}s"
-
-
-def _idle_stats_text(stats: dict[str, Any]) -> str:
-    """idlestat's boxed C-state table, then what torpor assumed and dropped."""
-    rule = "-" * 80
-    lines = [
-        rule,
-        "| C-state  |   min    |   max    |   avg    |   total  | hits  |  over | under |",
-    ]
-    for name, rows in stats["sections"].items():
-        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
-        lines += [rule, f"| {' ' * indent}{name:<{76 - indent}} |", rule]
-        for r in rows:
-            times = " | ".join(
-                f"{_factored_time(r[k]):>8}" for k in ("min_us", "max_us", "avg_us", "total_us")
-            )
-            over = "-" if r["over"] is None else r["over"]
-            under = "-" if r["under"] is None else r["under"]
-            lines.append(f"| {r['state']:>8} | {times} | {r['hits']:5} | {over:>5} | {under:>5} |")
-    lines.append(rule)
-    if stats["states"]:
-        legend = ", ".join(
-            f"{s['index']} {s['name'] or '(null)'}"
-            + (f" exit {s['exit_latency_us']}us" if s["exit_latency_us"] is not None else "")
-            + (
-                f" residency {s['target_residency_us']}us"
-                if s["target_residency_us"] is not None
-                else ""
-            )
-            for s in stats["states"]
-        )
-        lines.append(f"C-states ({stats['states_from']}): {legend}")
-    first, last = stats["first_ns"], stats["last_ns"]
-    span = (last - first) / 1e9 if first is not None else 0.0
-    lines.append(f"{stats['cpu_idle_events']} cpu_idle events over {span:.6f} s")
-    d = stats["dropped"]
-    lines.append(
-        f"left out: {d['exits_before_entry']} exits before a first entry, "
-        f"{d['non_positive_intervals']} intervals of zero or negative length, "
-        f"{d['open_at_end']} intervals still open at the end"
-    )
-    t = stats["trace"]
-    if t["backwards_timestamps"]:
-        lines.append(
-            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
-            f"(first at line {t['first_backwards_line']})"
-        )
-    if t["truncated_last_line"]:
-        lines.append("warning: the last line is cut short and was skipped")
-    if t["lost_markers"]:
-        lines.append(
-            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
-        )
-    if t["buffer_started_markers"]:
-        lines.append(
-            f"warning: {t['buffer_started_markers']} `buffer started` markers "
-            "(earlier events were overwritten)"
-        )
-    if t["unknown_events"]:
-        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
-        lines.append(f"other events skipped: {skipped}")
-    lines += [f"note: {n}" for n in stats["notes"]]
-    return "\n".join(lines)
-
-
 @idle.command("stats")
 @click.argument("trace")
 @click.option(
@@ -682,8 +610,24 @@ def _idle_stats_text(stats: dict[str, Any]) -> str:
     "(docs/cpu-platform.md, `torpor probe` writes one) or a topology file with SMT cores "
     "(docs/idle-stats.md); idlestat trace files carry their own.",
 )
+@click.option(
+    "-b",
+    "--baseline",
+    metavar="TRACE",
+    help="A baseline trace (same platform) for -r comparison.",
+)
+@click.option(
+    "-r",
+    "--report-format",
+    type=click.Choice(["default", "comparison"]),
+    default="default",
+    show_default=True,
+    help="comparison: each row followed by its change from the baseline, as idlestat prints it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
-def idle_stats(trace: str, platform: str | None, as_json: bool) -> None:
+def idle_stats(
+    trace: str, platform: str | None, baseline: str | None, report_format: str, as_json: bool
+) -> None:
     """idlestat's C-state report of an ftrace text trace: per cluster, core and CPU.
 
     TRACE is the kernel's `trace` file, `trace-cmd report` output or an idlestat trace file.
@@ -691,15 +635,26 @@ def idle_stats(trace: str, platform: str | None, as_json: bool) -> None:
     for the next deeper state (idlestat's definitions, docs/idle-stats.md).
 
     \b
-    Example:
+    Examples:
       torpor idle stats tests/ftrace/two-clusters.report.txt \\
         --platform tests/ftrace/two-clusters.toml
+      torpor idle stats after.trace -b before.trace -r comparison --platform google-gs101
     """
+    if report_format == "comparison" and baseline is None:
+        raise click.UsageError("-r comparison needs a baseline trace (-b TRACE)")
+    if baseline is not None and report_format != "comparison":
+        raise click.UsageError("-b TRACE is for -r comparison")
     stats = native.idle_stats(trace, platform)
+    base = native.idle_stats(baseline, platform) if baseline is not None else None
     if as_json:
+        if base is not None:
+            stats = stats | {"baseline": base, "deltas": idle_text.deltas(stats, base)}
         emit_json(stats)
         return
-    click.echo(_idle_stats_text(stats))
+    if base is not None:
+        click.echo(idle_text.comparison_text(stats, base))
+    else:
+        click.echo(idle_text.stats_text(stats))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,132 @@
+"""`torpor idle stats` as text: idlestat's boxed C-state table, and its comparison report
+(each row followed by its change from a baseline trace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+RULE = "-" * 80
+HEADER = "| C-state  |   min    |   max    |   avg    |   total  | hits  |  over | under |"
+TIMES = ("min_us", "max_us", "avg_us", "total_us")
+
+
+def factored_time(us: float) -> str:
+    """A duration as idlestat prints it: whole us below 1 ms, then ms, then s, two decimals."""
+    if us < 1000:
+        return f"{us:.0f}us"
+    if us < 1_000_000:
+        return f"{us / 1000:.2f}ms"
+    return f"{us / 1_000_000:.2f}s"
+
+
+def stats_text(stats: dict[str, Any]) -> str:
+    """idlestat's boxed C-state table, then what torpor assumed and dropped."""
+    lines = [RULE, HEADER]
+    for name, rows in stats["sections"].items():
+        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
+        lines += [RULE, f"| {' ' * indent}{name:<{76 - indent}} |", RULE]
+        lines += [_row_line(r) for r in rows]
+    lines.append(RULE)
+    if stats["states"]:
+        legend = ", ".join(
+            f"{s['index']} {s['name'] or '(null)'}"
+            + (f" exit {s['exit_latency_us']}us" if s["exit_latency_us"] is not None else "")
+            + (
+                f" residency {s['target_residency_us']}us"
+                if s["target_residency_us"] is not None
+                else ""
+            )
+            for s in stats["states"]
+        )
+        lines.append(f"C-states ({stats['states_from']}): {legend}")
+    first, last = stats["first_ns"], stats["last_ns"]
+    span = (last - first) / 1e9 if first is not None else 0.0
+    lines.append(f"{stats['cpu_idle_events']} cpu_idle events over {span:.6f} s")
+    d = stats["dropped"]
+    lines.append(
+        f"left out: {d['exits_before_entry']} exits before a first entry, "
+        f"{d['non_positive_intervals']} intervals of zero or negative length, "
+        f"{d['open_at_end']} intervals still open at the end"
+    )
+    t = stats["trace"]
+    if t["backwards_timestamps"]:
+        lines.append(
+            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
+            f"(first at line {t['first_backwards_line']})"
+        )
+    if t["truncated_last_line"]:
+        lines.append("warning: the last line is cut short and was skipped")
+    if t["lost_markers"]:
+        lines.append(
+            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
+        )
+    if t["buffer_started_markers"]:
+        lines.append(
+            f"warning: {t['buffer_started_markers']} `buffer started` markers "
+            "(earlier events were overwritten)"
+        )
+    if t["unknown_events"]:
+        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
+        lines.append(f"other events skipped: {skipped}")
+    lines += [f"note: {n}" for n in stats["notes"]]
+    return "\n".join(lines)
+
+
+def factored_delta(us: float) -> str:
+    """A change of duration as idlestat's comparison report prints it: signed, whole us below
+    1 ms, then ms and s with one decimal."""
+    if abs(us) < 1000:
+        return f"{us:+.0f}us"
+    if abs(us) < 1_000_000:
+        return f"{us / 1000:+.1f}ms"
+    return f"{us / 1_000_000:+.1f}s"
+
+
+def _int_delta(n: int) -> str:
+    return f" {n:+5d} |" if n else f" {n:5d} |"
+
+
+def _row_line(r: dict[str, Any]) -> str:
+    times = " | ".join(f"{factored_time(r[k]):>8}" for k in TIMES)
+    over = "-" if r["over"] is None else r["over"]
+    under = "-" if r["under"] is None else r["under"]
+    return f"| {r['state']:>8} | {times} | {r['hits']:5} | {over:>5} | {under:>5} |"
+
+
+def delta(row: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+    """``row`` minus its baseline row (a state the baseline never entered counts as zeros)."""
+    b = base or {}
+    out: dict[str, Any] = {"state": row["state"]}
+    for k in (*TIMES, "hits", "over", "under"):
+        mine, theirs = row.get(k), b.get(k, 0)
+        out[k] = None if mine is None or theirs is None else mine - theirs
+    return out
+
+
+def deltas(stats: dict[str, Any], baseline: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per section and state of ``stats``, its change from ``baseline`` (matched by section
+    and state name)."""
+    out = {}
+    for name, rows in stats["sections"].items():
+        base_rows = {r["state"]: r for r in baseline["sections"].get(name, [])}
+        out[name] = [delta(r, base_rows.get(r["state"])) for r in rows]
+    return out
+
+
+def comparison_text(stats: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """idlestat's comparison report: each row, then its change from the baseline."""
+    lines = [RULE, HEADER]
+    changes = deltas(stats, baseline)
+    for name, rows in stats["sections"].items():
+        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
+        lines += [RULE, f"| {' ' * indent}{name:<{76 - indent}} |", RULE]
+        for r, d in zip(rows, changes[name], strict=True):
+            lines.append(_row_line(r))
+            times = " | ".join(f"{factored_delta(d[k]):>8}" for k in TIMES)
+            counts = "".join(
+                _int_delta(d[k]) if d[k] is not None else "     - |"
+                for k in ("hits", "over", "under")
+            )
+            lines.append(f"|          | {times} |{counts}")
+    lines.append(RULE)
+    return "\n".join(lines)
