@@ -22,6 +22,7 @@ def run_scenario_file(
     progress: Callable[[int, int, str, float, float | None], None] | None = ...,
     overrides_json: str | None = ...,
     columns: bool = ...,
+    ftrace_dir: str | None = ...,
 ) -> Any: ...
 def run_scenario_text(
     text: str,

@@ -368,7 +368,21 @@ def apst(
     help="Refuse a scenario whose jobs could issue more IOs than this (about a minute of "
     "wall time per 2e9).",
 )
-def run(scenario: str, as_json: bool, brief: bool, max_ios: int, report_dir: str | None) -> None:
+@click.option(
+    "--ftrace",
+    "ftrace_dir",
+    metavar="DIR",
+    help="CPU scenarios: also write each variant's idle trace as DIR/<variant>.trace "
+    "(idlestat's trace file; docs/ftrace-writer.md).",
+)
+def run(
+    scenario: str,
+    as_json: bool,
+    brief: bool,
+    max_ios: int,
+    report_dir: str | None,
+    ftrace_dir: str | None,
+) -> None:
     """Run a scenario file and print each variant's latency and power.
 
     A run that lasts more than a second shows its progress on a terminal; Ctrl-C stops it.
@@ -377,8 +391,11 @@ def run(scenario: str, as_json: bool, brief: bool, max_ios: int, report_dir: str
     Example:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
+    traces = str(output_dir(ftrace_dir, "--ftrace")) if ftrace_dir else None
     with RunProgress() as progress:
-        report = native.run_scenario_file(scenario, max_ios=max_ios, progress=progress.update)
+        report = native.run_scenario_file(
+            scenario, max_ios=max_ios, progress=progress.update, ftrace_dir=traces
+        )
     if report_dir:
         from torpor.report import html
 

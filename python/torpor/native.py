@@ -60,14 +60,19 @@ def run_scenario_file(
     max_ios: int = DEFAULT_MAX_IOS,
     progress: ProgressFn | None = None,
     overrides_json: str | None = None,
+    ftrace_dir: str | None = None,
 ) -> dict[str, Any]:
     """Runs a scenario file; relative paths inside resolve against its directory.
 
     Refuses (``InputError``) a scenario whose jobs could issue more than ``max_ios`` IOs.
     Ctrl-C raises ``KeyboardInterrupt`` out of the run within a fraction of a second.
     ``overrides_json`` (``{"dotted.path": value}``) sets fields as a sweep point does.
+    With ``ftrace_dir`` (an existing folder) each variant of a CPU scenario also writes its idle
+    trace there, ``<variant>.trace`` in idlestat's form; an NVMe scenario is refused.
     """
-    return json.loads(_native.run_scenario_file(path, max_ios, progress, overrides_json))
+    return json.loads(
+        _native.run_scenario_file(path, max_ios, progress, overrides_json, ftrace_dir=ftrace_dir)
+    )
 
 
 def run_scenario_text(

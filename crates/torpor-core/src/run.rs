@@ -26,6 +26,7 @@ use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
+use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
 use crate::workload::{self, estimate, IologReplay, Workload};
@@ -116,6 +117,47 @@ pub fn run_file(
     run_text(&file.text, &label, &base, overrides, limits, watch)
 }
 
+/// [`run_file`] writing, for each variant of a CPU scenario, its idle trace as idlestat's
+/// trace file `ftrace_dir/<variant>.trace` (the variant's name with characters other than
+/// letters, digits, `.`, `-` and `_` made `_`); an NVMe scenario is refused.
+pub fn run_file_traced(
+    path: &Path,
+    overrides: &[Override],
+    limits: &Limits,
+    watch: &mut dyn Watch,
+    ftrace_dir: &Path,
+) -> Result<Report, RunError> {
+    let label = path.display().to_string();
+    let text = user_file::read_text(
+        path,
+        &label,
+        "a scenario file",
+        MAX_SCENARIO_BYTES,
+        Decoding::Strict,
+    )?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut file = ScenarioFile::parse(&label, &text.text)?;
+    for (path, value) in overrides {
+        file = file.with_field(path, value.clone())?;
+    }
+    run_inputs(&file, &base, limits, watch, Some(ftrace_dir))
+}
+
+/// The file a variant's trace goes to in the `--ftrace` folder.
+fn trace_file_name(variant: &str) -> String {
+    let name: String = variant
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{name}.trace")
+}
+
 /// Runs scenario `text` with `overrides` applied; `label` names it in errors, `base`
 /// resolves its relative paths.
 pub fn run_text(
@@ -140,13 +182,50 @@ pub fn run_parsed(
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
+    run_inputs(file, base, limits, watch, None)
+}
+
+fn run_inputs(
+    file: &ScenarioFile,
+    base: &Path,
+    limits: &Limits,
+    watch: &mut dyn Watch,
+    ftrace_dir: Option<&Path>,
+) -> Result<Report, RunError> {
     let inputs: Vec<Input> = (0..file.variants().len())
         .map(|variant| Input {
             file,
             variant,
             base,
+            ftrace: ftrace_dir.map(|dir| dir.join(trace_file_name(&file.variants()[variant].name))),
         })
         .collect();
+    if ftrace_dir.is_some() {
+        for (i, input) in inputs.iter().enumerate() {
+            if input.scenario().platform.cpu.is_none() {
+                return Err(input
+                    .at(
+                        "platform",
+                        "--ftrace writes the idle traces of CPU runs; this scenario runs an NVMe \
+                         drive ([platform.nvme]), which has no cpu_idle events"
+                            .into(),
+                    )
+                    .into());
+            }
+            if inputs[..i].iter().any(|o| o.ftrace == input.ftrace) {
+                return Err(input
+                    .at(
+                        "variant",
+                        format!(
+                            "--ftrace: variant {} would write the same file as an earlier one; \
+                             give the variants names that differ in letters or digits",
+                            shown(&file.variants()[i].name)
+                        ),
+                    )
+                    .into());
+            }
+        }
+    }
     check_work(&inputs, limits)?;
     let mut variants = Vec::with_capacity(inputs.len());
     for input in &inputs {
@@ -200,6 +279,8 @@ struct Input<'a> {
     file: &'a ScenarioFile,
     variant: usize,
     base: &'a Path,
+    /// Where this variant's idle trace goes (`--ftrace`).
+    ftrace: Option<PathBuf>,
 }
 
 impl Input<'_> {
@@ -496,13 +577,37 @@ impl Input<'_> {
         if !watch.tick(&progress) {
             return Err(RunError::Interrupted);
         }
-        let (report, stop) = cpu_system::run_watched(&spec, until, |now| {
+        let tick = |now| {
             progress.now = now;
             watch.tick(&progress)
-        })
-        .map_err(|m| self.at("platform.cpu", format!("[platform.cpu] {m}")))?;
+        };
+        let at_cpu = |m| self.at("platform.cpu", format!("[platform.cpu] {m}"));
+        let (report, stop, written) = match &self.ftrace {
+            None => {
+                let (report, stop) = cpu_system::run_watched(&spec, until, tick).map_err(at_cpu)?;
+                (report, stop, None)
+            }
+            Some(path) => {
+                let shown_path = path.display().to_string();
+                let io = |e: std::io::Error| InputError::whole(&shown_path, e.to_string());
+                let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
+                let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
+                let (report, stop) =
+                    cpu_system::run_traced(&spec, until, tick, &mut writer).map_err(at_cpu)?;
+                let lines = writer.lines();
+                writer.finish().map_err(io)?;
+                (report, stop, Some((shown_path, lines)))
+            }
+        };
         if stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
+        }
+        let mut cpu = CpuSection::new(&spec, label, report);
+        if let Some((path, lines)) = written {
+            cpu.notes.push(format!(
+                "variant {}: its idle trace (idlestat's trace file, {lines} events) is {path}",
+                shown(name)
+            ));
         }
         Ok(VariantReport {
             name: name.to_string(),
@@ -510,7 +615,7 @@ impl Input<'_> {
             seed: s.run.seed,
             io: IoSection::new(&workload::IoReport::empty(until), until),
             nvme: None,
-            cpu: Some(CpuSection::new(&spec, label, report)),
+            cpu: Some(cpu),
         })
     }
 

@@ -308,9 +308,10 @@ fn run_with(
 
 /// Runs a scenario file with `overrides_json` (`{"dotted.path": value}`) applied; returns the
 /// report as JSON. `progress(variant, variants, name, now_s, until_s)` is called about ten
-/// times a second while it runs.
+/// times a second while it runs. With `ftrace_dir` (an existing folder), each variant of a CPU
+/// scenario also writes its idle trace there (`<variant>.trace`, idlestat's trace file).
 #[pyfunction]
-#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false))]
+#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, ftrace_dir = None))]
 fn run_scenario_file(
     py: Python<'_>,
     path: PathBuf,
@@ -318,6 +319,7 @@ fn run_scenario_file(
     progress: Option<PyObject>,
     overrides_json: Option<&str>,
     columns: bool,
+    ftrace_dir: Option<PathBuf>,
 ) -> PyResult<PyObject> {
     run_with(
         py,
@@ -325,7 +327,10 @@ fn run_scenario_file(
         progress,
         overrides_json,
         columns,
-        |fields, limits, watch| torpor_core::run::run_file(&path, fields, limits, watch),
+        |fields, limits, watch| match &ftrace_dir {
+            None => torpor_core::run::run_file(&path, fields, limits, watch),
+            Some(dir) => torpor_core::run::run_file_traced(&path, fields, limits, watch, dir),
+        },
     )
 }
 

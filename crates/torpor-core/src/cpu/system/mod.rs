@@ -20,6 +20,11 @@
 //!    latency, plus any wait behind other tasks); the trip ends and the tick restarts. A wake-up
 //!    with nothing to run (the tick, the poll limit) starts the next iteration of the same trip.
 //!
+//! Tracing: a run may be given a [`CpuTrace`] that is told, as they happen, the moments a
+//! kernel would trace (timers armed and fired, wake-ups, switches, idle entries and exits); the
+//! ftrace writer (`crate::trace::ftrace_writer`) turns them into a kernel-like trace. Without
+//! one, each hook is a test of `None`.
+//!
 //! Power: a running CPU draws its cluster's active power at its highest OPP (no DVFS yet); an
 //! idle one its state's power, through the exit too (the kernel counts the exit in the
 //! residency). A cluster-level state saves its power only while every CPU of the cluster is in
@@ -176,6 +181,64 @@ impl CpuReport {
     }
 }
 
+/// What a traced run reports, at the simulated time it happens. CPUs are named by id, tasks
+/// by their index in [`CpuRunSpec::tasks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Traced {
+    /// A task going to sleep armed its timer on its CPU (`absolute`: a periodic task's
+    /// `clock_nanosleep(TIMER_ABSTIME)`, else a relative sleep).
+    TimerArmed {
+        task: usize,
+        cpu: u32,
+        expires: Nanos,
+        absolute: bool,
+    },
+    /// A task's wake-up source fired on its CPU: its timer or its device's interrupt.
+    WakeSource {
+        task: usize,
+        cpu: u32,
+        source: Source,
+    },
+    /// The periodic tick fired on `cpu`.
+    Tick { cpu: u32 },
+    /// `task` became runnable on `cpu`: woken by the task running on CPU `by`, or by its own
+    /// wake-up source (`None`).
+    Woken {
+        task: usize,
+        cpu: u32,
+        by: Option<u32>,
+    },
+    /// `cpu` enters idle `state`; `stops_tick`: the tick was stopped for this entry (it ran
+    /// until now).
+    IdleEnter {
+        cpu: u32,
+        state: usize,
+        stops_tick: bool,
+    },
+    /// `cpu`'s wake-up from `state` begins; it is out at `ready`. `miss`: the cpuidle core
+    /// counted the period as too deep (`Some(false)`, "above") or too shallow (`Some(true)`,
+    /// "below").
+    IdleExit {
+        cpu: u32,
+        state: usize,
+        ready: Nanos,
+        miss: Option<bool>,
+    },
+    /// `cpu` is out of its idle state (its exit latency has elapsed).
+    Ready { cpu: u32 },
+    /// `cpu` switches from `prev` to `next` (`None`: the idle task).
+    Switch {
+        cpu: u32,
+        prev: Option<usize>,
+        next: Option<usize>,
+    },
+}
+
+/// Told what a run does as it happens (see [`Traced`]).
+pub trait CpuTrace {
+    fn on(&mut self, at: Nanos, event: Traced);
+}
+
 /// The CPU system's events.
 #[derive(Clone, Copy, Debug)]
 pub enum CpuEvent {
@@ -256,20 +319,21 @@ struct Cpu {
 }
 
 /// The CPUs and their tasks: one component of the engine.
-pub struct CpuSystem {
+pub struct CpuSystem<'t> {
     cpus: Vec<Cpu>,
     tasks: Vec<Task>,
     /// Per cluster: its CPUs (indices) and how many sit in a cluster-level state.
     clusters: Vec<(Vec<usize>, usize)>,
     tick_ns: u64,
+    trace: Option<&'t mut dyn CpuTrace>,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
     s.power_mw.as_ref().map_or(0.0, |p| p.central())
 }
 
-impl CpuSystem {
-    pub fn new(spec: &CpuRunSpec) -> Result<CpuSystem, String> {
+impl<'t> CpuSystem<'t> {
+    pub fn new(spec: &CpuRunSpec) -> Result<CpuSystem<'t>, String> {
         if spec.hz == 0 {
             return Err("hz: expected a positive tick rate (e.g. 250)".into());
         }
@@ -414,7 +478,20 @@ impl CpuSystem {
             tasks,
             clusters,
             tick_ns,
+            trace: None,
         })
+    }
+
+    /// Reports the run's moments to `trace` from now on.
+    pub fn traced(mut self, trace: &'t mut dyn CpuTrace) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
+    fn emit(&mut self, at: Nanos, event: Traced) {
+        if let Some(t) = self.trace.as_mut() {
+            t.on(at, event);
+        }
     }
 
     fn cpu_index(&self, id: u32) -> usize {
@@ -443,8 +520,21 @@ impl CpuSystem {
         match event {
             CpuEvent::TaskWake(t, shot) => {
                 if self.tasks[t].timer.fire(shot) {
-                    self.tasks[t].pending = None;
-                    self.wake_task(ctx, t);
+                    let fired = self.tasks[t].pending.take();
+                    if self.trace.is_some() {
+                        if let Some((_, source)) = fired {
+                            let cpu = self.tasks[t].spec.cpu;
+                            self.emit(
+                                ctx.now(),
+                                Traced::WakeSource {
+                                    task: t,
+                                    cpu,
+                                    source,
+                                },
+                            );
+                        }
+                    }
+                    self.wake_task(ctx, t, None);
                 }
             }
             CpuEvent::Tick(c, shot) => {
@@ -452,6 +542,8 @@ impl CpuSystem {
                     return;
                 }
                 self.arm_tick(ctx, c);
+                let cpu = self.cpus[c].id;
+                self.emit(ctx.now(), Traced::Tick { cpu });
                 if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
                     self.end_idle(ctx, c, Cause::Tick);
                 }
@@ -463,6 +555,8 @@ impl CpuSystem {
             }
             CpuEvent::Ready(c, shot) => {
                 if self.cpus[c].ready.fire(shot) {
+                    let cpu = self.cpus[c].id;
+                    self.emit(ctx.now(), Traced::Ready { cpu });
                     self.run_next(ctx, c);
                 }
             }
@@ -512,12 +606,15 @@ impl CpuSystem {
         task.timer.arm(ctx, at, |s| CpuEvent::TaskWake(t, s));
     }
 
-    /// Task `t` becomes runnable now on its CPU.
-    fn wake_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, t: usize) {
+    /// Task `t` becomes runnable now on its CPU (woken by the task running on CPU `by`, or by
+    /// its own wake-up source).
+    fn wake_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, t: usize, by: Option<u32>) {
         if self.tasks[t].runnable {
             return;
         }
-        let c = self.cpu_index(self.tasks[t].spec.cpu);
+        let cpu = self.tasks[t].spec.cpu;
+        self.emit(ctx.now(), Traced::Woken { task: t, cpu, by });
+        let c = self.cpu_index(cpu);
         let task = &mut self.tasks[t];
         task.runnable = true;
         task.woken_at = ctx.now();
@@ -573,7 +670,9 @@ impl CpuSystem {
             .governor
             .select(&cpu_ref.view, &mut cpu_ref.dev, k, &mut stop_tick);
         cpu_ref.stats.iterations += 1;
+        let mut stops_tick = false;
         if (stop_tick || cpu_ref.tick_stopped) && can_stop {
+            stops_tick = !cpu_ref.tick_stopped;
             cpu_ref.tick_stopped = true;
             cpu_ref.tick.cancel();
         } else {
@@ -596,9 +695,15 @@ impl CpuSystem {
                 .poll
                 .arm(ctx, Nanos(now + limit), |s| CpuEvent::PollLimit(c, s));
         }
+        let enter = Traced::IdleEnter {
+            cpu: cpu_ref.id,
+            state: idx,
+            stops_tick,
+        };
         if cpu_ref.is_cluster_state[idx] {
             self.cluster_enter(ctx.now(), c);
         }
+        self.emit(ctx.now(), enter);
     }
 
     /// Steps 3-5: the idle period of CPU `c` ends now.
@@ -621,7 +726,7 @@ impl CpuSystem {
         };
         let residency = (now - entered).0 + exit;
         cpu.stats.states[state].time_ns += (now - entered).0;
-        classify(cpu, state, residency);
+        let miss = classify(cpu, state, residency);
         cpu.dev.last_residency_ns = residency;
         if polling {
             cpu.dev.poll_time_limit = cause == Cause::PollLimit;
@@ -635,6 +740,13 @@ impl CpuSystem {
         cpu.mode = Mode::Exiting { from: Some(state) };
         cpu.ready
             .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
+        let exited = Traced::IdleExit {
+            cpu: cpu.id,
+            state,
+            ready: now + Nanos(exit),
+            miss,
+        };
+        self.emit(now, exited);
     }
 
     /// The CPU is out of its idle state: run the first queued task (the trip ends), or idle
@@ -654,6 +766,12 @@ impl CpuSystem {
         }
         cpu.pelt.start_running(now.0);
         cpu.run_started = now;
+        let switch = Traced::Switch {
+            cpu: cpu.id,
+            prev: None,
+            next: Some(t),
+        };
+        self.emit(now, switch);
         self.start_task(ctx, c, t);
     }
 
@@ -684,10 +802,30 @@ impl CpuSystem {
         self.settle(c, now);
         self.tasks[t].runnable = false;
         self.arm_next_wake(ctx, t);
+        let cpu_id = self.cpus[c].id;
         if let Some(w) = self.tasks[t].spec.wakes {
-            self.wake_task(ctx, w);
+            self.wake_task(ctx, w, Some(cpu_id));
         }
-        match self.cpus[c].queue.pop_front() {
+        if self.trace.is_some() {
+            if let Some((at, Source::Timer)) = self.tasks[t].pending {
+                let absolute = matches!(self.tasks[t].spec.wake, Wake::Periodic { .. });
+                let armed = Traced::TimerArmed {
+                    task: t,
+                    cpu: cpu_id,
+                    expires: at,
+                    absolute,
+                };
+                self.emit(now, armed);
+            }
+        }
+        let next = self.cpus[c].queue.pop_front();
+        let switch = Traced::Switch {
+            cpu: cpu_id,
+            prev: Some(t),
+            next,
+        };
+        self.emit(now, switch);
+        match next {
             // The next task runs at once: the CPU never idles.
             Some(next) => self.start_task(ctx, c, next),
             None => {
@@ -797,22 +935,26 @@ fn poll_limit_ns(cpu: &Cpu, tick_ns: u64) -> u64 {
         .map_or(max, |(_, s)| (s.target_residency_ns as u64).min(max))
 }
 
-/// §5: the core's above/below accounting for a period in `state` that measured `residency`.
-fn classify(cpu: &mut Cpu, state: usize, residency: u64) {
+/// §5: the core's above/below accounting for a period in `state` that measured `residency`;
+/// returns what it counted (`Some(false)` above, `Some(true)` below), as `cpu_idle_miss` says.
+fn classify(cpu: &mut Cpu, state: usize, residency: u64) -> Option<bool> {
     let states = &cpu.view.states;
     let diff = residency as i64;
     if diff < states[state].target_residency_ns {
         if (0..state).any(|i| !cpu.dev.is_disabled(i)) {
             cpu.stats.states[state].above += 1;
+            return Some(false);
         }
     } else if diff > states[state].exit_latency_ns {
         let deeper = (state + 1..states.len()).find(|&i| !cpu.dev.is_disabled(i));
         if let Some(j) = deeper {
             if diff - states[state].exit_latency_ns >= states[j].target_residency_ns {
                 cpu.stats.states[state].below += 1;
+                return Some(true);
             }
         }
     }
+    None
 }
 
 /// Runs `spec` for `duration` on the engine: the CPU system as the run's only component.
@@ -827,7 +969,24 @@ pub fn run_watched(
     duration: Nanos,
     watch: impl FnMut(Nanos) -> bool,
 ) -> Result<(CpuReport, Stop), String> {
-    let mut system = CpuSystem::new(spec)?;
+    run_system(CpuSystem::new(spec)?, duration, watch)
+}
+
+/// [`run_watched`], telling `trace` what happens as it happens.
+pub fn run_traced(
+    spec: &CpuRunSpec,
+    duration: Nanos,
+    watch: impl FnMut(Nanos) -> bool,
+    trace: &mut dyn CpuTrace,
+) -> Result<(CpuReport, Stop), String> {
+    run_system(CpuSystem::new(spec)?.traced(trace), duration, watch)
+}
+
+fn run_system(
+    mut system: CpuSystem<'_>,
+    duration: Nanos,
+    watch: impl FnMut(Nanos) -> bool,
+) -> Result<(CpuReport, Stop), String> {
     let mut queue: EventQueue<CpuEvent> = EventQueue::new();
     system.start(&mut Ctx::new(&mut queue, |e| e));
     let (stop, last) = sim::run(&mut queue, duration, watch, |e, q| {
