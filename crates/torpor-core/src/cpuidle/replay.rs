@@ -1198,7 +1198,7 @@ pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputErr
             spec,
             format!(
                 "no such file and no built-in CPU platform of that id; expected a CPU platform \
-                 TOML or a preset id{}",
+                 TOML or a preset id; {}",
                 crate::input::cpu_preset::suggestion(spec)
             ),
         )),
@@ -1272,7 +1272,7 @@ pub fn from_reader<R: BufRead>(
         hz_from: if options.hz.is_some() {
             "given"
         } else {
-            "assumed (the trace does not carry CONFIG_HZ; --hz to change)"
+            "assumed"
         },
         tick_ns,
         exit_latency_from: layout.exit_latency_from,
@@ -1346,6 +1346,11 @@ pub fn from_reader<R: BufRead>(
     let (actual, govs) = replayer.columns(&builder.kernel_misses);
     let c = &replayer.counts;
     let inputs = input_sources(c, periods, tick_ns, builder.saw_sched_switch());
+    if options.hz.is_none() {
+        notes.push(format!(
+            "HZ={hz} assumed: the trace does not carry CONFIG_HZ (--hz to change)"
+        ));
+    }
     if actual.total.energy_mj.is_none() {
         notes.push(
             "energy is not available: the platform gives no power for some idle state".into(),
@@ -1416,8 +1421,8 @@ fn input_sources(c: &InputCounts, periods: u64, tick_ns: u64, trips: bool) -> Ve
             reconstructed: c.cause_unknown,
             how: format!(
                 "observed: the first hrtimer_expire_entry / timer_expire_entry / ipi_entry / \
-                 irq_handler_entry on the CPU after its exit ({timer_woken} by a timer or the \
-                 tick), or a sched_wakeup of a task on it from another CPU; unknown: none of \
+                 irq_handler_entry on the CPU from the period's entry to its next entry \
+                 ({timer_woken} by a timer or the tick), or a sched_wakeup of a task on it from another CPU; unknown: none of \
                  these (counts as not a timer: no tick flag for reflect)"
             ),
         },
