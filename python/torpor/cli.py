@@ -822,7 +822,8 @@ def idle_replay(
 
     \b
     Example:
-      torpor idle replay tests/ftrace/replay-timers.txt --platform arm-juno-r0 \\
+      torpor idle replay tests/ftrace/replay-timers.report.txt \\
+        --platform arm-juno-r0 \\
         --governor menu,teo,oracle
     """
     try:

@@ -63,7 +63,7 @@ fn periods(n: usize) -> Vec<Period> {
             x ^= x >> 7;
             x ^= x << 17;
             let cpu = (i % 8) as u32;
-            let timer = x % 3 == 0;
+            let timer = x.is_multiple_of(3);
             let duration = if timer {
                 500_000 + x % 20_000_000
             } else {
@@ -87,7 +87,7 @@ fn periods(n: usize) -> Vec<Period> {
                 cause: if timer { Cause::Timer } else { Cause::Irq },
                 util: (x >> 30) % 400,
                 util_observed: true,
-                new_trip: x % 5 == 0,
+                new_trip: x.is_multiple_of(5),
             }
         })
         .collect()
