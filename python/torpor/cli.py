@@ -674,5 +674,140 @@ def idle_stats(
         click.echo(idle_text.stats_text(stats))
 
 
+def _mix(summary: dict[str, Any]) -> str:
+    """The state mix: each entered state's share of the periods."""
+    parts = [f"{s['name']} {s['entries_pct']:.0f}%" for s in summary["states"] if s["entries"] > 0]
+    return ", ".join(parts) or "-"
+
+
+def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
+    energy = "-" if s["energy_mj"] is None else f"{s['energy_mj']:.4g}"
+    kept = "-" if s["tick_kept"] is None else f"{s['tick_kept']}"
+    return [
+        name,
+        f"{s['periods']}",
+        f"{s['too_deep_pct']:.1f}",
+        f"{s['too_shallow_pct']:.1f}",
+        f"{s['added_latency_mean_ns'] / 1000:.1f}",
+        energy,
+        kept,
+        _mix(s),
+    ]
+
+
+def _idle_replay_text(r: dict[str, Any]) -> None:
+    """The totals per column, too-deep/too-shallow per CPU, then how the inputs were had."""
+    p = r["platform"]
+    console.print(
+        f"{r['file']}: {r['periods']} idle periods; platform {p['id'] or p['from']} "
+        f"({p['from']}), HZ={p['hz']} ({p['hz_from']})"
+    )
+    columns = [("actual (trace)", r["actual"]), *r["governors"].items()]
+    table = Table(box=box.SIMPLE_HEAD, title="Totals")
+    for head in ("column", "periods", "too deep %", "too shallow %", "added latency us/period"):
+        table.add_column(head, justify="right" if head != "column" else "left", no_wrap=True)
+    table.add_column("idle energy mJ", justify="right", no_wrap=True)
+    table.add_column("tick kept", justify="right", no_wrap=True)
+    table.add_column("state mix (share of periods)")
+    for name, col in columns:
+        table.add_row(*_replay_row(name, col))
+    console.print(table)
+    per_cpu = Table(box=box.SIMPLE_HEAD, title="Per CPU: too deep % / too shallow %")
+    per_cpu.add_column("CPU", justify="right")
+    per_cpu.add_column("cluster")
+    per_cpu.add_column("periods", justify="right")
+    for name, _ in columns:
+        per_cpu.add_column(name, justify="right", no_wrap=True)
+    for i, cpu in enumerate(r["actual"]["per_cpu"]):
+        cells = [
+            f"{col['per_cpu'][i]['too_deep_pct']:.1f} / {col['per_cpu'][i]['too_shallow_pct']:.1f}"
+            for _, col in columns
+        ]
+        per_cpu.add_row(f"{cpu['cpu']}", cpu["cluster"], f"{cpu['periods']}", *cells)
+    console.print(per_cpu)
+    kernel = r["actual"]["kernel_reported"]
+    console.print(
+        f"the traced kernel's own cpu_idle_miss events: {kernel['too_deep']} too deep, "
+        f"{kernel['too_shallow']} too shallow"
+    )
+    c = r["wake_causes"]
+    console.print(
+        "wake-up causes: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items() if v)
+    )
+    console.print("inputs (periods observed / reconstructed):")
+    for i in r["inputs"]:
+        console.print(f"  {i['input']}: {i['observed']} / {i['reconstructed']}: {i['how']}")
+    d = r["dropped"]
+    console.print(
+        f"left out: {d['exits_without_entry']} exits without an entry, "
+        f"{d['entries_without_exit']} entries without an exit, "
+        f"{d['non_positive']} periods of zero or negative length, "
+        f"{d['open_at_end']} still open at the end; {d['timers_ignored']} timer starts ignored"
+    )
+    t = r["trace"]
+    if t["backwards_timestamps"]:
+        console.print(
+            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
+            f"(first at line {t['first_backwards_line']})"
+        )
+    if t["truncated_last_line"]:
+        console.print("warning: the last line is cut short and was skipped")
+    if t["lost_markers"]:
+        console.print(
+            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
+        )
+    for n in r["notes"]:
+        console.print(f"note: {n}")
+
+
+@idle.command("replay")
+@click.argument("trace")
+@click.option(
+    "--governor",
+    "governors",
+    default="menu,teo,teo-util,oracle",
+    show_default=True,
+    metavar="NAME,...",
+    help="Comma-separated governor variants (`torpor idle governors` lists them).",
+)
+@click.option(
+    "--platform",
+    metavar="PRESET|FILE",
+    help="The traced machine's CPU platform: a preset id (`torpor devices`) or a platform "
+    "TOML (`torpor probe`); idlestat trace files carry a C-state table of their own.",
+)
+@click.option(
+    "--hz",
+    type=click.IntRange(24, 10_000),
+    help="The traced kernel's CONFIG_HZ (the tick period); 250 when not given.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+def idle_replay(
+    trace: str, governors: str, platform: str | None, hz: int | None, as_json: bool
+) -> None:
+    """Replay a real ftrace's idle periods through governors: what each would have chosen.
+
+    Each idle period (cpu_idle entry to exit) keeps its real duration; each governor picks a
+    state from the period's inputs (sleep length, tick, utilization), rebuilt from the trace or
+    reconstructed where the trace lacks the events (the report says which and how). Reported
+    per CPU and in total: state mix, too deep / too shallow (the cpuidle core's above / below),
+    added wake-up latency, idle energy; "actual" is what the traced kernel chose.
+
+    \b
+    Example:
+      torpor idle replay tests/ftrace/replay-timers.report.txt \\
+        --platform arm-juno-r0 \\
+        --governor menu,teo,oracle
+    """
+    try:
+        report = native.idle_replay(trace, governors, platform, hz)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--governor'") from e
+    if as_json:
+        emit_json(report)
+        return
+    _idle_replay_text(report)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

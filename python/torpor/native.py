@@ -146,3 +146,16 @@ def idle_stats(
 ) -> dict[str, Any]:
     """idlestat's C-state report of an ftrace text trace (docs/idle-stats.md)."""
     return json.loads(_native.idle_stats(trace, platform))
+
+
+def idle_replay(
+    trace: str | PathLike[str],
+    governors: str,
+    platform: str | None = None,
+    hz: int | None = None,
+) -> dict[str, Any]:
+    """A trace's idle periods replayed through governors (docs/idle-replay.md).
+
+    ``governors`` is a comma-separated list (ValueError if a name is unknown or repeated);
+    ``platform`` a CPU preset id or a platform TOML path."""
+    return json.loads(_native.idle_replay(trace, governors, platform, hz))

@@ -408,6 +408,27 @@ fn idle_stats(py: Python<'_>, trace: PathBuf, platform: Option<PathBuf>) -> PyRe
     )
 }
 
+/// `torpor idle replay`: a trace replayed through governors (a comma-separated list), as
+/// JSON. `platform` is a preset id or a platform TOML; a bad governor list raises ValueError.
+#[pyfunction]
+#[pyo3(signature = (trace, governors, platform=None, hz=None))]
+fn idle_replay(
+    py: Python<'_>,
+    trace: PathBuf,
+    governors: &str,
+    platform: Option<String>,
+    hz: Option<u32>,
+) -> PyResult<String> {
+    use torpor_core::cpuidle::replay;
+    let governors =
+        replay::parse_governors(governors).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let options = replay::ReplayOptions { governors, hz };
+    to_json(
+        &py.allow_threads(|| replay::replay_file(&trace, platform.as_deref(), &options))
+            .map_err(to_py)?,
+    )
+}
+
 /// Times the engine's hot loops, about `seconds` each.
 #[pyfunction]
 #[pyo3(name = "bench")]
@@ -437,5 +458,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(idle_replay, m)?)?;
     Ok(())
 }

@@ -15,6 +15,7 @@
 
 pub mod decide;
 pub mod governors;
+pub mod replay;
 
 pub use governors::{by_name, GovernorName, NAMES};
 
@@ -176,6 +177,41 @@ impl Kernel {
     pub fn idle_got_tick(&mut self) -> bool {
         std::mem::take(&mut self.got_idle_tick)
     }
+}
+
+/// How the cpuidle core classified one idle period (spec-cpu.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// Neither counter moved.
+    None,
+    /// `above`: the residency fell short of the entered state's target residency, and a
+    /// shallower enabled state exists: the state was too deep.
+    TooDeep,
+    /// `below`: the residency less the entered state's exit latency reached the target
+    /// residency of the next enabled deeper state: the state was too shallow.
+    TooShallow,
+}
+
+/// `cpuidle_enter_state()`'s above/below accounting for a period that entered `state` and
+/// measured `residency_ns` (the raw `diff`, exit delay included): the above test uses the raw
+/// value, the below test subtracts the entered state's full exit latency, and only the first
+/// enabled state on each side is looked at.
+pub fn classify(platform: &Platform, dev: &Device, state: usize, residency_ns: u64) -> Miss {
+    let states = &platform.states;
+    let diff = residency_ns as i64;
+    if diff < states[state].target_residency_ns {
+        if (0..state).any(|i| !dev.is_disabled(i)) {
+            return Miss::TooDeep;
+        }
+    } else if diff > states[state].exit_latency_ns {
+        let deeper = (state + 1..states.len()).find(|&i| !dev.is_disabled(i));
+        if let Some(j) = deeper {
+            if diff - states[state].exit_latency_ns >= states[j].target_residency_ns {
+                return Miss::TooShallow;
+            }
+        }
+    }
+    Miss::None
 }
 
 /// A cpuidle governor: `select` picks a state (and whether to stop the tick), `reflect` is told

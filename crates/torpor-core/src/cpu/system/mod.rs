@@ -938,23 +938,17 @@ fn poll_limit_ns(cpu: &Cpu, tick_ns: u64) -> u64 {
 /// §5: the core's above/below accounting for a period in `state` that measured `residency`;
 /// returns what it counted (`Some(false)` above, `Some(true)` below), as `cpu_idle_miss` says.
 fn classify(cpu: &mut Cpu, state: usize, residency: u64) -> Option<bool> {
-    let states = &cpu.view.states;
-    let diff = residency as i64;
-    if diff < states[state].target_residency_ns {
-        if (0..state).any(|i| !cpu.dev.is_disabled(i)) {
+    match cpuidle::classify(&cpu.view, &cpu.dev, state, residency) {
+        cpuidle::Miss::TooDeep => {
             cpu.stats.states[state].above += 1;
-            return Some(false);
+            Some(false)
         }
-    } else if diff > states[state].exit_latency_ns {
-        let deeper = (state + 1..states.len()).find(|&i| !cpu.dev.is_disabled(i));
-        if let Some(j) = deeper {
-            if diff - states[state].exit_latency_ns >= states[j].target_residency_ns {
-                cpu.stats.states[state].below += 1;
-                return Some(true);
-            }
+        cpuidle::Miss::TooShallow => {
+            cpu.stats.states[state].below += 1;
+            Some(true)
         }
+        cpuidle::Miss::None => None,
     }
-    None
 }
 
 /// Runs `spec` for `duration` on the engine: the CPU system as the run's only component.

@@ -1,0 +1,1452 @@
+//! `torpor idle replay`: counterfactual replay of a real ftrace through cpuidle governors.
+//!
+//! Models what each governor would have chosen for the idle periods a real machine had, with
+//! the workload held fixed (spec-cpu.md §1, §5, §9). Two stages, both streaming:
+//!
+//! 1. **Rebuild the periods** ([`PeriodBuilder`]). An idle period of a CPU runs from its
+//!    `cpu_idle state=s` to its next `cpu_idle` exit. Its wake-up cause is the first of
+//!    `hrtimer_expire_entry` (the tick when the function is `tick_sched_timer`, a timer
+//!    otherwise), `timer_expire_entry`, `ipi_entry` and `irq_handler_entry` on that CPU from its
+//!    entry until its next entry (mainline traces the exit before it re-enables interrupts, so
+//!    the handler follows the exit; older drivers re-enabled them inside `enter`, so it comes
+//!    before); an `arch_timer` interrupt counts as a timer unless an hrtimer expiry follows.
+//!    Without any of these, a `sched_wakeup` of a task on that CPU issued by another CPU during
+//!    the period makes it a remote wake-up; else the cause is unknown.
+//!    The sleep length at entry is the earliest timer pending on that CPU (`hrtimer_start`
+//!    expiries, `timer_start` jiffies converted with the tick, removed by cancel and expiry);
+//!    where the trace shows no pending timer it is RECONSTRUCTED: the wake-up itself when a timer
+//!    or the tick woke the CPU, else `max(idle duration, TICK_NSEC)` (the next timer was no
+//!    earlier than the wake-up; at least a tick away is assumed). The next tick is the pending
+//!    `tick_sched_timer` when traced, else a full tick period away (the phase is unknown). The
+//!    utilization is PELT (`cpu::pelt::Pelt`) over the trace's `sched_switch` run/idle history,
+//!    else 0. A `sched_switch` from the idle task ends an idle trip (the tick restarts).
+//!    Every input says in the report how many periods had it observed and how many had it
+//!    reconstructed, and how.
+//! 2. **Replay** ([`Replayer`]). Each CPU has its own governor instance, `Device` and `Kernel`
+//!    per governor. For each period: `select` with the rebuilt inputs (the tick state follows the
+//!    governor's own `stop_tick` within a trip, as the idle loop keeps it); the chosen state is
+//!    entered for the SAME duration (the wake-up belongs to the workload); the measured residency
+//!    is that duration plus the chosen state's exit latency (the model the closed-loop
+//!    simulation uses: the kernel measures around `enter`, which includes the exit); the core's
+//!    above/below classification (§5, [`super::classify`]); `reflect`. The trace's own choices
+//!    (the "actual" column) are classified the same way.
+//!
+//! What the fixed-duration model leaves out, and the report counts where it can: a governor
+//! that keeps the tick while the period is longer than the time to the tick would have had a
+//! tick wake-up first (`tick_before_wakeup`); a polling state would have stopped at its poll
+//! limit; a governor's choice does not move the real wake-up. Energy charges each state's
+//! power over the period and the active power over the exit latency; a cluster-level state is
+//! charged at the deepest CPU-level state's power (the cluster powering down needs every CPU of
+//! it there at once, which a per-CPU replay does not track).
+//!
+//! Memory is constant in the trace's length: per CPU one open and one closed period, the timers
+//! pending on it (at most [`MAX_PENDING_TIMERS`] in all), a PELT signal; per CPU and governor
+//! the governor's own state and fixed-size accumulators.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{classify, Device, Governor, GovernorName, Kernel, Miss, Platform, MAX_STATES};
+use crate::cpu::pelt::Pelt;
+use crate::cpu::platform::{CpuPlatform, StateLevel};
+use crate::error::{shown, InputError};
+use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader};
+use crate::user_file;
+
+/// The most timers tracked as pending at once, over all CPUs; more are counted and ignored
+/// (a trace that lost the expiry events of many timers would otherwise grow without bound).
+pub const MAX_PENDING_TIMERS: usize = 65_536;
+
+/// An hrtimer expiry further than this from the trace clock is on another clock base
+/// (`CLOCK_REALTIME`): it cannot be placed on the trace's time line and is ignored.
+const CLOCK_BASE_SPAN_NS: u64 = 3_600_000_000_000;
+
+/// The hrtimer function that is the scheduler tick.
+const TICK_FUNCTION: &str = "tick_sched_timer";
+
+/// The per-CPU timer interrupt of Arm's architected timer.
+const ARCH_TIMER_IRQ: &str = "arch_timer";
+
+/// The governors `torpor idle replay` runs unless told otherwise.
+pub const DEFAULT_GOVERNORS: &[&str] = &["menu", "teo", "teo-util", "oracle"];
+
+/// What woke a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    Timer,
+    Tick,
+    Ipi,
+    Irq,
+    /// A task on this CPU woken by another CPU (`sched_wakeup`), no interrupt event traced.
+    RemoteWakeup,
+    Unknown,
+}
+
+/// Where a period's sleep length came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SleepFrom {
+    /// The earliest timer the trace shows pending on the CPU at entry.
+    PendingTimer,
+    /// Reconstructed: a timer or the tick woke the CPU, so the wake-up is the next timer.
+    TimerWakeup,
+    /// Reconstructed: `max(duration, TICK_NSEC)`.
+    Assumed,
+}
+
+/// One idle period rebuilt from the trace: the governor-independent inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Period {
+    pub cpu: u32,
+    pub entry_ns: u64,
+    pub duration_ns: u64,
+    /// The state the traced kernel entered.
+    pub actual_state: usize,
+    /// Time from entry to the next timer other than the tick (the tick-stopped sleep length).
+    pub to_timer_ns: u64,
+    pub sleep_from: SleepFrom,
+    /// Time from entry to the next tick, if it keeps running.
+    pub to_tick_ns: u64,
+    pub tick_observed: bool,
+    pub cause: Cause,
+    /// `sched_cpu_util()` at entry (PELT, 0 without `sched_switch` history).
+    pub util: u64,
+    pub util_observed: bool,
+    /// The period starts an idle trip (the tick is running again).
+    pub new_trip: bool,
+}
+
+/// Periods the builder could not rebuild.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Dropped {
+    /// `cpu_idle` exits of a CPU that was not idle (before its first entry, or twice).
+    pub exits_without_entry: u64,
+    /// An entry while the CPU was already idle: the earlier period has no exit and is dropped.
+    pub entries_without_exit: u64,
+    /// Periods whose exit is not after their entry (a timestamp going backwards).
+    pub non_positive: u64,
+    /// Periods still open when the trace ends.
+    pub open_at_end: u64,
+    /// Timer starts ignored: on another clock base, a timer-wheel timer before the first
+    /// `timer_expire_entry` gave the jiffies clock, or beyond [`MAX_PENDING_TIMERS`].
+    pub timers_ignored: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    entry_ns: u64,
+    state: u32,
+    line: usize,
+    to_timer_ns: Option<u64>,
+    to_tick_ns: Option<u64>,
+    util: u64,
+    util_observed: bool,
+    new_trip: bool,
+    remote_wakeup: bool,
+    cause: Option<Cause>,
+    /// The cause is an `arch_timer` interrupt: an hrtimer expiry that follows names it better.
+    cause_from_timer_irq: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Closed {
+    open: Open,
+    wake_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    id: u64,
+    expires_ns: u64,
+    tick: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Track {
+    open: Option<Open>,
+    closed: Option<Closed>,
+    /// An idle trip ended (a task was switched in) since the last exit, or none began yet.
+    trip_over: bool,
+    pelt: Pelt,
+    running_since: Option<u64>,
+    pelt_history: bool,
+    timers: Vec<Pending>,
+    capacity: u64,
+}
+
+/// Rebuilds idle periods from trace events, one CPU at a time.
+pub struct PeriodBuilder {
+    tick_ns: u64,
+    tracks: Vec<Track>,
+    /// Timer id -> the CPU it is pending on.
+    where_pending: HashMap<u64, u32>,
+    /// `hrtimer_expire_entry`'s `now` minus the trace timestamp: the hrtimer clock's offset.
+    hrtimer_offset_ns: i64,
+    /// (jiffies, trace ns) at the last `timer_expire_entry`.
+    jiffies_at: Option<(u64, u64)>,
+    any_switch: bool,
+    pub dropped: Dropped,
+    /// Kernel-reported `cpu_idle_miss` events per CPU: (above, below).
+    pub kernel_misses: Vec<(u64, u64)>,
+}
+
+impl PeriodBuilder {
+    /// `capacity(cpu)` gives each CPU's capacity for PELT's invariance.
+    pub fn new(tick_ns: u64, capacity: impl Fn(u32) -> u64, cpus: u32) -> Self {
+        let tracks = (0..cpus)
+            .map(|c| Track {
+                trip_over: true,
+                capacity: capacity(c),
+                ..Track::default()
+            })
+            .collect();
+        PeriodBuilder {
+            tick_ns,
+            tracks,
+            where_pending: HashMap::new(),
+            hrtimer_offset_ns: 0,
+            jiffies_at: None,
+            any_switch: false,
+            dropped: Dropped::default(),
+            kernel_misses: vec![(0, 0); cpus as usize],
+        }
+    }
+
+    /// The trace had `sched_switch` events: idle trips are observed.
+    pub fn saw_sched_switch(&self) -> bool {
+        self.any_switch
+    }
+
+    fn track(&mut self, cpu: u32) -> &mut Track {
+        &mut self.tracks[cpu as usize]
+    }
+
+    /// Feeds one event; `emit` receives each finished period (with its line of entry).
+    /// The caller has checked every CPU number against the builder's count.
+    pub fn on_event(
+        &mut self,
+        cpu: u32,
+        ts: u64,
+        line: usize,
+        kind: &EventKind<'_>,
+        emit: &mut impl FnMut(Period, usize) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        match *kind {
+            EventKind::CpuIdle {
+                state: Some(s),
+                cpu_id,
+            } => {
+                self.finish_closed(cpu_id, emit)?;
+                if self.track(cpu_id).open.take().is_some() {
+                    self.dropped.entries_without_exit += 1;
+                }
+                let open = self.open_at(cpu_id, ts, s, line);
+                let t = self.track(cpu_id);
+                t.open = Some(open);
+                t.trip_over = false;
+            }
+            EventKind::CpuIdle {
+                state: None,
+                cpu_id,
+            } => {
+                let t = self.track(cpu_id);
+                match t.open.take() {
+                    Some(open) => t.closed = Some(Closed { open, wake_ns: ts }),
+                    None => self.dropped.exits_without_entry += 1,
+                }
+            }
+            EventKind::CpuIdleMiss { cpu_id, below, .. } => {
+                let m = &mut self.kernel_misses[cpu_id as usize];
+                if below {
+                    m.1 += 1;
+                } else {
+                    m.0 += 1;
+                }
+            }
+            EventKind::HrtimerStart {
+                hrtimer,
+                function,
+                expires_ns,
+                ..
+            } => {
+                let at = expires_ns as i128 - i128::from(self.hrtimer_offset_ns);
+                if (at - i128::from(ts)).unsigned_abs() > u128::from(CLOCK_BASE_SPAN_NS) {
+                    self.dropped.timers_ignored += 1;
+                } else {
+                    self.start_timer(cpu, hrtimer, at.max(0) as u64, function == TICK_FUNCTION);
+                }
+            }
+            EventKind::HrtimerExpireEntry {
+                hrtimer,
+                function,
+                now_ns,
+            } => {
+                if now_ns.abs_diff(ts) <= CLOCK_BASE_SPAN_NS {
+                    self.hrtimer_offset_ns = now_ns as i64 - ts as i64;
+                }
+                let tick = function == TICK_FUNCTION;
+                if tick {
+                    // The tick re-arms itself with `hrtimer_forward`, which traces no start.
+                    let next = self
+                        .pending_expiry(hrtimer)
+                        .unwrap_or(ts)
+                        .saturating_add(self.tick_ns)
+                        .max(ts.saturating_add(1));
+                    self.start_timer(cpu, hrtimer, next, true);
+                } else {
+                    self.stop_timer(hrtimer);
+                }
+                self.set_cause(cpu, if tick { Cause::Tick } else { Cause::Timer }, true);
+            }
+            EventKind::HrtimerCancel { hrtimer } | EventKind::TimerCancel { timer: hrtimer } => {
+                self.stop_timer(hrtimer)
+            }
+            EventKind::TimerStart { timer, expires, .. } => match self.jiffies_at {
+                Some((j, at)) => {
+                    let d = (expires as i128 - i128::from(j)) * i128::from(self.tick_ns);
+                    let when = (i128::from(at) + d).clamp(0, i128::from(u64::MAX)) as u64;
+                    self.start_timer(cpu, timer, when, false);
+                }
+                None => self.dropped.timers_ignored += 1,
+            },
+            EventKind::TimerExpireEntry { timer, now, .. } => {
+                self.jiffies_at = Some((now, ts));
+                self.stop_timer(timer);
+                self.set_cause(cpu, Cause::Timer, false);
+            }
+            EventKind::IpiEntry { .. } => self.set_cause(cpu, Cause::Ipi, false),
+            EventKind::IrqHandlerEntry { name, .. } => {
+                if name == ARCH_TIMER_IRQ {
+                    self.set_cause(cpu, Cause::Timer, false);
+                    if let Some(o) = self.waking(cpu) {
+                        o.cause_from_timer_irq = o.cause == Some(Cause::Timer);
+                    }
+                } else {
+                    self.set_cause(cpu, Cause::Irq, false);
+                }
+            }
+            EventKind::SchedWakeup { target_cpu, .. } if target_cpu != cpu => {
+                if let Some(o) = self
+                    .tracks
+                    .get_mut(target_cpu as usize)
+                    .and_then(|t| t.open.as_mut())
+                {
+                    o.remote_wakeup = true;
+                }
+            }
+            EventKind::SchedSwitch {
+                prev_pid, next_pid, ..
+            } => {
+                self.any_switch = true;
+                let t = self.track(cpu);
+                if next_pid == 0 && prev_pid != 0 {
+                    if let Some(since) = t.running_since.take() {
+                        t.pelt
+                            .stop_running(ts, ts.saturating_sub(since), t.capacity);
+                        t.pelt_history = true;
+                    }
+                } else if prev_pid == 0 && next_pid != 0 {
+                    t.pelt.start_running(ts);
+                    t.running_since = Some(ts);
+                    t.trip_over = true;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Emits every period still waiting for its cause; counts those never closed.
+    pub fn finish(
+        &mut self,
+        emit: &mut impl FnMut(Period, usize) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        for cpu in 0..self.tracks.len() as u32 {
+            self.finish_closed(cpu, emit)?;
+            if self.track(cpu).open.take().is_some() {
+                self.dropped.open_at_end += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn open_at(&mut self, cpu: u32, ts: u64, state: u32, line: usize) -> Open {
+        let any_switch = self.any_switch;
+        let t = &self.tracks[cpu as usize];
+        let mut to_timer: Option<u64> = None;
+        let mut to_tick: Option<u64> = None;
+        for p in &t.timers {
+            let d = p.expires_ns.saturating_sub(ts);
+            let slot = if p.tick { &mut to_tick } else { &mut to_timer };
+            *slot = Some(slot.map_or(d, |v| v.min(d)));
+        }
+        Open {
+            entry_ns: ts,
+            state,
+            line,
+            to_timer_ns: to_timer,
+            to_tick_ns: to_tick,
+            util: t.pelt.util_avg().min(t.capacity),
+            util_observed: t.pelt_history,
+            // Without any sched_switch the trips are unknown: each period is its own.
+            new_trip: !any_switch || t.trip_over,
+            remote_wakeup: false,
+            cause: None,
+            cause_from_timer_irq: false,
+        }
+    }
+
+    /// The period an interrupt on `cpu` now belongs to: the one it is idle in (kernels whose
+    /// driver re-enables interrupts inside `enter` trace the handler before the exit), else
+    /// the one that ended last and awaits its cause.
+    fn waking(&mut self, cpu: u32) -> Option<&mut Open> {
+        let t = &mut self.tracks[cpu as usize];
+        match (&mut t.open, &mut t.closed) {
+            (Some(o), _) => Some(o),
+            (None, Some(c)) => Some(&mut c.open),
+            (None, None) => None,
+        }
+    }
+
+    fn set_cause(&mut self, cpu: u32, cause: Cause, hrtimer: bool) {
+        if let Some(o) = self.waking(cpu) {
+            if o.cause.is_none() || (hrtimer && o.cause_from_timer_irq) {
+                o.cause = Some(cause);
+                o.cause_from_timer_irq = false;
+            }
+        }
+    }
+
+    fn finish_closed(
+        &mut self,
+        cpu: u32,
+        emit: &mut impl FnMut(Period, usize) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        let Some(c) = self.track(cpu).closed.take() else {
+            return Ok(());
+        };
+        let o = c.open;
+        if c.wake_ns <= o.entry_ns {
+            self.dropped.non_positive += 1;
+            return Ok(());
+        }
+        let duration = c.wake_ns - o.entry_ns;
+        let cause = o.cause.unwrap_or(if o.remote_wakeup {
+            Cause::RemoteWakeup
+        } else {
+            Cause::Unknown
+        });
+        let (to_timer, sleep_from) = match o.to_timer_ns {
+            Some(t) => (t, SleepFrom::PendingTimer),
+            None if matches!(cause, Cause::Timer | Cause::Tick) => {
+                (duration, SleepFrom::TimerWakeup)
+            }
+            None => (duration.max(self.tick_ns), SleepFrom::Assumed),
+        };
+        let period = Period {
+            cpu,
+            entry_ns: o.entry_ns,
+            duration_ns: duration,
+            actual_state: o.state as usize,
+            to_timer_ns: to_timer,
+            sleep_from,
+            to_tick_ns: o.to_tick_ns.unwrap_or(self.tick_ns),
+            tick_observed: o.to_tick_ns.is_some(),
+            cause,
+            util: o.util,
+            util_observed: o.util_observed,
+            new_trip: o.new_trip,
+        };
+        emit(period, o.line)
+    }
+
+    fn pending_expiry(&self, id: u64) -> Option<u64> {
+        let cpu = *self.where_pending.get(&id)?;
+        self.tracks[cpu as usize]
+            .timers
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.expires_ns)
+    }
+
+    fn start_timer(&mut self, cpu: u32, id: u64, expires_ns: u64, tick: bool) {
+        self.stop_timer(id);
+        if self.where_pending.len() >= MAX_PENDING_TIMERS {
+            self.dropped.timers_ignored += 1;
+            return;
+        }
+        self.where_pending.insert(id, cpu);
+        self.tracks[cpu as usize].timers.push(Pending {
+            id,
+            expires_ns,
+            tick,
+        });
+    }
+
+    fn stop_timer(&mut self, id: u64) {
+        if let Some(cpu) = self.where_pending.remove(&id) {
+            let timers = &mut self.tracks[cpu as usize].timers;
+            if let Some(i) = timers.iter().position(|p| p.id == id) {
+                timers.swap_remove(i);
+            }
+        }
+    }
+}
+
+/// One cluster's state table as the replay uses it.
+#[derive(Clone, Debug)]
+pub struct ClusterTable {
+    pub name: String,
+    pub view: Platform,
+    pub disabled: Vec<bool>,
+    /// Power per state (mW) as charged per CPU, when every state has a figure.
+    pub state_mw: Option<Vec<f64>>,
+    /// The active power at the highest OPP (mW), charged during exits, when known.
+    pub active_mw: Option<f64>,
+}
+
+/// The C-state tables and which CPU uses which.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub clusters: Vec<ClusterTable>,
+    /// Per CPU number: its cluster, if the platform has the CPU.
+    pub cpu_cluster: Vec<Option<usize>>,
+    /// `platform`, `preset` or `trace`.
+    pub from: &'static str,
+    pub id: Option<String>,
+    pub exit_latency_from: &'static str,
+}
+
+impl Layout {
+    /// From a CPU platform (a preset or a user's file).
+    pub fn from_platform(p: &CpuPlatform, tick_ns: i64, from: &'static str) -> Layout {
+        let mut cpu_cluster = Vec::new();
+        let clusters = p
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                for &cpu in &c.cpus {
+                    if cpu_cluster.len() <= cpu as usize {
+                        cpu_cluster.resize(cpu as usize + 1, None);
+                    }
+                    cpu_cluster[cpu as usize] = Some(k);
+                }
+                let mw = |s: &crate::cpu::platform::IdleStateSpec| {
+                    s.power_mw.as_ref().map(|p| p.central())
+                };
+                let deepest_cpu = c
+                    .states
+                    .iter()
+                    .rev()
+                    .find(|s| s.level == StateLevel::Cpu)
+                    .and_then(mw);
+                let state_mw: Option<Vec<f64>> = c
+                    .states
+                    .iter()
+                    .map(|s| match s.level {
+                        StateLevel::Cpu => mw(s),
+                        StateLevel::Cluster => mw(s).and(deepest_cpu),
+                    })
+                    .collect();
+                ClusterTable {
+                    name: c.name.clone(),
+                    view: c.governor_view(tick_ns),
+                    disabled: c.states.iter().map(|s| s.disabled).collect(),
+                    state_mw,
+                    active_mw: c
+                        .opps
+                        .iter()
+                        .max_by_key(|o| o.freq_khz)
+                        .and_then(|o| o.power_mw.as_ref())
+                        .map(|p| p.central()),
+                }
+            })
+            .collect();
+        Layout {
+            clusters,
+            cpu_cluster,
+            from,
+            id: Some(p.id.clone()),
+            exit_latency_from: "platform",
+        }
+    }
+
+    /// From an idlestat trace's header: its topology and each cluster's table (of its first
+    /// CPU). The table has no exit latencies: each is taken as the state's target residency,
+    /// the most the cpuidle core allows; capacities are taken as 1024; no power.
+    pub fn from_header(h: &FtraceHeader, tick_ns: i64) -> Option<Layout> {
+        let (topo, tables) = (h.topology.as_ref()?, h.states.as_ref()?);
+        let mut ids: Vec<u32> = topo.iter().map(|p| p.cluster).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut cpu_cluster = vec![None; topo.len()];
+        let mut clusters = Vec::new();
+        for (k, id) in ids.iter().enumerate() {
+            let first = topo
+                .iter()
+                .filter(|p| p.cluster == *id)
+                .map(|p| p.cpu)
+                .min()?;
+            let states: Vec<super::IdleState> = tables
+                .get(first as usize)?
+                .iter()
+                .map_while(|s| Some((s.name.clone()?, s.target_residency_us?)))
+                .take(MAX_STATES)
+                .map(|(name, us)| {
+                    let ns = (us as i64).saturating_mul(1000);
+                    super::IdleState {
+                        name,
+                        exit_latency_ns: ns,
+                        target_residency_ns: ns,
+                        polling: false,
+                    }
+                })
+                .collect();
+            if states.is_empty() {
+                return None;
+            }
+            for p in topo.iter().filter(|p| p.cluster == *id) {
+                cpu_cluster[p.cpu as usize] = Some(k);
+            }
+            clusters.push(ClusterTable {
+                name: format!("cluster{}", char::from(b'A' + (*id % 26) as u8)),
+                disabled: vec![false; states.len()],
+                view: Platform {
+                    states,
+                    tick_ns,
+                    capacity: 1024,
+                },
+                state_mw: None,
+                active_mw: None,
+            });
+        }
+        Some(Layout {
+            clusters,
+            cpu_cluster,
+            from: "trace",
+            id: None,
+            exit_latency_from: "target residency (the trace's table has none)",
+        })
+    }
+}
+
+/// One state's share of a column.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct StateShare {
+    pub index: usize,
+    pub name: String,
+    pub entries: u64,
+    pub time_ns: u64,
+    pub entries_pct: f64,
+}
+
+/// One column (a governor, or the traced kernel) for one CPU or in total.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    pub periods: u64,
+    pub too_deep: u64,
+    pub too_shallow: u64,
+    pub too_deep_pct: f64,
+    pub too_shallow_pct: f64,
+    pub states: Vec<StateShare>,
+    /// The chosen states' exit latencies: the wake-up latency the choice adds.
+    pub added_latency_ns: u64,
+    pub added_latency_mean_ns: f64,
+    /// Idle energy over the periods (state power x duration + active power x exit latency);
+    /// `None` where the platform has no power figures.
+    pub energy_mj: Option<f64>,
+    /// Periods in which the governor kept the tick running (not for the traced kernel).
+    pub tick_kept: Option<u64>,
+    /// Of those, periods longer than the time to the next tick: the counterfactual CPU would
+    /// have had a tick wake-up first, which the fixed-duration replay does not play.
+    pub tick_before_wakeup: Option<u64>,
+    /// `cpu_idle_miss` events of the traced kernel: (above = too deep, below = too shallow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_reported: Option<KernelMisses>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct KernelMisses {
+    pub too_deep: u64,
+    pub too_shallow: u64,
+}
+
+/// A CPU's summary.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct CpuSummary {
+    pub cpu: u32,
+    pub cluster: String,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// A column: the total, then per CPU.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Column {
+    #[serde(flatten)]
+    pub total: Summary,
+    pub per_cpu: Vec<CpuSummary>,
+}
+
+/// Fixed-size per-CPU accumulators of one column.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    periods: u64,
+    too_deep: u64,
+    too_shallow: u64,
+    entries: [u64; MAX_STATES],
+    time_ns: [u64; MAX_STATES],
+    latency_ns: u64,
+    energy_mj: f64,
+    tick_kept: u64,
+    tick_before_wakeup: u64,
+}
+
+impl Acc {
+    fn add(&mut self, o: &Acc) {
+        self.periods += o.periods;
+        self.too_deep += o.too_deep;
+        self.too_shallow += o.too_shallow;
+        for i in 0..MAX_STATES {
+            self.entries[i] += o.entries[i];
+            self.time_ns[i] += o.time_ns[i];
+        }
+        self.latency_ns += o.latency_ns;
+        self.energy_mj += o.energy_mj;
+        self.tick_kept += o.tick_kept;
+        self.tick_before_wakeup += o.tick_before_wakeup;
+    }
+
+    /// Books one period in state `idx` of `table`.
+    fn book(&mut self, table: &ClusterTable, idx: usize, duration: u64, miss: Miss) {
+        let exit = table.view.states[idx].exit_latency_ns.max(0) as u64;
+        self.periods += 1;
+        self.entries[idx] += 1;
+        self.time_ns[idx] += duration;
+        self.latency_ns += exit;
+        match miss {
+            Miss::TooDeep => self.too_deep += 1,
+            Miss::TooShallow => self.too_shallow += 1,
+            Miss::None => {}
+        }
+        if let Some(mw) = &table.state_mw {
+            // mW x ns = 1e-9 mJ.
+            self.energy_mj +=
+                (mw[idx] * duration as f64 + table.active_mw.unwrap_or(0.0) * exit as f64) * 1e-9;
+        }
+    }
+
+    fn summary(&self, names: &[String], energy: bool, governor: bool) -> Summary {
+        let pct = |n: u64| {
+            if self.periods == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / self.periods as f64
+            }
+        };
+        Summary {
+            periods: self.periods,
+            too_deep: self.too_deep,
+            too_shallow: self.too_shallow,
+            too_deep_pct: pct(self.too_deep),
+            too_shallow_pct: pct(self.too_shallow),
+            states: names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| StateShare {
+                    index: i,
+                    name: name.clone(),
+                    entries: self.entries[i],
+                    time_ns: self.time_ns[i],
+                    entries_pct: pct(self.entries[i]),
+                })
+                .collect(),
+            added_latency_ns: self.latency_ns,
+            added_latency_mean_ns: if self.periods == 0 {
+                0.0
+            } else {
+                self.latency_ns as f64 / self.periods as f64
+            },
+            energy_mj: energy.then_some(self.energy_mj),
+            tick_kept: governor.then_some(self.tick_kept),
+            tick_before_wakeup: governor.then_some(self.tick_before_wakeup),
+            kernel_reported: None,
+        }
+    }
+}
+
+/// One governor on one CPU.
+struct GovCpu {
+    governor: Box<dyn Governor>,
+    dev: Device,
+    kernel: Kernel,
+    tick_stopped: bool,
+    acc: Acc,
+}
+
+struct CpuSlot {
+    cluster: usize,
+    govs: Vec<GovCpu>,
+    actual: Acc,
+    /// The traced kernel's device, for the classification's disabled states.
+    dev: Device,
+    seen: bool,
+}
+
+/// Counts of how each input was obtained.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct InputCounts {
+    pub sleep_pending_timer: u64,
+    pub sleep_timer_wakeup: u64,
+    pub sleep_assumed: u64,
+    pub tick_observed: u64,
+    pub util_observed: u64,
+    pub new_trips: u64,
+    pub cause_timer: u64,
+    pub cause_tick: u64,
+    pub cause_ipi: u64,
+    pub cause_irq: u64,
+    pub cause_remote_wakeup: u64,
+    pub cause_unknown: u64,
+}
+
+/// Replays periods through governors, per CPU.
+pub struct Replayer {
+    layout: Layout,
+    names: Vec<(String, GovernorName)>,
+    slots: Vec<Option<CpuSlot>>,
+    pub counts: InputCounts,
+}
+
+impl Replayer {
+    /// Checks every governor against every cluster's table (ladder and haltpoll need two
+    /// states); `label` names the platform in errors.
+    pub fn new(
+        layout: Layout,
+        names: Vec<(String, GovernorName)>,
+        label: &str,
+    ) -> Result<Self, InputError> {
+        for c in &layout.clusters {
+            for (_, g) in &names {
+                if c.view.state_count() < g.min_states() {
+                    return Err(InputError::whole(
+                        label,
+                        format!(
+                            "{} needs at least {} idle states; cluster {} has {}",
+                            g.canonical(),
+                            g.min_states(),
+                            shown(&c.name),
+                            c.view.state_count()
+                        ),
+                    ));
+                }
+            }
+        }
+        let slots = (0..layout.cpu_cluster.len()).map(|_| None).collect();
+        Ok(Replayer {
+            layout,
+            names,
+            slots,
+            counts: InputCounts::default(),
+        })
+    }
+
+    /// Replays one period (`line` is its entry's line, for errors about the traced state).
+    pub fn replay(&mut self, p: Period, file: &str, line: usize) -> Result<(), InputError> {
+        let c = &mut self.counts;
+        match p.sleep_from {
+            SleepFrom::PendingTimer => c.sleep_pending_timer += 1,
+            SleepFrom::TimerWakeup => c.sleep_timer_wakeup += 1,
+            SleepFrom::Assumed => c.sleep_assumed += 1,
+        }
+        c.tick_observed += u64::from(p.tick_observed);
+        c.util_observed += u64::from(p.util_observed);
+        c.new_trips += u64::from(p.new_trip);
+        match p.cause {
+            Cause::Timer => c.cause_timer += 1,
+            Cause::Tick => c.cause_tick += 1,
+            Cause::Ipi => c.cause_ipi += 1,
+            Cause::Irq => c.cause_irq += 1,
+            Cause::RemoteWakeup => c.cause_remote_wakeup += 1,
+            Cause::Unknown => c.cause_unknown += 1,
+        }
+        let k = cluster_of(&self.layout.cpu_cluster, p.cpu, file, line)?;
+        let layout = &self.layout;
+        let table = &layout.clusters[k];
+        let count = table.view.state_count();
+        if p.actual_state >= count {
+            return Err(InputError::at(
+                file,
+                line,
+                format!(
+                    "cpu_idle state={} on CPU {}, but the platform's cluster {} has {} states \
+                     (0 to {}); expected the platform of the traced machine",
+                    p.actual_state,
+                    p.cpu,
+                    shown(&table.name),
+                    count,
+                    count - 1
+                ),
+            ));
+        }
+        let tick_ns = table.view.tick_ns.max(0) as u64;
+        let slot =
+            self.slots[p.cpu as usize].get_or_insert_with(|| new_slot(table, k, &self.names));
+        slot.seen = true;
+        let view = &table.view;
+        // The traced kernel's own choice, classified as the replayed ones are.
+        let actual = p.actual_state;
+        let residency = p.duration_ns + view.states[actual].exit_latency_ns.max(0) as u64;
+        let miss = classify(view, &slot.dev, actual, residency);
+        slot.actual.book(table, actual, p.duration_ns, miss);
+        let to_timer = p.to_timer_ns;
+        let can_stop = to_timer > tick_ns;
+        for g in &mut slot.govs {
+            if p.new_trip {
+                g.tick_stopped = false;
+            }
+            let delta_next = if g.tick_stopped {
+                to_timer
+            } else {
+                to_timer.min(p.to_tick_ns)
+            };
+            let k = &mut g.kernel;
+            k.sleep_length_ns = clamp_i64(if can_stop { to_timer } else { delta_next });
+            k.delta_tick_ns = clamp_i64(delta_next);
+            k.tick_stopped = g.tick_stopped;
+            k.util = p.util.min(view.capacity);
+            k.clock_ns = p.entry_ns;
+            k.oracle_residency_ns = clamp_i64(p.duration_ns);
+            let mut stop_tick = true;
+            let idx = g.governor.select(view, &mut g.dev, k, &mut stop_tick);
+            if (stop_tick || g.tick_stopped) && can_stop {
+                g.tick_stopped = true;
+            } else {
+                g.acc.tick_kept += 1;
+                if p.duration_ns > delta_next {
+                    g.acc.tick_before_wakeup += 1;
+                }
+            }
+            let exit = if view.states[idx].polling {
+                0
+            } else {
+                view.states[idx].exit_latency_ns.max(0) as u64
+            };
+            let residency = p.duration_ns + exit;
+            let miss = classify(view, &g.dev, idx, residency);
+            g.acc.book(table, idx, p.duration_ns, miss);
+            g.dev.last_residency_ns = residency;
+            if view.states[idx].polling {
+                g.dev.poll_time_limit = false;
+            }
+            g.kernel.got_idle_tick = p.cause == Cause::Tick;
+            g.kernel.clock_ns = p.entry_ns + residency;
+            g.governor.reflect(view, &mut g.dev, &mut g.kernel, idx);
+        }
+        Ok(())
+    }
+
+    /// The columns: the traced kernel's, then each governor's, in the order asked.
+    fn columns(&self, kernel_misses: &[(u64, u64)]) -> (Column, Vec<(String, Column)>) {
+        let energy = self.layout.clusters.iter().all(|c| c.state_mw.is_some());
+        let mut total_names: Vec<Vec<String>> = vec![Vec::new(); MAX_STATES];
+        for c in &self.layout.clusters {
+            for (i, s) in c.view.states.iter().enumerate() {
+                if !total_names[i].contains(&s.name) {
+                    total_names[i].push(s.name.clone());
+                }
+            }
+        }
+        let total_names: Vec<String> = total_names
+            .into_iter()
+            .take_while(|n| !n.is_empty())
+            .map(|n| n.join("/"))
+            .collect();
+        let column = |pick: &dyn Fn(&CpuSlot) -> Acc, governor: bool| {
+            let mut total = Acc::default();
+            let mut per_cpu = Vec::new();
+            let mut reported = KernelMisses::default();
+            for (cpu, slot) in self.slots.iter().enumerate() {
+                let Some(slot) = slot.as_ref().filter(|s| s.seen) else {
+                    continue;
+                };
+                let acc = pick(slot);
+                total.add(&acc);
+                let table = &self.layout.clusters[slot.cluster];
+                let names: Vec<String> = table.view.states.iter().map(|s| s.name.clone()).collect();
+                let mut summary = acc.summary(&names, energy, governor);
+                if !governor {
+                    let (above, below) = kernel_misses.get(cpu).copied().unwrap_or((0, 0));
+                    let m = KernelMisses {
+                        too_deep: above,
+                        too_shallow: below,
+                    };
+                    reported.too_deep += above;
+                    reported.too_shallow += below;
+                    summary.kernel_reported = Some(m);
+                }
+                per_cpu.push(CpuSummary {
+                    cpu: cpu as u32,
+                    cluster: table.name.clone(),
+                    summary,
+                });
+            }
+            let mut total = total.summary(&total_names, energy, governor);
+            if !governor {
+                total.kernel_reported = Some(reported);
+            }
+            Column { total, per_cpu }
+        };
+        let actual = column(&|s: &CpuSlot| s.actual, false);
+        let govs = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name.clone(), column(&|s: &CpuSlot| s.govs[i].acc, true)))
+            .collect();
+        (actual, govs)
+    }
+}
+
+/// The cluster of `cpu`; a CPU the platform does not have is refused (`line`: the event naming
+/// it).
+fn cluster_of(
+    cpu_cluster: &[Option<usize>],
+    cpu: u32,
+    file: &str,
+    line: usize,
+) -> Result<usize, InputError> {
+    cpu_cluster
+        .get(cpu as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| {
+            InputError::at(
+                file,
+                line,
+                format!(
+                "CPU {cpu} is in no cluster of the platform; expected the platform of the traced \
+                 machine"
+            ),
+            )
+        })
+}
+
+/// A CPU's governors, each built (its `enable`) on its own device.
+fn new_slot(table: &ClusterTable, cluster: usize, names: &[(String, GovernorName)]) -> CpuSlot {
+    let new_dev = || {
+        let mut dev = Device::new(table.view.state_count());
+        dev.disabled.clone_from(&table.disabled);
+        dev
+    };
+    let govs = names
+        .iter()
+        .map(|(_, g)| {
+            let mut dev = new_dev();
+            let governor = g.build(&table.view, &mut dev);
+            GovCpu {
+                governor,
+                dev,
+                kernel: Kernel::default(),
+                tick_stopped: false,
+                acc: Acc::default(),
+            }
+        })
+        .collect();
+    CpuSlot {
+        cluster,
+        govs,
+        actual: Acc::default(),
+        dev: new_dev(),
+        seen: false,
+    }
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// How one input of the governors was obtained.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct InputSource {
+    pub input: &'static str,
+    /// Periods where the trace gave it.
+    pub observed: u64,
+    /// Periods where it was reconstructed, and how.
+    pub reconstructed: u64,
+    pub how: String,
+}
+
+/// One state of a cluster's table, as shown.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StateRow {
+    pub name: String,
+    pub exit_latency_ns: i64,
+    pub target_residency_ns: i64,
+    pub power_mw: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClusterRow {
+    pub name: String,
+    pub cpus: Vec<u32>,
+    pub capacity: u64,
+    pub states: Vec<StateRow>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PlatformInfo {
+    /// `preset`, `platform` (a file) or `trace` (an idlestat header).
+    pub from: &'static str,
+    pub id: Option<String>,
+    pub hz: u32,
+    pub hz_from: &'static str,
+    pub tick_ns: u64,
+    pub exit_latency_from: &'static str,
+    pub clusters: Vec<ClusterRow>,
+}
+
+/// Wake-up causes over all periods.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct WakeCauses {
+    pub timer: u64,
+    pub tick: u64,
+    pub ipi: u64,
+    pub irq: u64,
+    pub remote_wakeup: u64,
+    pub unknown: u64,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReplayReport {
+    pub file: String,
+    pub format: FtraceFormat,
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    pub platform: PlatformInfo,
+    pub periods: u64,
+    pub wake_causes: WakeCauses,
+    /// Each governor input: observed or reconstructed, with counts.
+    pub inputs: Vec<InputSource>,
+    pub dropped: Dropped,
+    /// What the traced kernel chose, classified as the replayed governors are.
+    pub actual: Column,
+    /// Each governor's column, by the name it was asked by.
+    #[serde(serialize_with = "as_map")]
+    pub governors: Vec<(String, Column)>,
+    pub trace: FtraceCounts,
+    pub notes: Vec<String>,
+}
+
+fn as_map<S: serde::Serializer>(v: &[(String, Column)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, c) in v {
+        m.serialize_entry(k, c)?;
+    }
+    m.end()
+}
+
+/// How the replay is asked for.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// Each governor as the user named it, and the variant.
+    pub governors: Vec<(String, GovernorName)>,
+    /// `CONFIG_HZ`, when the user gave it.
+    pub hz: Option<u32>,
+}
+
+/// The `CONFIG_HZ` assumed when none is given: Android's and most distributions'.
+pub const DEFAULT_HZ: u32 = 250;
+
+/// Parses `menu,teo,...`.
+pub fn parse_governors(list: &str) -> Result<Vec<(String, GovernorName)>, String> {
+    let mut out: Vec<(String, GovernorName)> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let g = GovernorName::parse(name)?;
+        if out.iter().any(|(_, h)| *h == g) {
+            return Err(format!(
+                "governor {} is named twice (as another name of the same variant, perhaps)",
+                shown(name)
+            ));
+        }
+        out.push((name.to_string(), g));
+    }
+    Ok(out)
+}
+
+/// Resolves `--platform`: a file if one exists at that path, else a preset id.
+pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputError> {
+    let path = Path::new(spec);
+    if path.exists() {
+        let text = user_file::read_text(
+            path,
+            spec,
+            "a CPU platform TOML (docs/cpu-platform.md)",
+            user_file::MAX_DUMP_BYTES,
+            user_file::Decoding::Strict,
+        )?;
+        return Ok((CpuPlatform::parse(spec, &text.text)?, "platform"));
+    }
+    match crate::input::cpu_preset::find(spec) {
+        Some(p) => Ok((p?, "preset")),
+        None => Err(InputError::whole(
+            spec,
+            format!(
+                "no such file and no built-in CPU platform of that id; expected a CPU platform \
+                 TOML or a preset id; {}",
+                crate::input::cpu_preset::suggestion(spec)
+            ),
+        )),
+    }
+}
+
+/// Replays the trace at `path` (`platform`: a preset id or a platform TOML).
+pub fn replay_file(
+    path: &Path,
+    platform: Option<&str>,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, InputError> {
+    let loaded = platform.map(load_platform).transpose()?;
+    let label = path.to_string_lossy().into_owned();
+    let file = user_file::open(path, &label, "an ftrace text trace")?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    from_reader(
+        reader,
+        &label,
+        loaded.as_ref().map(|(p, from)| (p, *from)),
+        options,
+    )
+}
+
+/// Replays a trace read from `reader` (`label` names it in errors).
+pub fn from_reader<R: BufRead>(
+    reader: R,
+    label: &str,
+    platform: Option<(&CpuPlatform, &'static str)>,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, InputError> {
+    let mut trace = FtraceReader::new(reader, label)?;
+    let header = trace.header().clone();
+    let hz = options.hz.unwrap_or(DEFAULT_HZ);
+    let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
+    let mut notes = Vec::new();
+    let layout = match platform {
+        Some((p, from)) => {
+            if header.states.is_some() {
+                notes.push("the platform replaces the trace's own C-state table".into());
+            }
+            Layout::from_platform(p, tick_ns as i64, from)
+        }
+        None => Layout::from_header(&header, tick_ns as i64).ok_or_else(|| {
+            InputError::whole(
+                label,
+                "the trace carries no C-state table (only idlestat trace files do); give \
+                 --platform with the traced machine's CPU platform: a preset id (`torpor \
+                 devices` lists them) or a platform TOML (`torpor probe` writes one)",
+            )
+        })?,
+    };
+    if let Some(n) = header.cpus {
+        if let Some(cpu) =
+            (0..n).find(|&c| !matches!(layout.cpu_cluster.get(c as usize), Some(Some(_))))
+        {
+            notes.push(format!(
+                "the trace header says {n} CPUs but the platform has no CPU {cpu}: such a CPU's \
+                 idle events stop the replay"
+            ));
+        }
+    }
+    let cpus = header
+        .cpus
+        .unwrap_or(0)
+        .max(layout.cpu_cluster.len() as u32);
+    let platform_info = PlatformInfo {
+        from: layout.from,
+        id: layout.id.clone(),
+        hz,
+        hz_from: if options.hz.is_some() {
+            "given"
+        } else {
+            "assumed"
+        },
+        tick_ns,
+        exit_latency_from: layout.exit_latency_from,
+        clusters: layout
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(k, c)| ClusterRow {
+                name: c.name.clone(),
+                cpus: (0..layout.cpu_cluster.len() as u32)
+                    .filter(|&cpu| layout.cpu_cluster[cpu as usize] == Some(k))
+                    .collect(),
+                capacity: c.view.capacity,
+                states: c
+                    .view
+                    .states
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| StateRow {
+                        name: s.name.clone(),
+                        exit_latency_ns: s.exit_latency_ns,
+                        target_residency_ns: s.target_residency_ns,
+                        power_mw: c.state_mw.as_ref().map(|m| m[i]),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let capacities: Vec<u64> = (0..cpus as usize)
+        .map(|c| {
+            layout
+                .cpu_cluster
+                .get(c)
+                .copied()
+                .flatten()
+                .map_or(1024, |k| layout.clusters[k].view.capacity)
+        })
+        .collect();
+    let cpu_cluster = layout.cpu_cluster.clone();
+    let mut builder = PeriodBuilder::new(tick_ns, |c| capacities[c as usize], cpus);
+    let mut replayer = Replayer::new(layout, options.governors.clone(), label)?;
+    let (mut first_ns, mut last_ns) = (None, None);
+    let mut periods = 0u64;
+    let mut emit = |p: Period, line: usize| {
+        periods += 1;
+        replayer.replay(p, label, line)
+    };
+    while let Some(ev) = trace.next_event()? {
+        first_ns.get_or_insert(ev.timestamp_ns);
+        last_ns = Some(ev.timestamp_ns);
+        // CPU numbers a header-less trace names beyond the platform: the reader bounds them by
+        // MAX_CPUS, the builder by its table.
+        let beyond = |c: u32| c >= cpus;
+        let named = match ev.kind {
+            EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuIdleMiss { cpu_id, .. } => cpu_id,
+            _ => ev.cpu,
+        };
+        if let EventKind::CpuIdle {
+            state: Some(_),
+            cpu_id,
+        } = ev.kind
+        {
+            cluster_of(&cpu_cluster, cpu_id, label, ev.line)?;
+        }
+        if beyond(ev.cpu) || beyond(named) {
+            continue;
+        }
+        builder.on_event(ev.cpu, ev.timestamp_ns, ev.line, &ev.kind, &mut emit)?;
+    }
+    builder.finish(&mut emit)?;
+    let (actual, govs) = replayer.columns(&builder.kernel_misses);
+    let c = &replayer.counts;
+    let inputs = input_sources(c, periods, tick_ns, builder.saw_sched_switch());
+    if options.hz.is_none() {
+        notes.push(format!(
+            "HZ={hz} assumed: the trace does not carry CONFIG_HZ (--hz to change)"
+        ));
+    }
+    if actual.total.energy_mj.is_none() {
+        notes.push(
+            "energy is not available: the platform gives no power for some idle state".into(),
+        );
+    }
+    notes.push(
+        "residency model: the real idle duration plus the chosen state's exit latency (the \
+         wake-up time is the workload's and does not move)"
+            .into(),
+    );
+    notes.push(
+        "latency limit: none (PM QoS is not in the trace); nr_iowait: 0; polling states never \
+         hit their limit"
+            .into(),
+    );
+    Ok(ReplayReport {
+        file: label.to_string(),
+        format: header.format,
+        first_ns,
+        last_ns,
+        platform: platform_info,
+        periods,
+        wake_causes: WakeCauses {
+            timer: c.cause_timer,
+            tick: c.cause_tick,
+            ipi: c.cause_ipi,
+            irq: c.cause_irq,
+            remote_wakeup: c.cause_remote_wakeup,
+            unknown: c.cause_unknown,
+        },
+        inputs,
+        dropped: builder.dropped.clone(),
+        actual,
+        governors: govs,
+        trace: trace.counts(),
+        notes,
+    })
+}
+
+fn input_sources(c: &InputCounts, periods: u64, tick_ns: u64, trips: bool) -> Vec<InputSource> {
+    let timer_woken = c.cause_timer + c.cause_tick;
+    vec![
+        InputSource {
+            input: "sleep_length",
+            observed: c.sleep_pending_timer,
+            reconstructed: c.sleep_timer_wakeup + c.sleep_assumed,
+            how: format!(
+                "observed: the earliest hrtimer/timer pending on the CPU at entry (hrtimer_start, \
+                 timer_start; removed by cancel and expiry); reconstructed where none was \
+                 pending in the trace: {} from the wake-up itself (a timer or the tick woke the \
+                 CPU), {} as max(idle duration, TICK_NSEC = {tick_ns} ns) (woken otherwise or \
+                 by an unknown cause: the next timer was no earlier than the wake-up, at least a \
+                 tick away assumed)",
+                c.sleep_timer_wakeup, c.sleep_assumed
+            ),
+        },
+        InputSource {
+            input: "next_tick",
+            observed: c.tick_observed,
+            reconstructed: periods - c.tick_observed,
+            how: "observed: the pending tick_sched_timer; reconstructed: a full tick period after \
+                  entry (the tick's phase is not in the trace)"
+                .into(),
+        },
+        InputSource {
+            input: "wake_cause",
+            observed: periods - c.cause_unknown,
+            reconstructed: c.cause_unknown,
+            how: format!(
+                "observed: the first hrtimer_expire_entry / timer_expire_entry / ipi_entry / \
+                 irq_handler_entry on the CPU from the period's entry to its next entry \
+                 ({timer_woken} by a timer or the tick), or a sched_wakeup of a task on it from another CPU; unknown: none of \
+                 these (counts as not a timer: no tick flag for reflect)"
+            ),
+        },
+        InputSource {
+            input: "utilization",
+            observed: c.util_observed,
+            reconstructed: periods - c.util_observed,
+            how: "observed: PELT over the CPU's sched_switch run/idle history; reconstructed: 0 \
+                  before a CPU's first switch to idle (or without sched_switch events)"
+                .into(),
+        },
+        InputSource {
+            input: "idle_trip",
+            observed: if trips { periods } else { 0 },
+            reconstructed: if trips { 0 } else { periods },
+            how: format!(
+                "observed: a sched_switch from the idle task ends a trip (the tick restarts); \
+                 reconstructed without sched_switch: each period its own trip; {} periods \
+                 started a trip",
+                c.new_trips
+            ),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests;

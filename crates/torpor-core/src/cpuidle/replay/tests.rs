@@ -1,0 +1,371 @@
+//! Hand-written traces whose replay is worked out by hand below each test.
+
+use super::*;
+
+/// One cluster of two CPUs, HZ=250 (tick 4 ms). States (exit / target residency / power):
+/// S0 WFI 1 us / 1 us / 10 mW; S1 CPU_OFF 100 us / 500 us / 2 mW; S2 DEEP 1000 us / 5000 us /
+/// 1 mW; active power 100 mW.
+const PLATFORM: &str = r#"
+id = "replay-test"
+name = "replay test"
+source = "written for this test"
+[[cluster]]
+name = "c"
+cpus = [0, 1]
+capacity = 1024
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+power_mw = { mw = 10.0, source = "test" }
+[[cluster.state]]
+name = "CPU_OFF"
+exit_latency_us = 100
+target_residency_us = 500
+power_mw = { mw = 2.0, source = "test" }
+[[cluster.state]]
+name = "DEEP"
+exit_latency_us = 1000
+target_residency_us = 5000
+power_mw = { mw = 1.0, source = "test" }
+[[cluster.opp]]
+freq_khz = 1000000
+power_mw = { mw = 100.0, source = "test" }
+"#;
+
+fn platform() -> CpuPlatform {
+    CpuPlatform::parse("p.toml", PLATFORM).unwrap()
+}
+
+/// A raw `trace` file of two CPUs from `(cpu, seconds, event text)` lines.
+fn trace(lines: &[(u32, &str, &str)]) -> String {
+    let mut t = String::from("# tracer: nop\n#\n#P:2\n");
+    for (cpu, ts, ev) in lines {
+        t += &format!("          <idle>-0     [{cpu:03}] d..2 {ts}: {ev}\n");
+    }
+    t
+}
+
+fn idle(cpu: u32, ts: &'static str, state: u32) -> (u32, &'static str, String) {
+    (cpu, ts, format!("cpu_idle: state={state} cpu_id={cpu}"))
+}
+
+fn exit(cpu: u32, ts: &'static str) -> (u32, &'static str, String) {
+    (cpu, ts, format!("cpu_idle: state=4294967295 cpu_id={cpu}"))
+}
+
+fn run(lines: &[(u32, &'static str, String)], governors: &str) -> ReplayReport {
+    let borrowed: Vec<(u32, &str, &str)> =
+        lines.iter().map(|(c, t, e)| (*c, *t, e.as_str())).collect();
+    let text = trace(&borrowed);
+    let p = platform();
+    from_reader(
+        text.as_bytes(),
+        "t.txt",
+        Some((&p, "platform")),
+        &ReplayOptions {
+            governors: parse_governors(governors).unwrap(),
+            hz: Some(250),
+        },
+    )
+    .unwrap()
+}
+
+fn summary(r: &ReplayReport, governor: &str) -> Summary {
+    r.governors
+        .iter()
+        .find(|(n, _)| n == governor)
+        .map(|(_, c)| c.total.clone())
+        .unwrap()
+}
+
+fn entries(s: &Summary) -> Vec<u64> {
+    s.states.iter().map(|s| s.entries).collect()
+}
+
+#[test]
+fn the_oracle_and_the_traced_kernel_on_three_periods_without_timer_events() {
+    // CPU 0: 200 us in S0, 2 ms in DEEP, 10 ms in CPU_OFF; no timer, irq or switch events.
+    let r = run(
+        &[
+            idle(0, "100.000000", 0),
+            exit(0, "100.000200"),
+            idle(0, "100.001000", 2),
+            exit(0, "100.003000"),
+            idle(0, "100.010000", 1),
+            exit(0, "100.020000"),
+        ],
+        "oracle",
+    );
+    assert_eq!(r.periods, 3);
+    // The oracle takes the deepest target residency within the duration: 200 us -> WFI,
+    // 2 ms -> CPU_OFF (500 us <= 2 ms < 5 ms), 10 ms -> DEEP. None is too deep (each target
+    // fits) nor too shallow (2 ms - 0 < 5 ms for the next state; 200 us < 500 us).
+    let o = summary(&r, "oracle");
+    assert_eq!((o.periods, o.too_deep, o.too_shallow), (3, 0, 0));
+    assert_eq!(entries(&o), [1, 1, 1]);
+    // Exit latencies 1 + 100 + 1000 us.
+    assert_eq!(o.added_latency_ns, 1_101_000);
+    // Energy (mW x ns x 1e-9 = mJ): WFI 10 x 200 000 + 100 x 1 000 = 0.0021; CPU_OFF
+    // 2 x 2e6 + 100 x 1e5 = 0.014; DEEP 1 x 1e7 + 100 x 1e6 = 0.11; total 0.1261.
+    assert!((o.energy_mj.unwrap() - 0.1261).abs() < 1e-12);
+    // Ticks: the sleep length is reconstructed as max(duration, 4 ms) = 4, 4 and 10 ms; only
+    // the last is more than a tick away, so only there can the tick stop (and the oracle, whose
+    // 10 ms period outlasts the 4 ms to the tick, stops it). None of the two kept-tick periods
+    // outlasts the 4 ms to the tick.
+    assert_eq!((o.tick_kept, o.tick_before_wakeup), (Some(2), Some(0)));
+    // The traced kernel: WFI 200 us (fine); DEEP for 2 ms: 2 ms + 1 ms exit = 3 ms < 5 ms,
+    // too deep; CPU_OFF for 10 ms: 10.1 ms - 0.1 ms = 10 ms >= 5 ms of DEEP, too shallow.
+    let a = &r.actual.total;
+    assert_eq!((a.periods, a.too_deep, a.too_shallow), (3, 1, 1));
+    assert!((a.too_deep_pct - 100.0 / 3.0).abs() < 1e-9);
+    // WFI 0.0021; DEEP 1 x 2e6 + 100 x 1e6 = 0.102; CPU_OFF 2 x 1e7 + 100 x 1e5 = 0.03.
+    assert!((a.energy_mj.unwrap() - 0.1341).abs() < 1e-12);
+    assert_eq!(a.tick_kept, None);
+    assert_eq!(a.kernel_reported, Some(KernelMisses::default()));
+    // Every input but the causes is reconstructed; the report says so.
+    assert_eq!(r.wake_causes.unknown, 3);
+    let sleep = r.inputs.iter().find(|i| i.input == "sleep_length").unwrap();
+    assert_eq!((sleep.observed, sleep.reconstructed), (0, 3));
+    assert!(sleep
+        .how
+        .contains("3 as max(idle duration, TICK_NSEC = 4000000 ns)"));
+    let trip = r.inputs.iter().find(|i| i.input == "idle_trip").unwrap();
+    assert_eq!((trip.observed, trip.reconstructed), (0, 3));
+}
+
+#[test]
+fn ladder_climbs_after_four_long_periods_and_the_oracle_does_not_need_to() {
+    // CPU 1: six periods of 1 ms, then one of 50 us, all traced in WFI.
+    let mut lines = Vec::new();
+    let starts = [
+        "1.000", "1.010", "1.020", "1.030", "1.040", "1.050", "1.060",
+    ];
+    let ends = [
+        "1.001", "1.011", "1.021", "1.031", "1.041", "1.051", "1.060050",
+    ];
+    for (s, e) in starts.iter().zip(ends) {
+        lines.push(idle(1, s, 0));
+        lines.push(exit(1, e));
+    }
+    let r = run(&lines, "ladder,oracle");
+    // ladder starts on S0. Select 1: last residency 0 minus S0's 1 us exit wraps as u64, which
+    // beats the 1 us promotion time: count 1. Selects 2-4: 1 ms + 1 us - 1 us = 1 ms > 1 us:
+    // counts 2, 3, 4 -> the 4th select moves to S1. Selects 5-7 on S1: 1.1 ms - 0.1 ms = 1 ms
+    // > 100 us promotes (counts 1, 2, 3: not yet 4) and is not below the 100 us demotion time.
+    // So S0 x3, S1 x4. S0 for 1 ms: 1 ms >= CPU_OFF's 500 us: too shallow x3. S1 for 1 ms: fine.
+    // S1 for 50 us: 150 us < 500 us: too deep.
+    let l = summary(&r, "ladder");
+    assert_eq!(entries(&l), [3, 4, 0]);
+    assert_eq!((l.too_deep, l.too_shallow), (1, 3));
+    // The oracle: CPU_OFF for each 1 ms period, WFI for the 50 us one; no miss.
+    let o = summary(&r, "oracle");
+    assert_eq!(entries(&o), [1, 6, 0]);
+    assert_eq!((o.too_deep, o.too_shallow), (0, 0));
+    // The traced kernel's WFI for 1 ms is too shallow six times.
+    assert_eq!(
+        (r.actual.total.too_deep, r.actual.total.too_shallow),
+        (0, 6)
+    );
+    assert_eq!(r.actual.per_cpu.len(), 1);
+    assert_eq!(r.actual.per_cpu[0].cpu, 1);
+}
+
+#[test]
+fn menu_and_teo_run_on_every_period() {
+    let mut lines = Vec::new();
+    let pairs = [
+        ("2.000", "2.000100"),
+        ("2.001", "2.009"),
+        ("2.010", "2.010050"),
+        ("2.011", "2.030"),
+    ];
+    for (cpu, (s, e)) in [0u32, 1]
+        .iter()
+        .flat_map(|c| pairs.iter().map(move |p| (*c, *p)))
+    {
+        lines.push(idle(cpu, s, 0));
+        lines.push(exit(cpu, e));
+    }
+    let r = run(&lines, "menu,teo,teo-util,menu@6.6,teo@6.6");
+    assert_eq!(r.periods, 8);
+    for g in ["menu", "teo", "teo-util", "menu@6.6", "teo@6.6"] {
+        let s = summary(&r, g);
+        assert_eq!(s.periods, 8, "{g}");
+        assert_eq!(entries(&s).iter().sum::<u64>(), 8, "{g}");
+    }
+}
+
+/// Collects the periods a trace rebuilds.
+fn periods(lines: &[(u32, &'static str, String)]) -> (Vec<Period>, Dropped) {
+    let borrowed: Vec<(u32, &str, &str)> =
+        lines.iter().map(|(c, t, e)| (*c, *t, e.as_str())).collect();
+    let text = trace(&borrowed);
+    let mut reader = FtraceReader::new(text.as_bytes(), "t.txt").unwrap();
+    let mut b = PeriodBuilder::new(4_000_000, |_| 1024, 2);
+    let mut out = Vec::new();
+    let mut emit = |p: Period, _line: usize| {
+        out.push(p);
+        Ok(())
+    };
+    while let Some(ev) = reader.next_event().unwrap() {
+        b.on_event(ev.cpu, ev.timestamp_ns, ev.line, &ev.kind, &mut emit)
+            .unwrap();
+    }
+    b.finish(&mut emit).unwrap();
+    (out, b.dropped.clone())
+}
+
+#[test]
+fn timers_causes_trips_and_utilization_come_from_their_events() {
+    let (p, dropped) = periods(&[
+        // CPU 0 runs a task for 1024 PELT units (1 048 576 ns) from time 0, then idles.
+        (
+            0,
+            "0.000000000",
+            "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> \
+             next_comm=t next_pid=100 next_prio=120"
+                .into(),
+        ),
+        (
+            0,
+            "0.001048576",
+            "sched_switch: prev_comm=t prev_pid=100 prev_prio=120 prev_state=S ==> \
+             next_comm=swapper/0 next_pid=0 next_prio=120"
+                .into(),
+        ),
+        // CPU 1: a timer for 3 ms, then idle at 0.5 ms (the trace clock and the hrtimer clock
+        // are taken to agree until an expiry says otherwise).
+        (
+            1,
+            "0.000000",
+            "hrtimer_start: hrtimer=00000000deadbeef function=hrtimer_wakeup expires=3000000 \
+             softexpires=3000000"
+                .into(),
+        ),
+        idle(1, "0.000500", 0),
+        exit(1, "0.003000"),
+        (
+            1,
+            "0.003010",
+            "hrtimer_expire_entry: hrtimer=00000000deadbeef function=hrtimer_wakeup now=3000100"
+                .into(),
+        ),
+        // CPU 0 idles after its task; CPU 1 wakes a task on it.
+        idle(0, "0.003200", 2),
+        (
+            1,
+            "0.003500",
+            "sched_wakeup: comm=t pid=100 prio=120 target_cpu=000".into(),
+        ),
+        exit(0, "0.003600"),
+        // Woken by an IPI after 300 us: no timer pending any more.
+        idle(1, "0.004000", 1),
+        exit(1, "0.004300"),
+        (1, "0.004305", "ipi_entry: (Rescheduling interrupts)".into()),
+        // An exit with no entry, and an entry never closed.
+        exit(1, "0.005000"),
+        idle(1, "0.006000", 0),
+    ]);
+    assert_eq!(p.len(), 3);
+    let cpu1: Vec<&Period> = p.iter().filter(|p| p.cpu == 1).collect();
+    // Entry at 0.5 ms, timer at 3.0 ms: a 2.5 ms sleep length, observed; woken by that timer.
+    assert_eq!(cpu1[0].to_timer_ns, 2_500_000);
+    assert_eq!(cpu1[0].sleep_from, SleepFrom::PendingTimer);
+    assert_eq!(cpu1[0].cause, Cause::Timer);
+    assert_eq!(cpu1[0].duration_ns, 2_500_000);
+    // Nothing pending: max(300 us, 4 ms); an IPI.
+    assert_eq!(
+        (cpu1[1].to_timer_ns, cpu1[1].sleep_from, cpu1[1].cause),
+        (4_000_000, SleepFrom::Assumed, Cause::Ipi)
+    );
+    assert!(!cpu1[0].util_observed);
+    // CPU 0: PELT after one full period of running from 0 at capacity 1024 (cpu::pelt's
+    // hand-worked case): util 21. The switch ended a trip; the wake-up came from CPU 1.
+    let cpu0 = p.iter().find(|p| p.cpu == 0).unwrap();
+    assert_eq!((cpu0.util, cpu0.util_observed), (21, true));
+    assert!(cpu0.new_trip);
+    assert_eq!(cpu0.cause, Cause::RemoteWakeup);
+    assert_eq!(cpu0.actual_state, 2);
+    // With a sched_switch seen, CPU 1's second period continues the first one's trip.
+    assert!(!cpu1[1].new_trip);
+    assert_eq!((dropped.exits_without_entry, dropped.open_at_end), (1, 1));
+}
+
+#[test]
+fn the_tick_timer_rearms_itself_and_a_timer_irq_yields_to_the_hrtimer_it_ran() {
+    let (p, _) = periods(&[
+        (
+            0,
+            "1.000000",
+            "hrtimer_start: hrtimer=0000000000000001 function=tick_sched_timer expires=1004000000 \
+             softexpires=1004000000"
+                .into(),
+        ),
+        idle(0, "1.001000", 1),
+        exit(0, "1.004000"),
+        (
+            0,
+            "1.004001",
+            "irq_handler_entry: irq=3 name=arch_timer".into(),
+        ),
+        (
+            0,
+            "1.004002",
+            "hrtimer_expire_entry: hrtimer=0000000000000001 function=tick_sched_timer \
+             now=1004000500"
+                .into(),
+        ),
+        // The tick is due again at 1.008 (re-armed by one period, no start event).
+        idle(0, "1.005000", 1),
+        exit(0, "1.005100"),
+        (
+            0,
+            "1.005101",
+            "irq_handler_entry: irq=3 name=arch_timer".into(),
+        ),
+    ]);
+    // First period: the tick 3 ms away (observed); no other timer and a tick wake-up: the sleep
+    // length is the wake-up (3 ms), and the cause the tick, not the irq that carried it.
+    assert_eq!((p[0].to_tick_ns, p[0].tick_observed), (3_000_000, true));
+    assert_eq!(
+        (p[0].cause, p[0].sleep_from),
+        (Cause::Tick, SleepFrom::TimerWakeup)
+    );
+    // Second: the tick at 1.004 + 4 ms = 1.008 is 3 ms after the 1.005 entry. The clock offset the
+    // expiry measured (now - trace time = -1.5 us) does not move an already pending timer. A bare arch_timer irq
+    // is a timer.
+    assert_eq!(p[1].to_tick_ns, 3_000_000);
+    assert_eq!(p[1].cause, Cause::Timer);
+    assert_eq!(p[1].to_timer_ns, 100_000);
+}
+
+#[test]
+fn a_state_beyond_the_platform_or_a_cpu_outside_it_is_refused_at_its_line() {
+    let p = platform();
+    let opts = ReplayOptions {
+        governors: parse_governors("oracle").unwrap(),
+        hz: None,
+    };
+    let deep = trace(&[
+        (0, "1.0", "cpu_idle: state=3 cpu_id=0"),
+        (0, "1.1", "cpu_idle: state=4294967295 cpu_id=0"),
+    ]);
+    let e = from_reader(deep.as_bytes(), "t.txt", Some((&p, "platform")), &opts).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.txt:4: cpu_idle state=3 on CPU 0, but the platform's cluster \"c\" has 3 states (0 \
+         to 2); expected the platform of the traced machine"
+    );
+    let wide = "cpus=3\n  <idle>-0 [002] 1.000000: cpu_idle: state=0 cpu_id=2\n";
+    let e = from_reader(wide.as_bytes(), "w.txt", Some((&p, "platform")), &opts).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "w.txt:2: CPU 2 is in no cluster of the platform; expected the platform of the traced \
+         machine"
+    );
+    let e = from_reader(deep.as_bytes(), "t.txt", None, &opts).unwrap_err();
+    assert!(e
+        .to_string()
+        .starts_with("t.txt: the trace carries no C-state table"));
+}
