@@ -2,3 +2,4 @@
 
 pub mod io;
 pub mod nvme;
+pub mod ufs;

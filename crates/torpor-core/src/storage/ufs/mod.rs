@@ -1,0 +1,4 @@
+//! UFS storage: the host's clock scaling through devfreq (the device model and the block
+//! layer's frequency QoS boost build on it).
+
+pub mod devfreq;
