@@ -38,6 +38,18 @@ impl Nanos {
     }
 }
 
+/// `TICK_NSEC` for a kernel built with `hz` (rounded to the nearest ns, as the kernel does).
+pub fn tick_nsec(hz: u32) -> u64 {
+    let hz = u64::from(hz.max(1));
+    (1_000_000_000 + hz / 2) / hz
+}
+
+/// `msecs_to_jiffies(ms)`: rounded up to whole jiffies, as the kernel computes it for every HZ
+/// (`(ms * HZ + 999) / 1000`).
+pub fn msecs_to_jiffies(ms: u64, hz: u32) -> u64 {
+    (ms * u64::from(hz.max(1))).div_ceil(1000)
+}
+
 /// The latest time (and the longest duration) a file may ask for: 2^62 ns, about 146 years.
 /// A quarter of the clock's range, so that an input time plus any latency or service time
 /// the models add stays representable.
@@ -174,6 +186,19 @@ pub fn parse_size_bytes(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn jiffies_round_up_as_the_kernel_does() {
+        // HZ=250: 30 ms = 7.5 jiffies -> 8; HZ=300: (30 * 300 + 999) / 1000 = 9 (9.999 -> 9),
+        // 60 ms -> 18; HZ=1000: 1 ms -> 1.
+        assert_eq!(msecs_to_jiffies(30, 250), 8);
+        assert_eq!(msecs_to_jiffies(30, 300), 9);
+        assert_eq!(msecs_to_jiffies(60, 300), 18);
+        assert_eq!(msecs_to_jiffies(1, 1000), 1);
+        // TICK_NSEC rounds: 1e9 / 300 = 3333333.3 -> 3333333; 1e9 / 250 = 4000000.
+        assert_eq!((tick_nsec(300), tick_nsec(250)), (3_333_333, 4_000_000));
+    }
     use super::*;
 
     #[test]

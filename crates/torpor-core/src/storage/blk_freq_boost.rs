@@ -17,7 +17,7 @@
 //! it when devfreq next evaluates (patch 3 forces the maximum then). A merged version would
 //! likely notify devfreq when the request changes; the host model offers both.
 
-use crate::time::Nanos;
+use crate::time::{msecs_to_jiffies, tick_nsec, Nanos};
 
 /// What a run of the boost work did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,7 @@ pub struct WorkOutcome {
 pub struct FreqBoost {
     timeout_ms: u32,
     tick_ns: u64,
+    hz: u32,
     /// `pm_qos_status == PM_QOS_FREQ_SET`.
     pub set: bool,
     last_active_jiffies: u64,
@@ -43,7 +44,8 @@ impl FreqBoost {
     pub fn new(timeout_ms: u32, hz: u32) -> Self {
         FreqBoost {
             timeout_ms,
-            tick_ns: 1_000_000_000 / u64::from(hz.max(1)),
+            tick_ns: tick_nsec(hz),
+            hz,
             set: false,
             last_active_jiffies: 0,
         }
@@ -59,8 +61,7 @@ impl FreqBoost {
 
     /// `msecs_to_jiffies`: rounded up.
     fn timeout_jiffies(&self) -> u64 {
-        let ns = u64::from(self.timeout_ms) * 1_000_000;
-        ns.div_ceil(self.tick_ns)
+        msecs_to_jiffies(u64::from(self.timeout_ms), self.hz)
     }
 
     /// A bio is submitted at `now`; `qualifies` = READ or REQ_SYNC. Returns when the boost

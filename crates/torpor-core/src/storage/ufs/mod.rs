@@ -3,3 +3,4 @@
 
 pub mod clk_scaling;
 pub mod devfreq;
+pub mod scaling;

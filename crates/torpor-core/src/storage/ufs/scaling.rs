@@ -1,0 +1,261 @@
+//! The UFS host's clock scaling as devfreq drives it: the monitor's schedule, the decision at
+//! each poll and what `ufshcd_devfreq_target` makes of it (spec-storage.md §2.2-2.5, §3.3;
+//! drivers/devfreq/devfreq.c and drivers/ufs/core/ufshcd.c, v6.x, two clock levels).
+//!
+//! At each poll:
+//! 1. Read the window's load ([`ClkScaling::get_dev_status`]) and ask `simple_ondemand`.
+//! 2. Clamp the answer into the range the host device's frequency QoS allows.
+//! 3. `ufshcd_devfreq_target`: with the block layer's boost set on the disk (patch 3 of the
+//!    RFC: its S32_MAX kHz floor compared with the clock's maximum in Hz) the target is the
+//!    maximum; the platform clock driver rounds the rest (Qualcomm rounds up: anything above
+//!    the minimum becomes the maximum; an exact driver keeps it, and anything below the maximum
+//!    then means the minimum). Scaling is skipped while suspended.
+//! 4. A change of level is a scale operation (the device model gives its duration); the next
+//!    poll is armed after the callback returns, `polling_ms` (in jiffies, rounded up) later.
+//! 5. With nothing outstanding, after a decision to go down (or any decision with
+//!    `suspend_on_no_request`), clock scaling suspends and polling stops until the next
+//!    command, whose poll comes a polling period after it.
+//!
+//! The monitor's timer is deferrable by default: it does not wake an idle CPU. torpor has no
+//! CPU beside the device in these runs, so a deferrable poll that falls due while the host has
+//! nothing outstanding waits for the next command (the CPU wakes to issue it): an ASSUMPTION
+//! that the CPU sleeps whenever the storage does.
+
+use super::clk_scaling::ClkScaling;
+use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData};
+use crate::qos::freq::FreqQos;
+use crate::time::{msecs_to_jiffies, tick_nsec, Nanos};
+
+/// How the platform's clock driver rounds a requested rate (`clk_round_rate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// The first level at or above the request (Qualcomm RCG, OPP ceil).
+    Up,
+    /// The request unchanged.
+    Exact,
+}
+
+/// The monitor's timer (`devfreq_dev_profile.timer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    Deferrable,
+    Delayed,
+}
+
+/// The host's scaling parameters (ufshcd's defaults or a vendor's `config_scaling_param`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalingParams {
+    pub polling_ms: u32,
+    pub timer: TimerKind,
+    pub ondemand: OndemandData,
+    pub min_hz: u64,
+    pub max_hz: u64,
+    pub rounding: Rounding,
+    pub suspend_on_no_request: bool,
+    /// The kernel's tick rate: the monitor's delay is in jiffies.
+    pub hz: u32,
+}
+
+impl ScalingParams {
+    /// ufshcd's core defaults (`ufs_hba_vps`): 100 ms, deferrable, 70/5.
+    pub fn ufshcd_default(min_hz: u64, max_hz: u64) -> ScalingParams {
+        ScalingParams {
+            polling_ms: 100,
+            timer: TimerKind::Deferrable,
+            ondemand: OndemandData {
+                upthreshold: 70,
+                downdifferential: 5,
+            },
+            min_hz,
+            max_hz,
+            rounding: Rounding::Up,
+            suspend_on_no_request: false,
+            hz: 250,
+        }
+    }
+
+    /// `msecs_to_jiffies(polling_ms)` as a duration.
+    pub fn polling_period(&self) -> Nanos {
+        Nanos(msecs_to_jiffies(u64::from(self.polling_ms), self.hz) * tick_nsec(self.hz))
+    }
+}
+
+/// What a poll decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PollOutcome {
+    /// The level to scale to (true = max), when it changes.
+    pub scale_to_max: Option<bool>,
+    /// Clock scaling suspended: no next poll until a command resumes it.
+    pub suspended: bool,
+}
+
+/// The host side of UFS clock scaling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostScaling {
+    pub params: ScalingParams,
+    pub load: ClkScaling,
+    /// The host device's frequency QoS (sysfs min_freq/max_freq and in-kernel requests).
+    pub qos: FreqQos,
+    /// The disk's device minimum-frequency QoS (kHz) the RFC's boost sets (0 = none).
+    pub disk_min_khz: i64,
+    pub at_max: bool,
+}
+
+impl HostScaling {
+    /// Starts at the maximum, as ufshcd registers devfreq (`initial_freq` = max).
+    pub fn new(params: ScalingParams) -> Self {
+        HostScaling {
+            params,
+            load: ClkScaling::default(),
+            qos: FreqQos::default(),
+            disk_min_khz: 0,
+            at_max: true,
+        }
+    }
+
+    pub fn current_hz(&self) -> u64 {
+        if self.at_max {
+            self.params.max_hz
+        } else {
+            self.params.min_hz
+        }
+    }
+
+    /// One devfreq evaluation at `now` (a poll, or a QoS notifier).
+    pub fn evaluate(&mut self, now: Nanos) -> PollOutcome {
+        let p = self.params;
+        let status = self.load.get_dev_status(now, self.current_hz());
+        // -EINVAL (impossible thresholds) leaves the frequency as it is.
+        let Ok(wanted) = simple_ondemand(status, p.ondemand) else {
+            return PollOutcome {
+                scale_to_max: None,
+                suspended: false,
+            };
+        };
+        let range = freq_range(p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
+        let mut freq = clamp_target(wanted, range).freq;
+        if self.load.is_suspended {
+            return PollOutcome {
+                scale_to_max: None,
+                suspended: true,
+            };
+        }
+        // RFC patch 3: kHz against Hz, which only works for its S32_MAX request.
+        if self.disk_min_khz > 0 && self.disk_min_khz as u64 > p.max_hz {
+            freq = p.max_hz;
+        }
+        if p.rounding == Rounding::Up && freq > p.min_hz {
+            freq = p.max_hz;
+        }
+        let scale_up = freq == p.max_hz;
+        let sched_suspend = self.load.active_reqs == 0;
+        let change = (scale_up != self.at_max).then_some(scale_up);
+        self.at_max = scale_up;
+        let suspended =
+            sched_suspend && (!scale_up || p.suspend_on_no_request) && self.load.suspend();
+        PollOutcome {
+            scale_to_max: change,
+            suspended,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MHZ: u64 = 1_000_000;
+
+    fn host(rounding: Rounding) -> HostScaling {
+        let mut p = ScalingParams::ufshcd_default(37 * MHZ + MHZ / 2, 300 * MHZ);
+        p.rounding = rounding;
+        HostScaling::new(p)
+    }
+
+    fn busy(h: &mut HostScaling, from_us: u64, to_us: u64) {
+        h.load.on_send(Nanos::from_us(from_us));
+        h.load.on_complete(Nanos::from_us(to_us));
+    }
+
+    #[test]
+    fn the_polling_period_is_in_whole_jiffies() {
+        let mut p = ScalingParams::ufshcd_default(1, 2);
+        assert_eq!(p.polling_period(), Nanos::from_ms(100)); // 25 jiffies at HZ=250
+        p.polling_ms = 60;
+        // HZ=300: (60 * 300 + 999) / 1000 = 18 jiffies of TICK_NSEC = 3333333 ns.
+        p.hz = 300;
+        assert_eq!(p.polling_period(), Nanos(18 * 3_333_333));
+    }
+
+    #[test]
+    fn rounding_up_scales_down_only_below_the_minimum_and_suspends_when_idle() {
+        // At max (300 MHz), 70/5: down needs f_new <= 37.5 MHz, i.e.
+        // load * 300 / 68 <= 37.5 -> load <= 8.5 %. 20 % gives 20 * 300e6 / 100 * 100 / 68 =
+        // 88.2 MHz: above the minimum, rounded up to max: no change.
+        let mut h = host(Rounding::Up);
+        h.evaluate(Nanos::ZERO); // opens the first window (total 0 -> max)
+        busy(&mut h, 0, 20_000);
+        let o = h.evaluate(Nanos::from_ms(100));
+        assert_eq!(
+            o,
+            PollOutcome {
+                scale_to_max: None,
+                suspended: false
+            }
+        );
+        // 5 %: 5 * 300e6 / 100 * 100 / 68 = 22.06 MHz -> clamped to 37.5 MHz: down, and with
+        // nothing outstanding, clock scaling suspends.
+        busy(&mut h, 100_000, 105_000);
+        let o = h.evaluate(Nanos::from_ms(200));
+        assert_eq!(
+            o,
+            PollOutcome {
+                scale_to_max: Some(false),
+                suspended: true
+            }
+        );
+        assert_eq!(h.current_hz(), 37 * MHZ + MHZ / 2);
+    }
+
+    #[test]
+    fn an_exact_clock_scales_down_at_any_load_below_the_hold_band() {
+        // 20 % at max: 88.2 MHz kept as is, which is not the max: scale down.
+        let mut h = host(Rounding::Exact);
+        h.evaluate(Nanos::ZERO);
+        h.load.on_send(Nanos::ZERO); // keeps a command outstanding: no suspension
+        h.load.on_complete(Nanos::from_ms(20));
+        h.load.on_send(Nanos::from_ms(99));
+        let o = h.evaluate(Nanos::from_ms(100));
+        // busy 0..20 and 99..100 ms = 21 % of 100 ms: 21 * 300e6/100*100/68 = 92.6 MHz.
+        assert_eq!(
+            o,
+            PollOutcome {
+                scale_to_max: Some(false),
+                suspended: false
+            }
+        );
+    }
+
+    #[test]
+    fn the_boost_forces_the_maximum_at_the_next_evaluation() {
+        // At min after an idle window, the RFC's S32_MAX kHz floor on the disk makes the next
+        // evaluation pick max whatever the load (2147483647 > 300e6 "Hz").
+        let mut h = host(Rounding::Up);
+        // The first evaluation has no window (total 0): it asks for the maximum; then suppose
+        // an earlier quiet stretch brought the clock down.
+        assert_eq!(h.evaluate(Nanos::ZERO).scale_to_max, None);
+        h.at_max = false;
+        h.load.on_send(Nanos::from_ms(1));
+        h.disk_min_khz = i64::from(i32::MAX);
+        h.load.on_complete(Nanos::from_ms(2));
+        let o = h.evaluate(Nanos::from_ms(100)); // 1 % load
+        assert_eq!(o.scale_to_max, Some(true));
+        // Without it, 1 % at min stays at min.
+        let mut plain = host(Rounding::Up);
+        plain.evaluate(Nanos::ZERO);
+        plain.at_max = false;
+        plain.load.on_send(Nanos::from_ms(1));
+        plain.load.on_complete(Nanos::from_ms(2));
+        assert_eq!(plain.evaluate(Nanos::from_ms(100)).scale_to_max, None);
+    }
+}
