@@ -199,7 +199,6 @@ mod tests {
         // TICK_NSEC rounds: 1e9 / 300 = 3333333.3 -> 3333333; 1e9 / 250 = 4000000.
         assert_eq!((tick_nsec(300), tick_nsec(250)), (3_333_333, 4_000_000));
     }
-    use super::*;
 
     #[test]
     fn durations_convert_to_whole_nanoseconds() {
