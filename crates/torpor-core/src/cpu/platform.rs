@@ -253,6 +253,22 @@ impl CpuPlatform {
 }
 
 impl ClusterSpec {
+    /// The energy (mJ) of entering and leaving each state, which no datasheet states: derived
+    /// from the definition of target residency, the stay at which a state starts to save
+    /// energy over the next shallower one (spec-cpu.md §1.1):
+    /// `E(s) = E(s-1) + max(0, P(s-1) - P(s)) x target_residency(s)`, `E(0) = 0`, with each
+    /// state's own power figure (0 where it has none).
+    pub fn transition_mj(&self) -> Vec<f64> {
+        let mw = |s: &IdleStateSpec| s.power_mw.as_ref().map_or(0.0, PowerMw::central);
+        let mut out = vec![0.0; self.states.len()];
+        for j in 1..self.states.len() {
+            let saved = (mw(&self.states[j - 1]) - mw(&self.states[j])).max(0.0);
+            // mW x us = 1e-6 mJ.
+            out[j] = out[j - 1] + saved * self.states[j].target_residency_us as f64 * 1e-6;
+        }
+        out
+    }
+
     /// What a governor on one of these CPUs sees, with the tick period `tick_ns`.
     pub fn governor_view(&self, tick_ns: i64) -> Platform {
         Platform {

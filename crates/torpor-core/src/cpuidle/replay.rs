@@ -503,8 +503,8 @@ pub struct ClusterTable {
     pub disabled: Vec<bool>,
     /// Power per state (mW) as charged per CPU, when every state has a figure.
     pub state_mw: Option<Vec<f64>>,
-    /// The active power at the highest OPP (mW), charged during exits, when known.
-    pub active_mw: Option<f64>,
+    /// The energy (mJ) of entering and leaving each state (`ClusterSpec::transition_mj`).
+    pub transition_mj: Vec<f64>,
 }
 
 /// The C-state tables and which CPU uses which.
@@ -556,12 +556,7 @@ impl Layout {
                     view: c.governor_view(tick_ns),
                     disabled: c.states.iter().map(|s| s.disabled).collect(),
                     state_mw,
-                    active_mw: c
-                        .opps
-                        .iter()
-                        .max_by_key(|o| o.freq_khz)
-                        .and_then(|o| o.power_mw.as_ref())
-                        .map(|p| p.central()),
+                    transition_mj: c.transition_mj(),
                 }
             })
             .collect();
@@ -620,7 +615,7 @@ impl Layout {
                     capacity: 1024,
                 },
                 state_mw: None,
-                active_mw: None,
+                transition_mj: Vec::new(),
             });
         }
         Some(Layout {
@@ -733,9 +728,9 @@ impl Acc {
             Miss::None => {}
         }
         if let Some(mw) = &table.state_mw {
-            // mW x ns = 1e-9 mJ.
-            self.energy_mj +=
-                (mw[idx] * duration as f64 + table.active_mw.unwrap_or(0.0) * exit as f64) * 1e-9;
+            // The simulator's model: the state's power through the exit too (the residency
+            // includes it), plus the state's entry-and-exit energy. mW x ns = 1e-9 mJ.
+            self.energy_mj += mw[idx] * (duration + exit) as f64 * 1e-9 + table.transition_mj[idx];
         }
     }
 

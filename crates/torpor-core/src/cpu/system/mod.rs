@@ -386,13 +386,7 @@ impl<'t> CpuSystem<'t> {
                 })
                 .collect();
             let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
-            let mut transition_mj = vec![0.0; c.states.len()];
-            for j in 1..c.states.len() {
-                let saved_mw = (cluster_state_mw[j - 1] - cluster_state_mw[j]).max(0.0);
-                // mW x ns = 1e-9 mJ.
-                transition_mj[j] = transition_mj[j - 1]
-                    + saved_mw * (view.states[j].target_residency_ns as f64) * 1e-9;
-            }
+            let transition_mj = c.transition_mj();
             let active_mw = c
                 .opps
                 .iter()
