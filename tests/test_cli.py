@@ -377,6 +377,8 @@ def test_devices_fits_80_columns_without_cutting_anything():
         assert f"{preset['ps0_idle']['central_mw'] / 1000:g}" in text
     for platform in native.cpu_presets():
         assert platform["id"] in text
+    for device in native.ufs_presets():
+        assert device["id"] in text
 
 
 def test_devices_lists_the_eight_cpu_presets_with_their_kind(cli):
@@ -413,6 +415,41 @@ def test_devices_lists_the_eight_cpu_presets_with_their_kind(cli):
         "(1c)",
         "1600",
         "none",
+    ]
+
+
+def test_devices_lists_the_three_ufs_presets_with_their_levels(cli):
+    r = cli("devices", "--json")
+    assert r.exit_code == 0
+    ufs = {d["id"]: d for d in json.loads(r.stdout) if d["kind"] == "ufs"}
+    assert set(ufs) == {"ufs21-64gb-class", "samsung-eufs31-512gb", "samsung-ufs40-class"}
+    # Every figure has a source; estimates carry a range.
+    for d in ufs.values():
+        for _key, f in d["figures"]:
+            assert f["source"]
+            assert f["low"] <= f["central"] <= f["high"]
+            assert f["estimate"] or f["low"] == f["high"]
+    # The UFS 2.1 row by hand (sdm845: 50 / 200 MHz; HS-G1 / HS-G3 on 2 lanes; link efficiency
+    # 0.91; 1000 host cycles; 10 slots of 10 / 73455 s = 136.138 us): QD1 4 KiB read
+    # 20 + 136.138 + 4096 / 265.2832 = 171.6 us at min, 5 + 136.138 + 4096 / 1061.1328 = 145.0
+    # at max; 512 KiB reads: the G1 link's 2 x 145.76 x 0.91 = 265.3 MB/s at min, the preset's
+    # 850 MB/s at max.
+    r = cli("devices")
+    row = next(line for line in r.stdout.splitlines() if "ufs21-64gb-class" in line)
+    assert row.split() == [
+        "ufs21-64gb-class",
+        "2.1",
+        "50MHz",
+        "G1",
+        "/",
+        "200MHz",
+        "G3",
+        "172",
+        "/",
+        "145",
+        "265",
+        "/",
+        "850",
     ]
 
 

@@ -123,8 +123,13 @@ def devices(as_json: bool) -> None:
     """
     rows = native.presets()
     cpus = native.cpu_presets()
+    ufs = native.ufs_presets()
     if as_json:
-        emit_json([{"kind": "nvme", **r} for r in rows] + [{"kind": "cpu", **c} for c in cpus])
+        emit_json(
+            [{"kind": "nvme", **r} for r in rows]
+            + [{"kind": "cpu", **c} for c in cpus]
+            + [{"kind": "ufs", **u} for u in ufs]
+        )
         return
     # Fits 80 columns: long names fold onto more lines, nothing is cut.
     table = Table(title="Built-in NVMe presets", box=box.SIMPLE_HEAD, padding=(0, 1))
@@ -154,6 +159,33 @@ def devices(as_json: bool) -> None:
         "idle states, c = cluster states among them. power: idle-state power sourced, estimated "
         "(with a range) or none. --json shows every state, OPP and source."
     )
+    console.print(ufs_table(ufs))
+    console.print(
+        "UFS: levels = the host's first clock and link gear at min / max. QD1 us and seq MB/s: "
+        "the calibrated model's 4 KiB read latency and 512 KiB read bandwidth at min / max. "
+        "--json shows every figure with its source or estimate range."
+    )
+
+
+def ufs_table(devices: list[dict[str, Any]]) -> Table:
+    """The UFS presets, one row each, in 80 columns."""
+    table = Table(title="Built-in UFS presets", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("id", no_wrap=True)
+    table.add_column("UFS", no_wrap=True)
+    table.add_column("levels", overflow="fold")
+    table.add_column("QD1 us", justify="right", no_wrap=True)
+    table.add_column("seq MB/s", justify="right", no_wrap=True)
+    for u in devices:
+        lo, hi = u["levels"]["min"], u["levels"]["max"]
+        mhz = [lvl["level"]["freq_hz"] / 1e6 for lvl in (lo, hi)]
+        table.add_row(
+            u["id"],
+            u["ufs_version"],
+            f"{mhz[0]:g}MHz G{lo['level']['gear']} / {mhz[1]:g}MHz G{hi['level']['gear']}",
+            f"{lo['qd1_read_4k_us']:.0f} / {hi['qd1_read_4k_us']:.0f}",
+            f"{lo['seq_read_mb_s']:.0f} / {hi['seq_read_mb_s']:.0f}",
+        )
+    return table
 
 
 def cpu_table(cpus: list[dict[str, Any]]) -> Table:

@@ -31,6 +31,12 @@ def cpu_presets() -> list[dict[str, Any]]:
     return json.loads(_native.cpu_presets())
 
 
+def ufs_presets() -> list[dict[str, Any]]:
+    """Every built-in UFS device preset: figures with sources, host levels, the calibrated
+    service model, and what it gives at each level (``levels``)."""
+    return json.loads(_native.ufs_presets())
+
+
 def probe_sysfs(root: str | PathLike[str]) -> str:
     """The platform TOML ``torpor probe`` writes for the sysfs tree mounted at ``root``."""
     return _native.probe_sysfs(root)

@@ -66,6 +66,31 @@ fn cpu_presets() -> PyResult<String> {
     to_json(&rows)
 }
 
+/// Built-in UFS device presets as a JSON list, each with what its calibrated model gives at
+/// the host's two levels (`levels`: QD1 4 KiB read latency, saturated 512 KiB sequential read).
+#[pyfunction]
+fn ufs_presets() -> PyResult<String> {
+    use torpor_core::storage::io::IoOp;
+    use torpor_core::storage::ufs::service::SEQ_REFERENCE_BYTES;
+    let rows = torpor_core::input::ufs_preset::builtin()
+        .map(|p| {
+            let p = p.map_err(to_py)?;
+            let at = |level| {
+                serde_json::json!({
+                    "level": level,
+                    "qd1_read_4k_us": p.service.qd1_latency(IoOp::Read, 4096, level).0 as f64 / 1e3,
+                    "seq_read_mb_s": p.service.saturated_rate(IoOp::Read, SEQ_REFERENCE_BYTES, level)
+                        * SEQ_REFERENCE_BYTES as f64 / 1e6,
+                })
+            };
+            let mut row = serde_json::to_value(&p).map_err(|e| PyException::new_err(e.to_string()))?;
+            row["levels"] = serde_json::json!({"min": at(p.min_level), "max": at(p.max_level)});
+            Ok(row)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    to_json(&rows)
+}
+
 /// The platform TOML `torpor probe` writes for the sysfs tree under `root`.
 #[pyfunction]
 fn probe_sysfs(root: PathBuf) -> PyResult<String> {
@@ -446,6 +471,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(ufs_presets, m)?)?;
     m.add_function(wrap_pyfunction!(probe_sysfs, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;

@@ -9,6 +9,7 @@ pub mod nvme_preset;
 pub mod nvme_source;
 pub mod smartctl;
 pub mod sysfs_probe;
+pub mod ufs_preset;
 
 /// Every file under `presets/<kind>/`, embedded by `build.rs`.
 mod embedded {
