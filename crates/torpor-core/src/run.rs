@@ -471,8 +471,8 @@ impl Input<'_> {
                     c.syncs, c.trims, c.waits, c.file_actions
                 )),
                 (_, Some(c)) if c.reads + c.writes == 0 => Some(format!(
-                    "the {} trace holds {} discards, {} flushes, {} requests without data, {} \
-                 lines of other actions, {} messages and {} report lines",
+                    "of the {} trace's requests: discards {}, flushes {}, without data {}; \
+                     lines skipped: other actions {}, messages {}, blkparse's report {}",
                     c.format.name(),
                     c.discards,
                     c.flushes,

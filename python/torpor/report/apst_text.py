@@ -150,10 +150,11 @@ def replay_notes(variant: dict[str, Any]) -> list[str]:
 def _block_trace_notes(name: str, c: dict[str, Any]) -> list[str]:
     """A block trace's requests not sent and lines skipped, each kind said once."""
     notes = []
-    if c["discards"] or c["flushes"]:
+    unsent = [f"{c[k]:,} {k}" for k in ("discards", "flushes") if c[k]]
+    if unsent:
         notes.append(
-            f"replay {name}: {c['discards']:,} discards and {c['flushes']:,} flushes were "
-            "counted, not sent (the simulated device takes reads and writes)"
+            f"replay {name}: {' and '.join(unsent)} counted, not sent (the simulated device "
+            "takes reads and writes)"
         )
     if c["preflush_writes"]:
         notes.append(

@@ -177,6 +177,13 @@ pub fn open_trace(
         let head = raw
             .fill_buf()
             .map_err(|e| InputError::whole(file, format!("cannot read: {e}")))?;
+        if is_blktrace_binary(head) {
+            return Err(InputError::whole(
+                file,
+                "blktrace's binary output (a `NAME.blktrace.CPU` file); expected blkparse's \
+                 text: replay the output of `blkparse -i NAME`",
+            ));
+        }
         head.starts_with(&[0x1f, 0x8b])
     };
     let mut input: TraceInput = if gzip {
@@ -203,7 +210,19 @@ pub fn open_trace(
         }
         head.extend_from_slice(&line);
         if !line.trim_ascii().is_empty() {
-            found = Some((n, String::from_utf8_lossy(&line).into_owned()));
+            let text = String::from_utf8(line).map_err(|e| {
+                let at = e.utf8_error().valid_up_to();
+                InputError::at(
+                    file,
+                    n,
+                    format!(
+                        "expected a text trace; byte 0x{:02x} at column {} is not UTF-8",
+                        e.as_bytes()[at],
+                        at + 1
+                    ),
+                )
+            })?;
+            found = Some((n, text));
             break;
         }
     }
@@ -227,6 +246,19 @@ pub fn open_trace(
         ));
     };
     Ok((format, Box::new(Cursor::new(head).chain(input))))
+}
+
+/// Whether `head` starts like a record of blktrace's binary files: `struct blk_io_trace` opens
+/// with the magic `0x65617400` ORed with the format version, in the tracing machine's byte
+/// order.
+fn is_blktrace_binary(head: &[u8]) -> bool {
+    let Some(word) = head.get(..4) else {
+        return false;
+    };
+    let word = [word[0], word[1], word[2], word[3]];
+    [u32::from_le_bytes(word), u32::from_be_bytes(word)]
+        .iter()
+        .any(|m| m & 0xffff_ff00 == 0x6561_7400)
 }
 
 /// A gzip stream's read errors in words ("invalid gzip header", "corrupt deflate stream"):
@@ -375,6 +407,17 @@ mod tests {
         assert_eq!(s("0.250000 0 1024 8 1"), Some(TraceFormat::Disksim));
         assert_eq!(s("hello world"), None);
         assert_eq!(s("1 2 3 4"), None);
+    }
+
+    #[test]
+    fn blktrace_binary_files_are_told_apart_from_text() {
+        // The magic 0x65617400 | version 7, little-endian, then the rest of a record.
+        let bin = [0x07u8, 0x74, 0x61, 0x65, 1, 0, 0, 0];
+        let e = open_trace(Box::new(Cursor::new(bin.to_vec())), "sda.blktrace.0", None)
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.unwrap().contains("blktrace's binary output"));
+        assert!(!is_blktrace_binary(b"  8,0    3"));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //!
 //! Times are measured from the first request (the monotonic clock's zero is the phone's boot).
 //! The probe's events reach user space through per-CPU buffers, so a request may be stamped
-//! slightly before the one printed above it (one step of 306 µs in the Genshin Impact trace):
+//! slightly before one printed above it (two rows of the Genshin Impact trace, at most 306 µs):
 //! up to [`MAX_STEP_BACK_NS`] back, it is issued at the previous request's time and counted in
 //! `out_of_order`; further back is an error at its line. The files are distributed gzipped;
 //! [`crate::trace::block::open_trace`] reads them through.
