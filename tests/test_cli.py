@@ -350,7 +350,7 @@ def test_a_replay_says_what_it_did_not_send_and_did_not_reach(cli, tmp_path: Pat
     log = tmp_path / "t.iolog"
     assert f"torpor: note: replay {log}: 1 sync and 1 trim lines were counted, not sent" in r.stderr
     # Not reached: the second read (read ahead) and the close.
-    assert f"replay {log}: variant base ended at 1 s with 2 lines of the log not reached" in (
+    assert f"replay {log}: variant base ended at 1 s with 2 lines of the trace not reached" in (
         r.stderr
     )
 

@@ -4,7 +4,8 @@
 with the one line it must print on stderr. The test runs the installed CLI as a user would (a
 new process each time) and checks: exit code 2, nothing on stdout, that line and nothing else
 on stderr. Every file under ``dump/``, ``scenario/``, ``sweep/``, ``idle/`` and ``ftrace/`` must
-be named by some command, so a case cannot be added without its expected error.
+be named by some command, and every trace under ``iolog/`` and ``blocktrace/`` replayed by some
+``scenario/replay-*.toml``, so a case cannot be added without its expected error.
 """
 
 from __future__ import annotations
@@ -68,5 +69,6 @@ def test_the_folder_holds_at_least_50_cases_and_each_file_has_one() -> None:
         for line in s.read_text().splitlines()
         if line.startswith("file = ")
     }
-    for f in sorted((HERE / "iolog").iterdir()):
-        assert f"../iolog/{f.name}" in logs, f"iolog/{f.name} is replayed by no scenario"
+    for sub in ("iolog", "blocktrace"):
+        for f in sorted((HERE / sub).iterdir()):
+            assert f"../{sub}/{f.name}" in logs, f"{sub}/{f.name} is replayed by no scenario"

@@ -11,6 +11,7 @@ use crate::metrics::LatencySummary;
 use crate::storage::nvme::apst::ApstParams;
 use crate::storage::nvme::device::{NvmeStats, Reached};
 use crate::time::Nanos;
+use crate::trace::block::BlockCounts;
 use crate::trace::fio_iolog::IologCounts;
 use crate::workload::IoReport;
 
@@ -134,10 +135,14 @@ pub struct WorkloadSection {
     pub bytes: u64,
     /// When its last IO completed, if it finished within the run.
     pub finished_s: Option<f64>,
-    /// For a replay: the log's lines by kind, including syncs and trims, which are not sent.
+    /// For an iolog replay: the log's lines by kind, including syncs and trims, which are not
+    /// sent.
     pub iolog: Option<IologCounts>,
-    /// For a replay the run's end cut short: the log's lines it did not reach.
-    pub iolog_lines_not_reached: Option<u64>,
+    /// For a block-trace replay: its requests by kind, including discards and flushes, which
+    /// are not sent, and the lines it skipped.
+    pub block_trace: Option<BlockCounts>,
+    /// For a replay the run's end cut short: the trace's lines it did not reach.
+    pub lines_not_reached: Option<u64>,
 }
 
 impl IoSection {
@@ -168,7 +173,8 @@ impl IoSection {
                     bytes: w.bytes,
                     finished_s: w.finished.map(Nanos::as_secs_f64),
                     iolog: w.iolog,
-                    iolog_lines_not_reached: None,
+                    block_trace: w.block_trace,
+                    lines_not_reached: None,
                 })
                 .collect(),
         }

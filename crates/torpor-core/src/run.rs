@@ -29,7 +29,7 @@ use crate::time::Nanos;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
-use crate::workload::{self, estimate, IologReplay, Workload};
+use crate::workload::{self, estimate, TraceReplay, Workload};
 use crate::world;
 
 /// How much work a run may ask for before it is refused.
@@ -428,7 +428,7 @@ impl Input<'_> {
         Ok(drive)
     }
 
-    /// The variant's workloads, fresh (an iolog is read from its start).
+    /// The variant's workloads, fresh (a replayed trace is read from its start).
     fn workloads(&self, s: &Scenario) -> Result<Vec<Workload>, InputError> {
         let w = &s.workload;
         let mut out = Vec::new();
@@ -439,11 +439,16 @@ impl Input<'_> {
         }
         out.extend(w.jobs.iter().cloned().map(Workload::Job));
         if let Some(r) = &w.replay {
-            let (file, label) = self.open("workload.replay.file", &r.file, "a fio iolog")?;
+            let (file, label) = self.open(
+                "workload.replay.file",
+                &r.file,
+                "a trace (a fio iolog or a block trace)",
+            )?;
             let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, file));
-            out.push(Workload::Replay(IologReplay::new(
-                reader, &label, r.options,
-            )?));
+            out.push(Workload::Replay(
+                TraceReplay::new(reader, &label, r.format, r.action, r.options)
+                    .map_err(|e| self.named("workload.replay.file", &r.file, e))?,
+            ));
         }
         Ok(out)
     }
@@ -454,22 +459,39 @@ impl Input<'_> {
         let Some(r) = &self.scenario().workload.replay else {
             return Ok(());
         };
-        let counts = io.per_workload.iter().find_map(|w| w.iolog);
-        match counts {
-            Some(c) if c.reads + c.writes == 0 && io.stop == crate::sim::Stop::Drained => Err(self
-                .at(
-                    "workload.replay.file",
-                    format!(
-                        "`workload.replay.file`: {}: no read or write to replay (the log holds \
-                         {} sync, {} trim, {} wait and {} file lines)",
-                        shown(&r.file),
-                        c.syncs,
-                        c.trims,
-                        c.waits,
-                        c.file_actions
-                    ),
+        if io.stop != crate::sim::Stop::Drained {
+            return Ok(());
+        }
+        let held = io
+            .per_workload
+            .iter()
+            .find_map(|w| match (w.iolog, w.block_trace) {
+                (Some(c), _) if c.reads + c.writes == 0 => Some(format!(
+                    "the log holds {} sync, {} trim, {} wait and {} file lines",
+                    c.syncs, c.trims, c.waits, c.file_actions
                 )),
-            _ => Ok(()),
+                (_, Some(c)) if c.reads + c.writes == 0 => Some(format!(
+                    "of the {} trace's requests: discards {}, flushes {}, without data {}; \
+                     lines skipped: other actions {}, messages {}, blkparse's report {}",
+                    c.format.name(),
+                    c.discards,
+                    c.flushes,
+                    c.no_data,
+                    c.other_actions,
+                    c.messages,
+                    c.report_lines
+                )),
+                _ => None,
+            });
+        match held {
+            Some(held) => Err(self.at(
+                "workload.replay.file",
+                format!(
+                    "`workload.replay.file`: {}: no read or write to replay ({held})",
+                    shown(&r.file)
+                ),
+            )),
+            None => Ok(()),
         }
     }
 
@@ -668,7 +690,7 @@ impl Input<'_> {
         for (load, section) in loads.iter_mut().zip(&mut io_section.workloads) {
             if let Workload::Replay(replay) = load {
                 if io.stop == crate::sim::Stop::Deadline {
-                    section.iolog_lines_not_reached = Some(replay.count_unreached()?);
+                    section.lines_not_reached = Some(replay.count_unreached()?);
                 }
             }
         }
@@ -896,10 +918,10 @@ mod tests {
         let cut = text.clone() + "[run]\nduration = \"1s\"\n";
         let r = run_in(&cut, &dir).unwrap();
         let w = &r.variants[0].io.workloads[0];
-        assert_eq!((w.ios, w.iolog_lines_not_reached), (1, Some(2)));
+        assert_eq!((w.ios, w.lines_not_reached), (1, Some(2)));
         // Run to its end, nothing is left out.
         let r = run_in(&text, &dir).unwrap();
-        assert_eq!(r.variants[0].io.workloads[0].iolog_lines_not_reached, None);
+        assert_eq!(r.variants[0].io.workloads[0].lines_not_reached, None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

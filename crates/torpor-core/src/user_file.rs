@@ -347,6 +347,27 @@ pub fn read_line_bytes<R: BufRead>(
     Ok(buf.len())
 }
 
+/// Counts the lines left in `reader` without parsing them, reading in chunks (a replay cut by
+/// the run's end says how much of its trace it did not reach). A last line without its newline
+/// counts too.
+pub fn count_lines_left<R: BufRead>(reader: &mut R, label: &str) -> Result<u64, InputError> {
+    let mut lines = 0u64;
+    let mut last = b'\n';
+    loop {
+        let chunk = reader.fill_buf().map_err(|e| {
+            InputError::whole(label, format!("cannot read the rest of the trace: {e}"))
+        })?;
+        let Some(&end) = chunk.last() else {
+            break;
+        };
+        lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        last = end;
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    Ok(lines + u64::from(last != b'\n'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use torpor_core::sim::Stop;
 use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
 use torpor_core::trace::fio_iolog::{IologCounts, IologReader};
 use torpor_core::workload::{
-    apst_workflow, FioJob, IologReplay, ReplayOptions, RwMode, Workload, APST_WORKFLOW_TITLES,
+    apst_workflow, FioJob, ReplayOptions, RwMode, TraceReplay, Workload, APST_WORKFLOW_TITLES,
 };
 use torpor_core::world::run_io;
 use torpor_core::{InputError, Nanos};
@@ -444,7 +444,7 @@ fn replay_file(path: &str, options: ReplayOptions) -> Workload {
     let full = format!("{}/tests/data/iolog/{path}", env!("CARGO_MANIFEST_DIR"));
     let f = std::fs::File::open(&full).expect("fixture exists");
     let reader: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
-    Workload::Replay(IologReplay::new(reader, path, options).expect("valid header"))
+    Workload::Replay(TraceReplay::new(reader, path, None, None, options).expect("valid header"))
 }
 
 fn replay_times(
@@ -611,7 +611,8 @@ fn malformed_iologs_are_refused_with_file_and_line() {
 fn a_malformed_line_met_during_replay_stops_the_run_with_its_line() {
     let text = "fio version 2 iolog\n/d add\n/d open\n/d read 0 4096\n/d raed 0 4096\n";
     let reader: Box<dyn BufRead + Send> = Box::new(text.as_bytes());
-    let replay = IologReplay::new(reader, "typo.iolog", ReplayOptions::default()).unwrap();
+    let replay =
+        TraceReplay::new(reader, "typo.iolog", None, None, ReplayOptions::default()).unwrap();
     let e = run_io(
         &mut SerialDevice::new(Nanos(1)),
         &mut [Workload::Replay(replay)],
@@ -635,7 +636,7 @@ fn replay_options_refuse_zero_scale_and_depth() {
         },
     ] {
         let reader: Box<dyn BufRead + Send> = Box::new(&b"fio version 3 iolog\n"[..]);
-        assert!(IologReplay::new(reader, "x.iolog", opts).is_err());
+        assert!(TraceReplay::new(reader, "x.iolog", None, None, opts).is_err());
     }
 }
 
@@ -685,7 +686,8 @@ fn a_200k_line_iolog_replays_from_a_stream() {
         pos: 0,
     };
     let reader: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(4096, log));
-    let replay = IologReplay::new(reader, "<generated>", ReplayOptions::default()).unwrap();
+    let replay =
+        TraceReplay::new(reader, "<generated>", None, None, ReplayOptions::default()).unwrap();
     let mut dev = ParallelDevice {
         service: Nanos::from_us(1),
         free_at: vec![Nanos::ZERO],
@@ -738,7 +740,7 @@ fn a_trace_time_beyond_the_clocks_horizon_is_an_error_at_its_line() {
     let replay = |options| {
         let reader: Box<dyn BufRead + Send> = Box::new(log.as_bytes());
         [Workload::Replay(
-            IologReplay::new(reader, "t.log", options).unwrap(),
+            TraceReplay::new(reader, "t.log", None, None, options).unwrap(),
         )]
     };
     let mut loads = replay(ReplayOptions::default());

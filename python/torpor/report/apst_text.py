@@ -125,23 +125,61 @@ def residency_table(variant: dict[str, Any]) -> Table:
 
 
 def replay_notes(variant: dict[str, Any]) -> list[str]:
-    """What a replay left out: lines counted but not sent, and lines the run's end cut off."""
+    """What a replay left out: lines or requests counted but not sent, lines skipped, and lines
+    the run's end cut off."""
     notes = []
     for w in variant["io"]["workloads"]:
         counts = w.get("iolog")
-        if counts is None:
-            continue
-        if counts["syncs"] or counts["trims"]:
+        if counts and (counts["syncs"] or counts["trims"]):
             notes.append(
                 f"replay {w['name']}: {counts['syncs']} sync and {counts['trims']} trim lines "
                 "were counted, not sent (the simulated device takes reads and writes)"
             )
-        cut = w.get("iolog_lines_not_reached")
+        block = w.get("block_trace")
+        if block:
+            notes += _block_trace_notes(w["name"], block)
+        cut = w.get("lines_not_reached")
         if cut:
             notes.append(
                 f"replay {w['name']}: variant {variant['name']} ended at "
-                f"{variant['duration_s']:g} s with {cut:,} lines of the log not reached"
+                f"{variant['duration_s']:g} s with {cut:,} lines of the trace not reached"
             )
+    return notes
+
+
+def _block_trace_notes(name: str, c: dict[str, Any]) -> list[str]:
+    """A block trace's requests not sent and lines skipped, each kind said once."""
+    notes = []
+    unsent = [f"{c[k]:,} {k}" for k in ("discards", "flushes") if c[k]]
+    if unsent:
+        notes.append(
+            f"replay {name}: {' and '.join(unsent)} counted, not sent (the simulated device "
+            "takes reads and writes)"
+        )
+    if c["preflush_writes"]:
+        notes.append(
+            f"replay {name}: {c['preflush_writes']:,} writes asked for a cache flush first; "
+            "sent as plain writes"
+        )
+    skipped = [
+        (c["no_data"], "requests without data"),
+        (c["other_actions"], "lines of other blkparse actions"),
+        (c["messages"], "blkparse messages"),
+        (c["report_lines"], "lines of blkparse's own report"),
+    ]
+    said = [f"{n:,} {what}" for n, what in skipped if n]
+    if said:
+        notes.append(f"replay {name}: skipped " + ", ".join(said))
+    if c["on_other_devices"]:
+        notes.append(
+            f"replay {name}: {c['on_other_devices']:,} requests were on other devices than "
+            "the first; all map onto the one simulated device"
+        )
+    if c["out_of_order"]:
+        notes.append(
+            f"replay {name}: {c['out_of_order']:,} requests were stamped before the one above "
+            f"them (at most {c['max_step_back_ns'] / 1e3:g} us); issued at that one's time"
+        )
     return notes
 
 

@@ -23,6 +23,8 @@ use crate::cpuidle::GovernorName;
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
 use crate::time::{parse_duration, Nanos};
+use crate::trace::blkparse::ReplayedAction;
+use crate::trace::block::TraceFormat;
 use crate::workload::{FioJob, ReplayOptions};
 
 /// Simulated time when `[run] duration` is absent and nothing is replayed.
@@ -147,17 +149,20 @@ pub struct WorkloadSpec {
     /// fio-like jobs, with fio's option names.
     #[serde(default, rename = "job")]
     pub jobs: Vec<FioJob>,
-    /// A fio iolog to replay.
+    /// A trace to replay: a fio iolog or a block trace.
     pub replay: Option<ReplaySpec>,
     /// Tasks pinned to CPUs.
     #[serde(default, rename = "task")]
     pub tasks: Vec<TaskFile>,
 }
 
-/// `[workload.replay]`: the iolog (relative to the scenario) and fio's replay options.
+/// `[workload.replay]`: the trace (relative to the scenario), its format (absent: told from
+/// its first line), blkparse's replayed action, and fio's replay options.
 #[derive(Debug, Clone)]
 pub struct ReplaySpec {
     pub file: String,
+    pub format: Option<TraceFormat>,
+    pub action: Option<ReplayedAction>,
     pub options: ReplayOptions,
 }
 
@@ -168,15 +173,38 @@ impl<'de> Deserialize<'de> for ReplaySpec {
         let mut t = Table::deserialize(d)?;
         let file = match t.remove("file") {
             Some(Value::String(s)) => s,
-            Some(_) => return Err(D::Error::custom("`file`: expected the iolog's path")),
+            Some(_) => return Err(D::Error::custom("`file`: expected the trace's path")),
             None => {
                 return Err(D::Error::custom(
-                    "missing field `file` (the iolog to replay)",
+                    "missing field `file` (the trace to replay)",
                 ))
             }
         };
+        let format = match t.remove("format") {
+            None => None,
+            Some(v) => Some(TraceFormat::deserialize(v).map_err(|_| {
+                D::Error::custom(
+                    "`format`: expected \"fio-iolog\", \"blkparse\", \"disksim\", \"mqsim\" \
+                     or \"mobile-csv\"",
+                )
+            })?),
+        };
+        let action = match t.remove("action") {
+            None => None,
+            Some(v) => Some(ReplayedAction::deserialize(v).map_err(|_| {
+                D::Error::custom(
+                    "`action`: expected \"Q\" (blkparse's queued bios) or \"D\" (requests \
+                     issued to the driver)",
+                )
+            })?),
+        };
         let options = ReplayOptions::deserialize(Value::Table(t)).map_err(D::Error::custom)?;
-        Ok(ReplaySpec { file, options })
+        Ok(ReplaySpec {
+            file,
+            format,
+            action,
+            options,
+        })
     }
 }
 

@@ -29,9 +29,9 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use crate::error::{shown, InputError};
-use crate::user_file::read_line;
 #[cfg(doc)]
 use crate::user_file::MAX_LINE_BYTES;
+use crate::user_file::{count_lines_left, read_line};
 
 /// The most distinct files one log may `add`: fio opens each, so real logs name a handful.
 pub const MAX_LOGGED_FILES: usize = 1 << 20;
@@ -140,24 +140,9 @@ impl<R: BufRead> IologReader<R> {
     }
 
     /// Counts the lines not read yet, without parsing them (a replay cut by the run's end
-    /// says how much of the log it did not reach). Reads the rest of the log in chunks.
+    /// says how much of the log it did not reach).
     pub fn count_rest(&mut self) -> Result<u64, InputError> {
-        let mut lines = 0u64;
-        let mut last = b'\n';
-        loop {
-            let chunk = self.reader.fill_buf().map_err(|e| {
-                InputError::whole(&self.file, format!("cannot read the rest of the log: {e}"))
-            })?;
-            let Some(&end) = chunk.last() else {
-                break;
-            };
-            lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
-            last = end;
-            let n = chunk.len();
-            self.reader.consume(n);
-        }
-        // A last line without its newline counts too.
-        Ok(lines + u64::from(last != b'\n'))
+        count_lines_left(&mut self.reader, &self.file)
     }
 
     /// The next entry, or `None` at the end of the log. Blank lines are skipped.

@@ -13,23 +13,22 @@
 //!
 //! Nothing is allocated per IO.
 
-use std::io::BufRead;
-
 use super::fio_job::FioJob;
 use super::job_progress::JobState;
-use super::replay::IologReplay;
+use super::replay::{TraceCounts, TraceReplay};
 use crate::error::InputError;
 use crate::metrics::LatencyHistogram;
 use crate::sim::{stream_id, Ctx, Pcg32, Stop};
 use crate::storage::io::{IoOp, IoRequest, IoTicket};
 use crate::time::Nanos;
+use crate::trace::block::BlockCounts;
 use crate::trace::fio_iolog::IologCounts;
 
 /// One workload of a run. A replay's reader is `Send` so a whole run can move to a worker
 /// thread (sweeps run scenarios in parallel).
 pub enum Workload {
     Job(FioJob),
-    Replay(IologReplay<Box<dyn BufRead + Send>>),
+    Replay(TraceReplay),
 }
 
 /// What one workload did.
@@ -46,8 +45,11 @@ pub struct WorkloadReport {
     pub bytes: u64,
     /// When the workload stopped issuing and its last IO completed, if it did within the run.
     pub finished: Option<Nanos>,
-    /// For a replay: the log's lines by kind, including the syncs and trims not sent.
+    /// For an iolog replay: the log's lines by kind, including the syncs and trims not sent.
     pub iolog: Option<IologCounts>,
+    /// For a block-trace replay: its requests by kind (discards and flushes are not sent)
+    /// and the lines it skipped.
+    pub block_trace: Option<BlockCounts>,
 }
 
 /// What a whole run measured.
@@ -188,11 +190,18 @@ impl<'a> IoIssuer<'a> {
             total.write.merge(&out.write);
             total.ios += out.ios;
             total.bytes += out.bytes;
-            let iolog = match &r.source {
-                Source::Replay(replay) => Some(replay.counts()),
-                Source::Job(_) => None,
+            let (iolog, block_trace) = match &r.source {
+                Source::Replay(replay) => match replay.counts() {
+                    TraceCounts::Iolog(c) => (Some(c), None),
+                    TraceCounts::Block(c) => (None, Some(c)),
+                },
+                Source::Job(_) => (None, None),
             };
-            total.per_workload.push(WorkloadReport { iolog, ..out });
+            total.per_workload.push(WorkloadReport {
+                iolog,
+                block_trace,
+                ..out
+            });
         }
         total
     }
@@ -210,7 +219,7 @@ struct Runner<'a> {
 
 enum Source<'a> {
     Job(JobState<'a>),
-    Replay(&'a mut IologReplay<Box<dyn BufRead + Send>>),
+    Replay(&'a mut TraceReplay),
 }
 
 impl<'a> Runner<'a> {
@@ -247,6 +256,7 @@ impl<'a> Runner<'a> {
                 bytes: 0,
                 finished: None,
                 iolog: None,
+                block_trace: None,
             },
         })
     }

@@ -1,5 +1,5 @@
 //! Workloads that drive a block device: fio-like jobs, the seven APST workflows of the
-//! ebd8a93aa4f5 commit message, and fio iolog replay, all issued by [`IoIssuer`] on the
+//! ebd8a93aa4f5 commit message, and trace replay (fio iologs, block traces), all issued by [`IoIssuer`] on the
 //! world's engine.
 
 mod apst_workflows;
@@ -12,4 +12,4 @@ mod replay;
 pub use apst_workflows::{apst_workflow, APST_WORKFLOW_TITLES};
 pub use fio_job::{FioJob, JobError, RwMode, MAX_IODEPTH};
 pub use issuer::{Due, IoIssuer, IoReport, Workload, WorkloadReport};
-pub use replay::{IologReplay, ReplayOptions};
+pub use replay::{ReplayOptions, TraceCounts, TraceReplay};
