@@ -283,6 +283,48 @@ mod tests {
     }
 
     #[test]
+    fn the_standard_deviation_matches_a_two_pass_computation() {
+        // Second method: the mean first, then the squared deviations, in f64 over the samples.
+        let mut r = Pcg32::new(3, 9);
+        let mut h = LatencyHistogram::new();
+        let xs: Vec<u64> = (0..20_000)
+            .map(|_| 1_000_000_000 + r.below(5_000_000))
+            .collect();
+        for &x in &xs {
+            h.record(Nanos(x));
+        }
+        let n = xs.len() as f64;
+        let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let ss = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>();
+        let two_pass = (ss / (n - 1.0)).sqrt();
+        let got = h.stdev_ns().unwrap();
+        assert!(
+            (got - two_pass).abs() < 1e-6 * two_pass,
+            "{got} vs {two_pass}"
+        );
+        // By hand: 2, 4, 4, 4, 5, 5, 7, 9 has mean 5 and squared deviations 32: 32 / 7.
+        let mut h = LatencyHistogram::new();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            h.record(Nanos(v));
+        }
+        assert_eq!(h.stdev_ns(), Some((32.0f64 / 7.0).sqrt()));
+        let mut one = LatencyHistogram::new();
+        one.record(Nanos(7));
+        assert_eq!(one.stdev_ns(), Some(0.0));
+        assert_eq!(LatencyHistogram::new().stdev_ns(), None);
+        // Merging keeps the sums: the same as recording into one.
+        let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+        for v in [2, 4, 4, 4] {
+            a.record(Nanos(v));
+        }
+        for v in [5, 5, 7, 9] {
+            b.record(Nanos(v));
+        }
+        a.merge(&b);
+        assert_eq!(a.stdev_ns(), h.stdev_ns());
+    }
+
+    #[test]
     fn a_quantile_is_the_mean_of_its_bucket() {
         // Above 2^23 ns the buckets are 2^16 ns wide: 11_075_000 - 2^23 = 2_686_392 = 40.99 *
         // 2^16, so 11_075_000 and 11_050_000 both fall in bucket 40, [11_010_048, 11_075_584).

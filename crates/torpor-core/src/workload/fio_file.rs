@@ -333,7 +333,9 @@ fn apply(t: &mut Template, key: &str, value: Option<&str>, line: usize) -> Resul
         "rwmixread" | "rwmixwrite" => {
             let pct = integer(key, need()?)?;
             if pct > 100 {
-                return Err(format!("`{key}`: expected a percentage from 0 to 100, got {pct}"));
+                return Err(format!(
+                    "`{key}`: expected a percentage from 0 to 100, got {pct}"
+                ));
             }
             t.job.rwmixread = if key == "rwmixread" { pct } else { 100 - pct } as u8;
             "rwmixread"
@@ -410,10 +412,13 @@ fn apply(t: &mut Template, key: &str, value: Option<&str>, line: usize) -> Resul
         "size" | "offset" => {
             let v = need()?;
             let (n, pct) = match v.strip_suffix('%') {
-                Some(p) => (0, Some(Percent {
-                    pct: integer(key, p)?,
-                    line,
-                })),
+                Some(p) => (
+                    0,
+                    Some(Percent {
+                        pct: integer(key, p)?,
+                        line,
+                    }),
+                ),
                 None => (bytes(key, v)?, None),
             };
             if let Some(p) = pct {
@@ -496,7 +501,9 @@ fn rw_mode(v: &str) -> Result<RwMode, String> {
             ))
         }
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("`rw={v}`: trims are not modelled; expected read or write modes"))
+            return Err(format!(
+                "`rw={v}`: trims are not modelled; expected read or write modes"
+            ))
         }
         _ => {
             return Err(format!(
@@ -621,7 +628,13 @@ fn duration(key: &str, v: &str, unit: Unit) -> Result<Nanos, String> {
     n.checked_mul(scale)
         .filter(|&ns| ns <= HORIZON.0)
         .map(Nanos)
-        .ok_or_else(|| format!("`{key}`: {} is longer than {}", shown(v), crate::time::HORIZON_TEXT))
+        .ok_or_else(|| {
+            format!(
+                "`{key}`: {} is longer than {}",
+                shown(v),
+                crate::time::HORIZON_TEXT
+            )
+        })
 }
 
 #[cfg(test)]

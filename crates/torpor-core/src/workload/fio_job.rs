@@ -214,7 +214,12 @@ impl FioJob {
                 "expected a positive rate, or no `rate_iops` at all",
             );
         }
-        if self.rate.iter().zip(&self.rate_iops).any(|(a, b)| a.is_some() && b.is_some()) {
+        if self
+            .rate
+            .iter()
+            .zip(&self.rate_iops)
+            .any(|(a, b)| a.is_some() && b.is_some())
+        {
             return err(
                 "rate_iops",
                 "`rate` and `rate_iops` are mutually exclusive in a direction (as in fio)",
@@ -303,7 +308,9 @@ mod per_dir_serde {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PerDir, D::Error> {
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok([Some(n), Some(n)]),
-            Raw::Text(t) => super::super::fio_file::per_direction(&t).map_err(serde::de::Error::custom),
+            Raw::Text(t) => {
+                super::super::fio_file::per_direction(&t).map_err(serde::de::Error::custom)
+            }
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct WorkloadReport {
     pub finished: Option<Nanos>,
     /// For a replay: the log's lines by kind, including the syncs and trims not sent.
     pub iolog: Option<IologCounts>,
+    /// For a job: whether its `runtime` stopped it (rather than its size, `number_ios` or the
+    /// run's end), for fio's account of how long it ran.
+    pub runtime_ran_out: bool,
 }
 
 /// What a whole run measured.
@@ -188,11 +191,15 @@ impl<'a> IoIssuer<'a> {
             total.write.merge(&out.write);
             total.ios += out.ios;
             total.bytes += out.bytes;
-            let iolog = match &r.source {
-                Source::Replay(replay) => Some(replay.counts()),
-                Source::Job(_) => None,
+            let (iolog, runtime_ran_out) = match &r.source {
+                Source::Replay(replay) => (Some(replay.counts()), false),
+                Source::Job(job) => (None, job.runtime_ran_out()),
             };
-            total.per_workload.push(WorkloadReport { iolog, ..out });
+            total.per_workload.push(WorkloadReport {
+                iolog,
+                runtime_ran_out,
+                ..out
+            });
         }
         total
     }
@@ -247,6 +254,7 @@ impl<'a> Runner<'a> {
                 bytes: 0,
                 finished: None,
                 iolog: None,
+                runtime_ran_out: false,
             },
         })
     }

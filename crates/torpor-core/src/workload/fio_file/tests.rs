@@ -156,7 +156,11 @@ fn accepted_options_without_effect_and_assumptions_are_noted() {
 fn a_share_of_the_device_is_noted_when_time_based_and_refused_otherwise() {
     let f = jobs("[a]\nrw=randread\nsize=50%\ntime_based\nruntime=1\ndirect=1\n");
     assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
-    assert!(f.notes[0].starts_with("j.fio:3: [a] size=50%"), "{}", f.notes[0]);
+    assert!(
+        f.notes[0].starts_with("j.fio:3: [a] size=50%"),
+        "{}",
+        f.notes[0]
+    );
     assert_eq!(
         error("[a]\nrw=randread\nsize=50%\ndirect=1\n"),
         "j.fio:3: [a] size=50%: a share of the device, and torpor's drive models carry no \
@@ -214,7 +218,10 @@ fn every_error_names_its_line() {
             "j.fio:3: `direct=0`: buffered IO goes through the page cache, which torpor does \
              not model; write direct=1",
         ),
-        ("[a\nrw=read\n", "j.fio:1: expected a section header `[name]`, got \"[a\""),
+        (
+            "[a\nrw=read\n",
+            "j.fio:1: expected a section header `[name]`, got \"[a\"",
+        ),
         (
             "[global]\nbs=4k\n",
             "j.fio:2: the file ends without a job: expected a `[name]` section with `rw=` and \
@@ -224,7 +231,10 @@ fn every_error_names_its_line() {
             "[a]\nrw=read\nrate=1m,2m,3m\n",
             "j.fio:3: `rate=1m,2m,3m`: a third value (trims) is not read; give READ,WRITE",
         ),
-        ("[a]\nrw=read\niodepth\n", "j.fio:3: `iodepth` needs a value (`iodepth=...`)"),
+        (
+            "[a]\nrw=read\niodepth\n",
+            "j.fio:3: `iodepth` needs a value (`iodepth=...`)",
+        ),
         (
             "[a]\nrw=read\nnumjobs=300\n",
             "j.fio:3: `numjobs`: expected 1 to 256 clones, got 300",
