@@ -16,8 +16,9 @@
 //!    1024², ... and, by fio's compatibility rule, `KiB`/`MiB` = 1000, 1000²; `%` is a share
 //!    of the device. Times are whole numbers with `us`/`usec`, `ms`/`msec`, `s`, `m`, `h`,
 //!    `d`; a bare number is seconds for `runtime` and `startdelay`, microseconds for
-//!    `thinktime`, as each option's fio definition says. fio reads an unknown suffix as no
-//!    suffix at all (`10sec` is 10 µs); torpor refuses it instead.
+//!    `thinktime`, as each option's fio definition says. fio takes an unknown suffix as
+//!    microseconds (`runtime=10sec` is 10 µs); torpor refuses it, and fractions (`1.5s`,
+//!    which fio truncates to 1 s).
 //! 5. `numjobs=N` clones the job N times; fio names every clone after the job, and so does
 //!    torpor (each clone still draws from its own random stream).
 //! 6. `${VAR}` (environment) and fio's `$ncpus`-style keywords are not expanded: the line is
@@ -618,12 +619,10 @@ fn duration(key: &str, v: &str, unit: Unit) -> Result<Nanos, String> {
         "m" => 60_000_000_000,
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000,
-        _ => {
-            return Err(format!(
-                "`{key}`: expected {what}, got {} (fio would read an unknown suffix as none)",
-                shown(v)
-            ))
-        }
+        _ => return Err(format!(
+            "`{key}`: expected {what}, got {} (fio would take an unknown suffix as microseconds)",
+            shown(v)
+        )),
     };
     n.checked_mul(scale)
         .filter(|&ns| ns <= HORIZON.0)

@@ -197,7 +197,7 @@ fn every_error_names_its_line() {
         (
             "[a]\nrw=read\nruntime=10sec\n",
             "j.fio:3: `runtime`: expected a whole number of us, ms, s, m (minutes), h or d, got \
-             \"10sec\" (fio would read an unknown suffix as none)",
+             \"10sec\" (fio would take an unknown suffix as microseconds)",
         ),
         (
             "[a]\nrw=read\nruntime=1.5s\n",
