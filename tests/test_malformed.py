@@ -3,9 +3,11 @@
 ``tests/malformed/expected.txt`` pairs each command (``$ torpor ARGS``, run from that folder)
 with the one line it must print on stderr. The test runs the installed CLI as a user would (a
 new process each time) and checks: exit code 2, nothing on stdout, that line and nothing else
-on stderr. Every file under ``dump/``, ``scenario/``, ``sweep/``, ``idle/`` and ``ftrace/`` must
-be named by some command, and every trace under ``iolog/`` and ``blocktrace/`` replayed by some
-``scenario/replay-*.toml``, so a case cannot be added without its expected error.
+on stderr. Every file under ``dump/``, ``scenario/``, ``sweep/``, ``idle/`` and ``ftrace/``, and
+every scenario under ``fio/``, must be named by some command; every trace under ``iolog/`` and
+``blocktrace/`` must be replayed by some ``scenario/replay-*.toml`` and every job file under
+``fio/`` named by one of the ``fio/`` scenarios, so a case cannot be added without its expected
+error.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ def test_the_folder_holds_at_least_50_cases_and_each_file_has_one() -> None:
     for sub in ("dump", "scenario", "sweep", "idle", "ftrace"):
         for f in sorted((HERE / sub).iterdir()):
             assert f"{sub}/{f.name}" in named, f"{sub}/{f.name} has no case in expected.txt"
+    for f in sorted((HERE / "fio").glob("*.toml")):
+        assert f"fio/{f.name}" in named, f"fio/{f.name} has no case in expected.txt"
+    job_files = {
+        line.split('"')[1]
+        for s in (HERE / "fio").glob("*.toml")
+        for line in s.read_text().splitlines()
+        if line.startswith("fio = ")
+    }
+    for f in sorted((HERE / "fio").glob("*.fio")):
+        assert f.name in job_files, f"fio/{f.name} is named by no scenario in fio/"
     replayed = (HERE / "scenario").glob("replay-*.toml")
     logs = {
         line.split('"')[1]

@@ -23,7 +23,7 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text, cpu_text, idle_text
+from torpor.report import apst_text, cpu_text, fio_text, idle_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -407,6 +407,13 @@ def apst(
     help="CPU scenarios: also write each variant's idle trace as DIR/<variant>.trace "
     "(idlestat's trace file; docs/ftrace-writer.md).",
 )
+@click.option(
+    "--fio",
+    "as_fio",
+    is_flag=True,
+    help="Print each variant's jobs as fio prints them: clat, percentiles, IOPS and BW per job, "
+    "and the group's run status (docs/fio-jobs.md).",
+)
 def run(
     scenario: str,
     as_json: bool,
@@ -414,6 +421,7 @@ def run(
     max_ios: int,
     report_dir: str | None,
     ftrace_dir: str | None,
+    as_fio: bool,
 ) -> None:
     """Run a scenario file and print each variant's latency and power.
 
@@ -423,6 +431,8 @@ def run(
     Example:
       torpor run scenarios/apst-sn530-workflow7.toml
     """
+    if as_fio and as_json:
+        raise click.UsageError("--fio and --json each choose the output; give one")
     traces = str(output_dir(ftrace_dir, "--ftrace")) if ftrace_dir else None
     with RunProgress() as progress:
         report = native.run_scenario_file(
@@ -437,8 +447,17 @@ def run(
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
     notes += [n for v in report["variants"] if "nvme" in v for n in apst_text.replay_notes(v)]
+    notes += [n for v in report["variants"] for n in v["io"].get("notes", [])]
     for note in dict.fromkeys(notes):
         click.echo(f"torpor: note: {note}", err=True)
+    if as_fio:
+        if not fio_text.has_jobs(report):
+            raise click.UsageError(
+                f"{scenario}: --fio prints fio jobs' results; this scenario runs no job "
+                "(`[[workload.job]]`, `[workload] fio` or `apst_workflow`)"
+            )
+        click.echo(fio_text.fio_text(report), nl=False)
+        return
     if as_json:
         emit_json(report)
         return

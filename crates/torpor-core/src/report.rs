@@ -123,6 +123,10 @@ pub struct IoSection {
     /// The latency CDF of every IO: `[latency_us, share at or below]` per non-empty bucket.
     pub cdf: Vec<(f64, f64)>,
     pub workloads: Vec<WorkloadSection>,
+    /// What was accepted without effect or assumed while reading the workloads (a fio job
+    /// file's `ioengine`, a missing `direct=1`, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One workload's share.
@@ -143,6 +147,9 @@ pub struct WorkloadSection {
     pub block_trace: Option<BlockCounts>,
     /// For a replay the run's end cut short: the trace's lines it did not reach.
     pub lines_not_reached: Option<u64>,
+    /// For a job: what fio would print for it (`torpor run --fio`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio: Option<crate::view::fio::FioJobStats>,
 }
 
 impl IoSection {
@@ -175,8 +182,10 @@ impl IoSection {
                     iolog: w.iolog,
                     block_trace: w.block_trace,
                     lines_not_reached: None,
+                    fio: None,
                 })
                 .collect(),
+            notes: Vec::new(),
         }
     }
 }

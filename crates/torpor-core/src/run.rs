@@ -29,7 +29,8 @@ use crate::time::Nanos;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
-use crate::workload::{self, estimate, TraceReplay, Workload};
+use crate::workload::fio_file::{self, JobFile};
+use crate::workload::{self, estimate, FioJob, TraceReplay, Workload};
 use crate::world;
 
 /// How much work a run may ask for before it is refused.
@@ -192,14 +193,18 @@ fn run_inputs(
     watch: &mut dyn Watch,
     ftrace_dir: Option<&Path>,
 ) -> Result<Report, RunError> {
-    let inputs: Vec<Input> = (0..file.variants().len())
+    let mut inputs: Vec<Input> = (0..file.variants().len())
         .map(|variant| Input {
             file,
             variant,
             base,
             ftrace: ftrace_dir.map(|dir| dir.join(trace_file_name(&file.variants()[variant].name))),
+            fio: None,
         })
         .collect();
+    for input in &mut inputs {
+        input.fio = input.job_file()?;
+    }
     if ftrace_dir.is_some() {
         for (i, input) in inputs.iter().enumerate() {
             if input.scenario().platform.cpu.is_none() {
@@ -281,6 +286,8 @@ struct Input<'a> {
     base: &'a Path,
     /// Where this variant's idle trace goes (`--ftrace`).
     ftrace: Option<PathBuf>,
+    /// The jobs of `[workload] fio`, read once before anything runs.
+    fio: Option<JobFile>,
 }
 
 impl Input<'_> {
@@ -290,6 +297,45 @@ impl Input<'_> {
 
     fn scenario(&self) -> &Scenario {
         &self.file.variants()[self.variant].scenario
+    }
+
+    /// Reads `[workload] fio`, the job file: a problem with the file as a whole is reported at
+    /// the scenario's line, one inside it at its own line.
+    fn job_file(&self) -> Result<Option<JobFile>, InputError> {
+        let s = self.scenario();
+        let Some(name) = &s.workload.fio else {
+            return Ok(None);
+        };
+        let (full, label) = self.locate(name);
+        let text = user_file::read_text(
+            &full,
+            &label,
+            "a fio job file",
+            MAX_SCENARIO_BYTES,
+            Decoding::Strict,
+        )
+        .map_err(|e| self.named("workload.fio", name, e))?;
+        let jobs = fio_file::parse(&label, &text.text)?;
+        let total = s.workload.jobs.len() + jobs.jobs.len();
+        if total > crate::scenario::MAX_JOBS {
+            return Err(self.at(
+                "workload.fio",
+                format!(
+                    "`workload.fio`: {} defines {} jobs beside {} [[workload.job]]s: at most {} \
+                     in one variant",
+                    shown(name),
+                    jobs.jobs.len(),
+                    s.workload.jobs.len(),
+                    crate::scenario::MAX_JOBS
+                ),
+            ));
+        }
+        Ok(Some(jobs))
+    }
+
+    /// The jobs of the variant's job file, none without one.
+    fn file_jobs(&self) -> &[FioJob] {
+        self.fio.as_ref().map_or(&[], |f| &f.jobs)
     }
 
     /// An upper bound on the IOs this variant's jobs issue (its replay is not counted).
@@ -311,6 +357,7 @@ impl Input<'_> {
         Ok(workflow
             .iter()
             .chain(&s.workload.jobs)
+            .chain(self.file_jobs())
             .map(|job| estimate::max_ios(job, span, &service))
             .fold(0, u64::saturating_add))
     }
@@ -438,6 +485,7 @@ impl Input<'_> {
             ));
         }
         out.extend(w.jobs.iter().cloned().map(Workload::Job));
+        out.extend(self.file_jobs().iter().cloned().map(Workload::Job));
         if let Some(r) = &w.replay {
             let (file, label) = self.open(
                 "workload.replay.file",
@@ -507,6 +555,7 @@ impl Input<'_> {
             || s.workload
                 .jobs
                 .iter()
+                .chain(self.file_jobs())
                 .any(|j| j.time_based && j.runtime.is_none());
         if endless {
             return Err(self.at(
@@ -687,12 +736,19 @@ impl Input<'_> {
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
         let mut io_section = IoSection::new(&io, end);
-        for (load, section) in loads.iter_mut().zip(&mut io_section.workloads) {
-            if let Workload::Replay(replay) = load {
-                if io.stop == crate::sim::Stop::Deadline {
-                    section.lines_not_reached = Some(replay.count_unreached()?);
+        let measured = loads.iter_mut().zip(&io.per_workload);
+        for ((load, w), section) in measured.zip(&mut io_section.workloads) {
+            match load {
+                Workload::Replay(replay) => {
+                    if io.stop == crate::sim::Stop::Deadline {
+                        section.lines_not_reached = Some(replay.count_unreached()?);
+                    }
                 }
+                Workload::Job(job) => section.fio = Some(view::fio::job_stats(job, w, end)),
             }
+        }
+        if let Some(f) = &self.fio {
+            io_section.notes.clone_from(&f.notes);
         }
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
@@ -1039,6 +1095,83 @@ mod tests {
         assert_eq!(t.timeline.dropped, 0);
     }
 
+    /// Runs `scenario` beside the job file `jobs` (as `jobs.fio`) in a fresh folder.
+    fn run_with_job_file(scenario: &str, jobs: &str) -> Result<Report, InputError> {
+        let dir =
+            std::env::temp_dir().join(format!("torpor-fio-{}-{}", std::process::id(), jobs.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("jobs.fio"), jobs).unwrap();
+        let r = run_in(scenario, &dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        r
+    }
+
+    #[test]
+    fn a_job_file_runs_beside_the_scenario_and_reports_as_fio_would() {
+        // SN530 under the default table: rate_iops=100 for runtime=2 (seconds, fio's unit)
+        // issues reads at 0, 10, ..., 1990 ms: 200 of them, none idle for the 100 ms the table
+        // waits, so each takes the 75 us of a 4 KiB read. fio's runtime is the whole 2 s.
+        let scenario = format!("{SN530}[workload]\nfio = \"jobs.fio\"\n[run]\nduration = \"3s\"\n");
+        let r = run_with_job_file(
+            &scenario,
+            "[global]\nioengine=libaio\ndirect=1\nruntime=2\n[paced]\nrw=randread\nrate_iops=100\n",
+        )
+        .unwrap();
+        let io = &r.variants[0].io;
+        assert_eq!(io.ios, 200);
+        let fio = io.workloads[0].fio.as_ref().unwrap();
+        assert_eq!(fio.runtime_ms, 2000);
+        assert!(fio.write.is_none());
+        let read = fio.read.as_ref().unwrap();
+        assert_eq!((read.ios, read.bytes), (200, 200 * 4096));
+        assert_eq!((read.clat_min_ns, read.clat_max_ns), (75_000, 75_000));
+        assert_eq!(
+            (read.clat_mean_ns, read.clat_stdev_ns),
+            (75_000.0, Some(0.0))
+        );
+        assert!(
+            io.notes
+                .iter()
+                .any(|n| n.contains("ioengine=libaio accepted")),
+            "{:?}",
+            io.notes
+        );
+
+        // rate_iops=5: reads 200 ms apart; after each the drive idles 100 ms and enters PS3
+        // (3.9 ms), so every read but the first wakes it (11 ms) then takes 75 us: one of
+        // 75 us, nine of 11 075 us. Mean 99 750 / 10 = 9975 us; squared deviations 9900^2 +
+        // 9 x 1100^2 = 108 900 000 us^2, over n - 1 = 9: 12 100 000, stdev 3478.505 us.
+        let r = run_with_job_file(
+            &scenario,
+            "[sleepy]\nrw=randread\nrate_iops=5\nruntime=2s\ndirect=1\n",
+        )
+        .unwrap();
+        let read = r.variants[0].io.workloads[0]
+            .fio
+            .clone()
+            .unwrap()
+            .read
+            .unwrap();
+        assert_eq!(
+            (read.ios, read.clat_min_ns, read.clat_max_ns),
+            (10, 75_000, 11_075_000)
+        );
+        assert_eq!(read.clat_mean_ns, 9_975_000.0);
+        let stdev = read.clat_stdev_ns.unwrap();
+        assert!((stdev - 12_100_000f64.sqrt() * 1e3).abs() < 1e-6, "{stdev}");
+    }
+
+    #[test]
+    fn job_file_errors_point_into_the_job_file_and_its_absence_at_the_scenario() {
+        let scenario = format!("{SN530}[workload]\nfio = \"jobs.fio\"\n");
+        let e = run_with_job_file(&scenario, "[a]\nrw=read\nbogus=1\n").unwrap_err();
+        assert!(e.file.ends_with("jobs.fio"), "{e}");
+        assert_eq!(e.line, Some(3));
+        let e = run(&scenario).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("s.toml", Some(4)));
+        assert_eq!(e.message, "`workload.fio`: \"jobs.fio\": no such file");
+    }
+
     /// Counts its ticks and stops the run at the `stop_at`-th.
     struct StopAfter {
         ticks: usize,
@@ -1109,7 +1242,8 @@ mod tests {
             ),
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[workload]\napst_workflow = 1\n{task}"),
-                "IO (`apst_workflow`, `[[workload.job]]`, `[workload.replay]`) needs `[platform.nvme]`",
+                "IO (`apst_workflow`, `[[workload.job]]`, `fio`, `[workload.replay]`) \
+                 needs `[platform.nvme]`",
             ),
             (
                 format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),

@@ -169,7 +169,7 @@ fn rate_iops_issues_the_kth_io_no_sooner_than_k_over_rate() {
     // 1000 IOPS: IO k at k ms. runtime 1 s: IOs 0..=999; the 1000th would be due at 1000 ms,
     // the end of the runtime, so the job ends. The last completes at 999 ms + 10 us.
     let mut j = job(RwMode::Read);
-    j.rate_iops = Some(1000);
+    j.rate_iops = [Some(1000); 2];
     j.runtime = Some(Nanos::from_secs(1));
     j.time_based = true;
     let mut dev = SerialDevice::new(Nanos::from_us(10));
@@ -184,7 +184,7 @@ fn rate_iops_caps_each_direction_of_a_mixed_job_separately() {
     // fio applies a single rate_iops value to reads and to writes: the k-th read (and the k-th
     // write) may not start before k × 10 ms at 100 IOPS, so neither exceeds 100 in 1 s.
     let mut j = job(RwMode::RandRw);
-    j.rate_iops = Some(100);
+    j.rate_iops = [Some(100); 2];
     j.runtime = Some(Nanos::from_secs(1));
     j.time_based = true;
     let mut dev = SerialDevice::new(Nanos::from_us(10));
@@ -415,13 +415,14 @@ fn a_fio_job_refuses_unknown_keys_and_durations_without_unit() {
 #[test]
 fn validation_names_the_offending_key() {
     type Spoil = fn(&mut FioJob);
-    let cases: [(&str, Spoil); 6] = [
+    let cases: [(&str, Spoil); 7] = [
         ("bs", |j| j.bs = 0),
         ("size", |j| j.size = 1024),
         ("rwmixread", |j| j.rwmixread = 101),
         ("iodepth", |j| j.iodepth = 0),
         ("thinktime_blocks", |j| j.thinktime_blocks = 0),
-        ("rate_iops", |j| j.rate_iops = Some(0)),
+        ("rate_iops", |j| j.rate_iops = [Some(0); 2]),
+        ("rate", |j| j.rate = [None, Some(0)]),
     ];
     for (key, spoil) in cases {
         let mut j = job(RwMode::Read);

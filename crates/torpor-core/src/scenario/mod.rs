@@ -149,6 +149,9 @@ pub struct WorkloadSpec {
     /// fio-like jobs, with fio's option names.
     #[serde(default, rename = "job")]
     pub jobs: Vec<FioJob>,
+    /// A fio job file (relative to the scenario) whose jobs run beside `jobs`; read when the
+    /// variant runs, and checked there with errors pointing into it.
+    pub fio: Option<String>,
     /// A trace to replay: a fio iolog or a block trace.
     pub replay: Option<ReplaySpec>,
     /// Tasks pinned to CPUs.
@@ -639,11 +642,11 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
         )
     })?;
     let w = &s.workload;
-    if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() {
+    if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() || w.fio.is_some() {
         return Err((
             "workload".into(),
-            "[workload]: IO (`apst_workflow`, `[[workload.job]]`, `[workload.replay]`) needs \
-             `[platform.nvme]`; CPUs run `[[workload.task]]`s"
+            "[workload]: IO (`apst_workflow`, `[[workload.job]]`, `fio`, `[workload.replay]`) \
+             needs `[platform.nvme]`; CPUs run `[[workload.task]]`s"
                 .into(),
         ));
     }
@@ -738,11 +741,11 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
             ));
         }
     }
-    if w.apst_workflow.is_none() && w.jobs.is_empty() && w.replay.is_none() {
+    if w.apst_workflow.is_none() && w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() {
         return Err((
             "workload".into(),
-            "[workload]: expected `apst_workflow`, `[[workload.job]]` tables or \
-             `[workload.replay]`"
+            "[workload]: expected `apst_workflow`, `[[workload.job]]` tables, `fio` (a job \
+             file) or `[workload.replay]`"
                 .into(),
         ));
     }

@@ -8,7 +8,8 @@
 //!
 //! 1. `number_ios`;
 //! 2. unless `time_based`, `size / bs` (fio's default `io_size = size`);
-//! 3. with `rate_iops`, that rate for each direction the job issues;
+//! 3. with `rate` or `rate_iops`, that rate for each direction the job issues (a direction
+//!    without one is unbounded by it);
 //! 4. with `thinktime`, `thinktime_blocks` per think time (each stall lasts at least that);
 //! 5. the device's throughput: `min(iodepth, parallelism)` requests in service at once, each
 //!    taking at least the device's service time for a `bs`-byte request of the faster
@@ -38,10 +39,16 @@ pub fn max_ios(job: &FioJob, span: Nanos, service: &ServiceModel) -> u64 {
     if !job.time_based {
         bound = bound.min((job.size / job.bs).into());
     }
-    if let Some(rate) = job.rate_iops {
-        // fio's k-th IO of a direction goes at k / rate.
-        let directions = if job.rw.is_mixed() { 2 } else { 1 };
-        bound = bound.min(directions * (u128::from(rate) * ns / 1_000_000_000 + 1));
+    let directions: &[usize] = match job.rw {
+        RwMode::Read | RwMode::RandRead => &[IoOp::Read as usize],
+        RwMode::Write | RwMode::RandWrite => &[IoOp::Write as usize],
+        RwMode::Rw | RwMode::RandRw => &[IoOp::Read as usize, IoOp::Write as usize],
+    };
+    let rated: Option<Vec<u64>> = directions.iter().map(|&d| job.rate_bps(d)).collect();
+    if let Some(rates) = rated {
+        // The k-th IO of a direction goes at k x bs / rate.
+        let per = |bps: u64| u128::from(bps) * ns / 1_000_000_000 / u128::from(job.bs.max(1)) + 1;
+        bound = bound.min(rates.into_iter().map(per).sum());
     }
     if let Some(think) = job.thinktime.filter(|t| *t > Nanos::ZERO) {
         bound = bound.min(paced(job.thinktime_blocks.into(), think.0.into()));
@@ -93,9 +100,9 @@ mod tests {
         j.size = 1 << 20; // 256 blocks of 4 KiB
         assert_eq!(max_ios(&j, Nanos::from_secs(10), &DRIVE), 256);
         j.time_based = true;
-        j.rate_iops = Some(100);
+        j.rate_iops = [Some(100); 2];
         assert_eq!(max_ios(&j, Nanos::from_secs(10), &DRIVE), 1001);
-        j.rate_iops = None;
+        j.rate_iops = [None; 2];
         j.thinktime = Some(Nanos::from_ms(50));
         j.thinktime_blocks = 10;
         // 10 s / 50 ms = 200 stalls (+1): 2010 IOs.
@@ -113,7 +120,14 @@ mod tests {
         j.time_based = true;
         // QD 1 on 20 us writes (faster than 80 us reads): 50 000 IOs/s.
         assert_eq!(max_ios(&j, Nanos::from_secs(1), &DRIVE), 50_001);
-        j.rate_iops = Some(10);
+        j.rate_iops = [Some(10); 2];
+        assert_eq!(max_ios(&j, Nanos::from_secs(1), &DRIVE), 22);
+        // Only reads limited: the writes keep the throughput bound.
+        j.rate_iops = [Some(10), None];
+        assert_eq!(max_ios(&j, Nanos::from_secs(1), &DRIVE), 50_001);
+        // 40 KiB/s of 4 KiB reads and writes each: 10 per second per direction, as above.
+        j.rate_iops = [None; 2];
+        j.rate = [Some(40 << 10); 2];
         assert_eq!(max_ios(&j, Nanos::from_secs(1), &DRIVE), 22);
     }
 }

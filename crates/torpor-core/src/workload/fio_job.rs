@@ -8,9 +8,11 @@
 //! 2. It keeps up to `iodepth` IOs in flight. Each IO is `bs` bytes; its direction comes from
 //!    `rw` (and `rwmixread` for mixed jobs); its offset is sequential (wrapping inside the
 //!    region `[offset, offset + size)`) or uniformly random and `bs`-aligned in that region.
-//! 3. `rate_iops` gates issue: the k-th IO of a direction (counting from 0) is not issued
-//!    before `start + k / rate_iops` (fio's linear `rate_process`, which catches up after a
-//!    stall).
+//! 3. `rate` (bytes/s) or `rate_iops` gates issue, per direction: an IO of a direction is not
+//!    issued before `start + B / rate`, where `B` is the bytes that direction issued before it
+//!    and `rate` is `rate`, else `rate_iops x bs` (fio's `__setup_rate` and linear
+//!    `rate_process`, which catches up after a stall); with `rate_iops` the k-th IO (from 0)
+//!    thus goes at `start + k / rate_iops`.
 //! 4. `thinktime`: once `thinktime_blocks` IOs have *completed* since the last stall (fio's
 //!    default `thinktime_blocks_type=complete`), the job stops issuing, waits for every IO in
 //!    flight to complete (fio's `io_u_quiesce`), then idles for `thinktime`. IOs completing
@@ -69,10 +71,14 @@ pub struct FioJob {
     pub bs: u64,
     #[serde(default = "one_u32")]
     pub iodepth: u32,
-    /// IOs per second, applied to each direction separately as fio does when `rate_iops` is
-    /// given a single value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops: Option<u64>,
+    /// Bytes per second, `[read, write]` (index `IoOp as usize`); one value caps each
+    /// direction separately, as fio's `rate=1m` does; `"1m,2m"` gives each its own, `",2m"`
+    /// only writes.
+    #[serde(default, with = "per_dir_serde", skip_serializing_if = "unset")]
+    pub rate: PerDir,
+    /// IOs per second, `[read, write]`, written like `rate` (`100`, `"100,50"`).
+    #[serde(default, with = "per_dir_serde", skip_serializing_if = "unset")]
+    pub rate_iops: PerDir,
     /// Idle time after `thinktime_blocks` completions (see the module doc, step 4).
     #[serde(
         default,
@@ -106,6 +112,13 @@ pub struct FioJob {
         skip_serializing_if = "Option::is_none"
     )]
     pub startdelay: Option<Nanos>,
+}
+
+/// A value per direction, `[read, write]`, indexed by `IoOp as usize`.
+pub type PerDir = [Option<u64>; 2];
+
+fn unset(v: &PerDir) -> bool {
+    *v == [None, None]
 }
 
 fn default_rwmixread() -> u8 {
@@ -146,7 +159,8 @@ impl FioJob {
             rwmixread: default_rwmixread(),
             bs: default_bs(),
             iodepth: 1,
-            rate_iops: None,
+            rate: [None, None],
+            rate_iops: [None, None],
             thinktime: None,
             thinktime_blocks: 1,
             runtime: None,
@@ -191,10 +205,24 @@ impl FioJob {
                 "expected at least 1 block between think times",
             );
         }
-        if self.rate_iops == Some(0) {
+        if self.rate.contains(&Some(0)) {
+            return err("rate", "expected a positive rate, or no `rate` at all");
+        }
+        if self.rate_iops.contains(&Some(0)) {
             return err(
                 "rate_iops",
                 "expected a positive rate, or no `rate_iops` at all",
+            );
+        }
+        if self
+            .rate
+            .iter()
+            .zip(&self.rate_iops)
+            .any(|(a, b)| a.is_some() && b.is_some())
+        {
+            return err(
+                "rate_iops",
+                "`rate` and `rate_iops` are mutually exclusive in a direction (as in fio)",
             );
         }
         if self.number_ios == Some(0) {
@@ -210,6 +238,11 @@ impl FioJob {
             );
         }
         Ok(())
+    }
+
+    /// The byte rate that gates direction `d` (`IoOp as usize`): `rate`, else `rate_iops x bs`.
+    pub fn rate_bps(&self, d: usize) -> Option<u64> {
+        self.rate[d].or_else(|| self.rate_iops[d].map(|r| r.saturating_mul(self.bs)))
     }
 
     /// Number of whole blocks in the region: the range random offsets are drawn from.
@@ -251,6 +284,33 @@ mod size_serde {
                     "expected a size such as \"4k\", \"1m\" or a byte count, got {t:?}"
                 ))
             }),
+        }
+    }
+}
+
+/// A per-direction value: an integer for both directions, or fio's text (`"1m"`,
+/// `"1m,2m"`, `",2m"`).
+mod per_dir_serde {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(u64),
+        Text(String),
+    }
+
+    pub fn serialize<S: Serializer>(v: &PerDir, s: S) -> Result<S::Ok, S::Error> {
+        let part = |x: Option<u64>| x.map(|n| n.to_string()).unwrap_or_default();
+        s.serialize_str(&format!("{},{}", part(v[0]), part(v[1])))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PerDir, D::Error> {
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok([Some(n), Some(n)]),
+            Raw::Text(t) => {
+                super::super::fio_file::per_direction(&t).map_err(serde::de::Error::custom)
+            }
         }
     }
 }

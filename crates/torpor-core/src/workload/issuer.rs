@@ -50,6 +50,9 @@ pub struct WorkloadReport {
     /// For a block-trace replay: its requests by kind (discards and flushes are not sent)
     /// and the lines it skipped.
     pub block_trace: Option<BlockCounts>,
+    /// For a job: whether its `runtime` stopped it (rather than its size, `number_ios` or the
+    /// run's end), for fio's account of how long it ran.
+    pub runtime_ran_out: bool,
 }
 
 /// What a whole run measured.
@@ -190,16 +193,17 @@ impl<'a> IoIssuer<'a> {
             total.write.merge(&out.write);
             total.ios += out.ios;
             total.bytes += out.bytes;
-            let (iolog, block_trace) = match &r.source {
+            let (iolog, block_trace, runtime_ran_out) = match &r.source {
                 Source::Replay(replay) => match replay.counts() {
-                    TraceCounts::Iolog(c) => (Some(c), None),
-                    TraceCounts::Block(c) => (None, Some(c)),
+                    TraceCounts::Iolog(c) => (Some(c), None, false),
+                    TraceCounts::Block(c) => (None, Some(c), false),
                 },
-                Source::Job(_) => (None, None),
+                Source::Job(job) => (None, None, job.runtime_ran_out()),
             };
             total.per_workload.push(WorkloadReport {
                 iolog,
                 block_trace,
+                runtime_ran_out,
                 ..out
             });
         }
@@ -257,6 +261,7 @@ impl<'a> Runner<'a> {
                 finished: None,
                 iolog: None,
                 block_trace: None,
+                runtime_ran_out: false,
             },
         })
     }

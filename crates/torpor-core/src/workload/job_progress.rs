@@ -16,8 +16,11 @@ pub(super) struct JobState<'a> {
     stop_at: Option<Nanos>,
     issued: u64,
     issued_bytes: u64,
-    /// IOs issued per direction (index `op as usize`), for the rate gate.
-    issued_dir: [u64; 2],
+    /// Bytes issued per direction (index `op as usize`), for the rate gate.
+    issued_dir_bytes: [u64; 2],
+    /// Whether the job stopped because its `runtime` ran out (fio then counts the whole
+    /// runtime as the job's, as its rate sleep runs to the end of it).
+    runtime_ran_out: bool,
     /// Next sequential position per direction, in bytes from the region's start.
     cursor: [u64; 2],
     completed_since_stall: u64,
@@ -36,7 +39,8 @@ impl<'a> JobState<'a> {
             stop_at: job.runtime.map(|r| start.saturating_add(r)),
             issued: 0,
             issued_bytes: 0,
-            issued_dir: [0; 2],
+            issued_dir_bytes: [0; 2],
+            runtime_ran_out: false,
             cursor: [0; 2],
             completed_since_stall: 0,
             stall_pending: false,
@@ -65,15 +69,23 @@ impl<'a> JobState<'a> {
         };
         self.next = Some(req);
         let mut due = self.start.max(self.resume_at);
-        if let Some(rate) = job.rate_iops {
-            let k = u128::from(self.issued_dir[req.op as usize]);
-            let gate = u64::try_from(k * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX);
+        if let Some(rate) = job.rate_bps(req.op as usize) {
+            let bytes = u128::from(self.issued_dir_bytes[req.op as usize]);
+            let gate = u64::try_from(bytes * 1_000_000_000 / u128::from(rate)).unwrap_or(u64::MAX);
             due = due.max(self.start.saturating_add(Nanos(gate)));
         }
         match self.stop_at {
-            Some(stop) if due.max(now) >= stop => Plan::Done,
+            Some(stop) if due.max(now) >= stop => {
+                self.runtime_ran_out = true;
+                Plan::Done
+            }
             _ => Plan::At(due, req),
         }
+    }
+
+    /// Whether the job stopped because its `runtime` ran out.
+    pub(super) fn runtime_ran_out(&self) -> bool {
+        self.runtime_ran_out
     }
 
     /// Chooses the next IO's direction and offset.
@@ -110,7 +122,7 @@ impl<'a> JobState<'a> {
         let d = req.op as usize;
         self.issued += 1;
         self.issued_bytes += self.job.bs;
-        self.issued_dir[d] += 1;
+        self.issued_dir_bytes[d] += self.job.bs;
         if !self.job.rw.is_random() {
             let next = self.cursor[d] + self.job.bs;
             self.cursor[d] = if next + self.job.bs > self.job.size {
