@@ -11,18 +11,14 @@ const KIND: &str = "cpu";
 
 /// Every built-in CPU preset, sorted by id; a preset that fails to load yields its error.
 pub fn builtin() -> impl Iterator<Item = Result<CpuPlatform, InputError>> {
-    super::embedded::PRESETS
-        .iter()
-        .filter(|(kind, _, _)| *kind == KIND)
-        .map(|(_, id, text)| load_embedded(id, text))
+    super::embedded_of(KIND).map(|(id, text)| load_embedded(id, text))
 }
 
 /// The built-in preset `id`, if there is one.
 pub fn find(id: &str) -> Option<Result<CpuPlatform, InputError>> {
-    super::embedded::PRESETS
-        .iter()
-        .find(|(kind, pid, _)| *kind == KIND && *pid == id)
-        .map(|(_, id, text)| load_embedded(id, text))
+    super::embedded_of(KIND)
+        .find(|(pid, _)| *pid == id)
+        .map(|(id, text)| load_embedded(id, text))
 }
 
 /// What to add after "no built-in CPU preset has this id": the closest ids, if any is close,

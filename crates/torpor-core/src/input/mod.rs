@@ -118,6 +118,14 @@ pub struct Parsed {
 /// What to add after "no built-in preset has this id" for a preset of `kind`: the closest ids, if
 /// any is close (at most a third of the name mistyped, or every word of it found in the id), then
 /// where the list is.
+/// The embedded presets of `kind` (`nvme`, `cpu`, `ufs`) as (id, TOML text), sorted by id.
+fn embedded_of(kind: &'static str) -> impl Iterator<Item = (&'static str, &'static str)> {
+    embedded::PRESETS
+        .iter()
+        .filter(move |(k, _, _)| *k == kind)
+        .map(|(_, id, text)| (*id, *text))
+}
+
 fn suggest_preset(kind: &str, id: &str) -> String {
     let wanted = id.to_ascii_lowercase();
     let words: Vec<&str> = wanted

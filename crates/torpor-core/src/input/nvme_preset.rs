@@ -219,18 +219,14 @@ pub fn parse_preset(file: &str, text: &str) -> Result<NvmePreset, InputError> {
 
 /// Every built-in NVMe preset, sorted by id; a preset that fails to load yields its error.
 pub fn builtin() -> impl Iterator<Item = Result<NvmePreset, InputError>> {
-    super::embedded::PRESETS
-        .iter()
-        .filter(|(kind, _, _)| *kind == KIND)
-        .map(|(_, id, text)| load_embedded(id, text))
+    super::embedded_of(KIND).map(|(id, text)| load_embedded(id, text))
 }
 
 /// The built-in preset `id`, if there is one.
 pub fn find(id: &str) -> Option<Result<NvmePreset, InputError>> {
-    super::embedded::PRESETS
-        .iter()
-        .find(|(kind, pid, _)| *kind == KIND && *pid == id)
-        .map(|(_, id, text)| load_embedded(id, text))
+    super::embedded_of(KIND)
+        .find(|(pid, _)| *pid == id)
+        .map(|(id, text)| load_embedded(id, text))
 }
 
 /// What to add after "no built-in preset has this id": the closest NVMe ids, if any is close,
