@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Cursor, Read};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{shown, InputError};
-use crate::user_file::read_line_bytes;
+use crate::user_file::{count_lines_left, read_line, read_line_bytes};
 
 /// Bytes in a sector, the unit of sector numbers and sizes in blkparse, DiskSim, MQSim and the
 /// Pixel CSV (Linux's `SECTOR_SIZE`, whatever the device's logical block size).
@@ -352,6 +352,111 @@ pub fn decimal_to_ns(text: &str, unit_ns: u64) -> Option<u64> {
     let den: u128 = 1_000_000_000_000_000_000;
     let frac_ns = u64::try_from((num + den / 2) / den).ok()?;
     whole.checked_add(frac_ns)
+}
+
+/// A format with one request per non-blank line (DiskSim/MQSim ASCII, the mobile CSV): what it
+/// adds to [`LineTrace`], which reads the lines.
+pub trait LineFormat: Send {
+    /// Parses one line (`line` is its number, for messages naming earlier lines); counts what
+    /// it notices into `counts`.
+    fn parse(
+        &mut self,
+        text: &str,
+        line: usize,
+        counts: &mut BlockCounts,
+    ) -> Result<BlockEvent, String>;
+}
+
+/// A trace read one line at a time, each non-blank line parsed by the format `F`.
+pub struct LineTrace<R, F> {
+    reader: R,
+    file: String,
+    line_no: usize,
+    buf: String,
+    counts: BlockCounts,
+    format: F,
+}
+
+impl<R, F> LineTrace<R, F> {
+    /// A reader past `line_no` lines already read (a header), `buf` its line buffer.
+    pub(crate) fn new_at(
+        reader: R,
+        file: &str,
+        line_no: usize,
+        buf: String,
+        counts: BlockCounts,
+        format: F,
+    ) -> Self {
+        LineTrace {
+            reader,
+            file: file.to_string(),
+            line_no,
+            buf,
+            counts,
+            format,
+        }
+    }
+}
+
+impl<R: BufRead + Send, F: LineFormat> BlockTraceReader for LineTrace<R, F> {
+    fn next_event(&mut self) -> Result<Option<BlockEvent>, InputError> {
+        loop {
+            self.line_no += 1;
+            if read_line(&mut self.reader, &mut self.buf, &self.file, self.line_no)? == 0 {
+                return Ok(None);
+            }
+            if self.buf.trim().is_empty() {
+                continue;
+            }
+            let e = self
+                .format
+                .parse(&self.buf, self.line_no, &mut self.counts)
+                .map_err(|m| InputError::at(&self.file, self.line_no, m))?;
+            self.counts.count(&e);
+            return Ok(Some(e));
+        }
+    }
+
+    fn counts(&self) -> BlockCounts {
+        self.counts
+    }
+
+    fn file(&self) -> &str {
+        &self.file
+    }
+
+    fn count_rest(&mut self) -> Result<u64, InputError> {
+        count_lines_left(&mut self.reader, &self.file)
+    }
+}
+
+/// The request a line-per-request format describes once it has the line's fields: a device
+/// other than the trace's first is counted (all go to the one simulated device); sectors
+/// become bytes.
+pub(crate) fn sector_request(
+    t_ns: u64,
+    op: BlockOp,
+    (device, first_device): (u64, &mut Option<u64>),
+    (sector, size): (u64, u64),
+    line: usize,
+    counts: &mut BlockCounts,
+) -> Result<BlockEvent, String> {
+    match *first_device {
+        None => *first_device = Some(device),
+        Some(d) if d != device => counts.on_other_devices += 1,
+        Some(_) => {}
+    }
+    Ok(BlockEvent {
+        t_ns,
+        op,
+        offset_bytes: sectors_to_bytes(sector, "a start sector")?,
+        len_bytes: sectors_to_bytes(size, "a request")?,
+        sync: false,
+        fua: false,
+        preflush: false,
+        meta: false,
+        line,
+    })
 }
 
 /// `sectors` 512-byte sectors in bytes, refused past `u64`.

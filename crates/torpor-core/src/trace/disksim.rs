@@ -21,11 +21,10 @@
 use std::io::BufRead;
 
 use super::block::{
-    decimal_to_ns, secs_text, sectors_to_bytes, BlockCounts, BlockEvent, BlockOp, BlockTraceReader,
-    TraceFormat,
+    decimal_to_ns, secs_text, sector_request, BlockCounts, BlockEvent, BlockOp, LineFormat,
+    LineTrace, TraceFormat,
 };
-use crate::error::{shown, InputError};
-use crate::user_file::{count_lines_left, read_line};
+use crate::error::shown;
 
 /// Which of the two simulators' conventions a trace follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,34 +34,31 @@ pub enum AsciiDialect {
 }
 
 /// Pulls requests out of a DiskSim or MQSim ASCII trace one line at a time.
-pub struct AsciiTraceReader<R> {
-    reader: R,
-    file: String,
+pub type AsciiTraceReader<R> = LineTrace<R, AsciiFormat>;
+
+/// What a DiskSim or MQSim line is read against: the dialect and the trace so far.
+pub struct AsciiFormat {
     dialect: AsciiDialect,
-    line_no: usize,
-    buf: String,
     last: Option<(u64, usize)>,
     first_device: Option<u64>,
-    counts: BlockCounts,
 }
 
-impl<R: BufRead> AsciiTraceReader<R> {
+impl<R: BufRead> LineTrace<R, AsciiFormat> {
     pub fn new(reader: R, file: &str, dialect: AsciiDialect) -> Self {
-        AsciiTraceReader {
-            reader,
-            file: file.to_string(),
+        let counts = BlockCounts::new(match dialect {
+            AsciiDialect::Disksim => TraceFormat::Disksim,
+            AsciiDialect::Mqsim => TraceFormat::Mqsim,
+        });
+        let format = AsciiFormat {
             dialect,
-            line_no: 0,
-            buf: String::new(),
             last: None,
             first_device: None,
-            counts: BlockCounts::new(match dialect {
-                AsciiDialect::Disksim => TraceFormat::Disksim,
-                AsciiDialect::Mqsim => TraceFormat::Mqsim,
-            }),
-        }
+        };
+        LineTrace::new_at(reader, file, 0, String::new(), counts, format)
     }
+}
 
+impl AsciiFormat {
     fn shape(&self) -> &'static str {
         match self.dialect {
             AsciiDialect::Disksim => {
@@ -73,9 +69,16 @@ impl<R: BufRead> AsciiTraceReader<R> {
             }
         }
     }
+}
 
-    fn parse(&mut self, line: &str) -> Result<BlockEvent, String> {
-        let fields: Vec<&str> = line.split_ascii_whitespace().take(6).collect();
+impl LineFormat for AsciiFormat {
+    fn parse(
+        &mut self,
+        text: &str,
+        line_no: usize,
+        counts: &mut BlockCounts,
+    ) -> Result<BlockEvent, String> {
+        let fields: Vec<&str> = text.split_ascii_whitespace().take(6).collect();
         let [time, device, sector, size, kind] = fields[..] else {
             return Err(format!(
                 "{} fields; {}",
@@ -159,67 +162,23 @@ impl<R: BufRead> AsciiTraceReader<R> {
                 ));
             }
         }
-        self.last = Some((t_ns, self.line_no));
-        match self.first_device {
-            None => self.first_device = Some(device),
-            Some(d) if d != device => self.counts.on_other_devices += 1,
-            Some(_) => {}
-        }
-        Ok(BlockEvent {
+        self.last = Some((t_ns, line_no));
+        sector_request(
             t_ns,
             op,
-            offset_bytes: sectors_to_bytes(sector, "a start sector")?,
-            len_bytes: sectors_to_bytes(size, "a request")?,
-            sync: false,
-            fua: false,
-            preflush: false,
-            meta: false,
-            line: self.line_no,
-        })
-    }
-}
-
-impl<R: BufRead + Send> BlockTraceReader for AsciiTraceReader<R> {
-    fn next_event(&mut self) -> Result<Option<BlockEvent>, InputError> {
-        loop {
-            self.line_no += 1;
-            if read_line(&mut self.reader, &mut self.buf, &self.file, self.line_no)? == 0 {
-                return Ok(None);
-            }
-            let line = std::mem::take(&mut self.buf);
-            let parsed = if line.trim().is_empty() {
-                None
-            } else {
-                Some(self.parse(&line))
-            };
-            self.buf = line;
-            match parsed {
-                None => continue,
-                Some(Err(m)) => return Err(InputError::at(&self.file, self.line_no, m)),
-                Some(Ok(e)) => {
-                    self.counts.count(&e);
-                    return Ok(Some(e));
-                }
-            }
-        }
-    }
-
-    fn counts(&self) -> BlockCounts {
-        self.counts
-    }
-
-    fn file(&self) -> &str {
-        &self.file
-    }
-
-    fn count_rest(&mut self) -> Result<u64, InputError> {
-        count_lines_left(&mut self.reader, &self.file)
+            (device, &mut self.first_device),
+            (sector, size),
+            line_no,
+            counts,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::InputError;
+    use crate::trace::block::BlockTraceReader;
 
     fn events(text: &str, d: AsciiDialect) -> Result<Vec<(u64, BlockOp, u64, u64)>, InputError> {
         let mut r = AsciiTraceReader::new(text.as_bytes(), "t.trace", d);

@@ -20,11 +20,11 @@
 use std::io::BufRead;
 
 use super::block::{
-    decimal_to_ns, secs_text, sectors_to_bytes, BlockCounts, BlockEvent, BlockOp, BlockTraceReader,
-    TraceFormat,
+    decimal_to_ns, secs_text, sector_request, BlockCounts, BlockEvent, BlockOp, LineFormat,
+    LineTrace, TraceFormat,
 };
 use crate::error::{shown, InputError};
-use crate::user_file::{count_lines_left, read_line};
+use crate::user_file::read_line;
 
 /// The largest step back in time taken as delivery order rather than damage: 10 ms, thirty
 /// times the largest seen in the published traces.
@@ -36,19 +36,17 @@ const HEADERS: [&str; 2] = [
 ];
 
 /// Pulls requests out of a MobileBlockIOTraces CSV one line at a time.
-pub struct MobileCsvReader<R> {
-    reader: R,
-    file: String,
-    line_no: usize,
-    buf: String,
+pub type MobileCsvReader<R> = LineTrace<R, MobileCsvFormat>;
+
+/// What a mobile CSV line is read against: the trace so far.
+pub struct MobileCsvFormat {
     first_t: Option<u64>,
     /// The latest time issued so far, and its line.
     last: Option<(u64, usize)>,
     first_device: Option<u64>,
-    counts: BlockCounts,
 }
 
-impl<R: BufRead> MobileCsvReader<R> {
+impl<R: BufRead> LineTrace<R, MobileCsvFormat> {
     /// Reads the header line; `file` is the name errors carry.
     pub fn new(mut reader: R, file: &str) -> Result<Self, InputError> {
         let mut buf = String::new();
@@ -77,20 +75,26 @@ impl<R: BufRead> MobileCsvReader<R> {
                 ),
             ));
         }
-        Ok(MobileCsvReader {
-            reader,
-            file: file.to_string(),
-            line_no,
-            buf,
+        let format = MobileCsvFormat {
             first_t: None,
             last: None,
             first_device: None,
-            counts: BlockCounts::new(TraceFormat::MobileCsv),
-        })
+        };
+        let counts = BlockCounts::new(TraceFormat::MobileCsv);
+        Ok(LineTrace::new_at(
+            reader, file, line_no, buf, counts, format,
+        ))
     }
+}
 
-    fn parse(&mut self, line: &str) -> Result<BlockEvent, String> {
-        let line = line.trim_end_matches(['\n', '\r']);
+impl LineFormat for MobileCsvFormat {
+    fn parse(
+        &mut self,
+        text: &str,
+        line_no: usize,
+        counts: &mut BlockCounts,
+    ) -> Result<BlockEvent, String> {
+        let line = text.trim_end_matches(['\n', '\r']);
         let mut cols = line.rsplitn(6, ',');
         let (Some(time), Some(size), Some(sector), Some(rw), Some(device), Some(_process)) = (
             cols.next(),
@@ -154,72 +158,27 @@ impl<R: BufRead> MobileCsvReader<R> {
                         secs_text(MAX_STEP_BACK_NS)
                     ));
                 }
-                self.counts.out_of_order += 1;
-                self.counts.max_step_back_ns = self.counts.max_step_back_ns.max(back);
+                counts.out_of_order += 1;
+                counts.max_step_back_ns = counts.max_step_back_ns.max(back);
                 t_ns = last;
             }
-            _ => self.last = Some((t_ns, self.line_no)),
+            _ => self.last = Some((t_ns, line_no)),
         }
-        match self.first_device {
-            None => self.first_device = Some(device),
-            Some(d) if d != device => self.counts.on_other_devices += 1,
-            Some(_) => {}
-        }
-        Ok(BlockEvent {
+        sector_request(
             t_ns,
             op,
-            offset_bytes: sectors_to_bytes(sector, "a start sector")?,
-            len_bytes: sectors_to_bytes(size, "a request")?,
-            sync: false,
-            fua: false,
-            preflush: false,
-            meta: false,
-            line: self.line_no,
-        })
-    }
-}
-
-impl<R: BufRead + Send> BlockTraceReader for MobileCsvReader<R> {
-    fn next_event(&mut self) -> Result<Option<BlockEvent>, InputError> {
-        loop {
-            self.line_no += 1;
-            if read_line(&mut self.reader, &mut self.buf, &self.file, self.line_no)? == 0 {
-                return Ok(None);
-            }
-            let line = std::mem::take(&mut self.buf);
-            let parsed = if line.trim().is_empty() {
-                None
-            } else {
-                Some(self.parse(&line))
-            };
-            self.buf = line;
-            match parsed {
-                None => continue,
-                Some(Err(m)) => return Err(InputError::at(&self.file, self.line_no, m)),
-                Some(Ok(e)) => {
-                    self.counts.count(&e);
-                    return Ok(Some(e));
-                }
-            }
-        }
-    }
-
-    fn counts(&self) -> BlockCounts {
-        self.counts
-    }
-
-    fn file(&self) -> &str {
-        &self.file
-    }
-
-    fn count_rest(&mut self) -> Result<u64, InputError> {
-        count_lines_left(&mut self.reader, &self.file)
+            (device, &mut self.first_device),
+            (sector, size),
+            line_no,
+            counts,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::block::BlockTraceReader;
 
     #[test]
     fn rows_read_from_the_right_and_time_from_the_first_request() {
