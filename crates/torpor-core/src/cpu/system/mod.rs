@@ -621,16 +621,23 @@ impl<'t> CpuSystem<'t> {
     /// Step 1: one iteration of the idle loop at `ctx.now()`.
     fn idle_iteration<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
         let now = ctx.now().0;
-        let next_timer = self
-            .tasks
-            .iter()
-            .filter(|t| t.spec.cpu == self.cpus[c].id)
-            .filter_map(|t| match t.pending {
-                Some((at, Source::Timer)) => Some(at.0),
-                _ => None,
-            })
-            .min()
-            .unwrap_or(now.saturating_add(MAX_DEFERMENT_NS));
+        // One pass over this CPU's pending wake-ups: the next timer (the sleep length) and the
+        // next announced wake-up of any kind (what the oracle knows; a wake-up by another task
+        // is not known in advance).
+        let (mut next_timer, mut next_wake) = (None::<u64>, None::<u64>);
+        for t in self.tasks.iter().filter(|t| t.spec.cpu == self.cpus[c].id) {
+            if let Some((at, source)) = t.pending {
+                next_wake = Some(next_wake.map_or(at.0, |w| w.min(at.0)));
+                if source == Source::Timer {
+                    next_timer = Some(next_timer.map_or(at.0, |w| w.min(at.0)));
+                }
+            }
+        }
+        let none_before = now.saturating_add(MAX_DEFERMENT_NS);
+        let (next_timer, next_wake) = (
+            next_timer.unwrap_or(none_before),
+            next_wake.unwrap_or(none_before),
+        );
         let tick_ns = self.tick_ns;
         self.settle(c, ctx.now());
         let cpu_ref = &mut self.cpus[c];
@@ -649,15 +656,6 @@ impl<'t> CpuSystem<'t> {
         k.tick_stopped = cpu_ref.tick_stopped;
         k.util = cpu_ref.pelt.util_avg().min(cpu_ref.view.capacity);
         k.clock_ns = now;
-        // Only the oracle reads this: the CPU's next announced wake-up of any kind (a task's
-        // timer or interrupt); a wake-up by another task is not known in advance.
-        let next_wake = self
-            .tasks
-            .iter()
-            .filter(|t| t.spec.cpu == cpu_ref.id)
-            .filter_map(|t| t.pending.map(|(at, _)| at.0))
-            .min()
-            .unwrap_or(now.saturating_add(MAX_DEFERMENT_NS));
         k.oracle_residency_ns = next_wake.saturating_sub(now) as i64;
         let mut stop_tick = true;
         let idx = cpu_ref
