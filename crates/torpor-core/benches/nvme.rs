@@ -79,6 +79,7 @@ fn closed_loop(ctrl: &NvmeController, table: &ApstTable, gaps: &[Nanos]) -> Nano
                 op,
                 offset: i * 4096,
                 bytes: 4096,
+                sync: true,
             };
             now = dev.accept(now, &req);
         }

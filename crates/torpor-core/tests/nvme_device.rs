@@ -20,6 +20,7 @@ const READ_4K: IoRequest = IoRequest {
     op: IoOp::Read,
     offset: 0,
     bytes: 4096,
+    sync: true,
 };
 
 /// Service time of `READ_4K` in `service(_)`: 60 µs.

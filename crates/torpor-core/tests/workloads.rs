@@ -474,7 +474,8 @@ fn v2_replay_issues_back_to_back_and_honours_waits_relative_to_the_previous_wait
         IoRequest {
             op: IoOp::Write,
             offset: 0,
-            bytes: 512
+            bytes: 512,
+            sync: true
         }
     );
     assert_eq!(r.bytes, 3 * 4096 + 512);

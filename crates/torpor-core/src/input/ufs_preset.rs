@@ -484,6 +484,7 @@ mod tests {
             op,
             offset: 0,
             bytes,
+            sync: true,
         };
         let mut out: BinaryHeap<Reverse<(Nanos, Nanos)>> = BinaryHeap::new();
         let (mut sent, mut latency, mut last) = (0, 0u64, Nanos::ZERO);

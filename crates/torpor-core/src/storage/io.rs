@@ -26,6 +26,10 @@ pub struct IoRequest {
     /// Byte offset on the device.
     pub offset: u64,
     pub bytes: u32,
+    /// The kernel's REQ_SYNC: a write someone waits for (O_DIRECT, fsync, a sync flag in a
+    /// block trace). Reads are synchronous by nature; a device that treats qualifying IO
+    /// specially (the block layer's frequency boost) reads this beside the operation.
+    pub sync: bool,
 }
 
 /// What the submitter needs back when a request completes. Devices carry it untouched.

@@ -327,16 +327,19 @@ impl<R: BufRead> IologReader<R> {
                 "a {act} of 0 bytes; expected a length of at least 1 byte"
             ));
         }
+        // Replayed as direct IO, as torpor runs every job: writes carry REQ_SYNC.
         Ok(match act {
             "read" => IologAction::Io(IoRequest {
                 op: IoOp::Read,
                 offset,
                 bytes: length,
+                sync: true,
             }),
             "write" => IologAction::Io(IoRequest {
                 op: IoOp::Write,
                 offset,
                 bytes: length,
+                sync: true,
             }),
             "trim" => IologAction::Trim {
                 offset,
@@ -392,7 +395,8 @@ mod tests {
                 IologAction::Io(IoRequest {
                     op: IoOp::Read,
                     offset: 0,
-                    bytes: 4096
+                    bytes: 4096,
+                    sync: true
                 }),
                 IologAction::Wait { us: 1000 },
                 IologAction::Trim {

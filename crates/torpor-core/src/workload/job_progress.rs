@@ -112,6 +112,8 @@ impl<'a> JobState<'a> {
             op,
             offset: job.offset + within,
             bytes: job.bs as u32,
+            // Jobs are direct IO (`direct=0` is refused): O_DIRECT writes carry REQ_SYNC.
+            sync: true,
         }
     }
 

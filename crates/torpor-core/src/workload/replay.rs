@@ -252,6 +252,7 @@ impl TraceReplay {
                                     ),
                                 )
                             })?,
+                            sync: e.sync,
                         }),
                         None => None,
                     };

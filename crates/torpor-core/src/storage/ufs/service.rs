@@ -365,6 +365,7 @@ mod tests {
             op: IoOp::Read,
             offset: 0,
             bytes,
+            sync: true,
         }
     }
 
@@ -453,6 +454,7 @@ mod tests {
             op: IoOp::Write,
             offset: 0,
             bytes: 4096,
+            sync: true,
         };
         assert_eq!(
             q.accept(Nanos(1_000_000), &w, max),
