@@ -120,6 +120,7 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
             device,
             mut path,
         } = self;
+        device.start(&mut Ctx::new(&mut queue, Event::Device));
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
         let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
             let w = match event {

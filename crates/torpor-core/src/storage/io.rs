@@ -47,6 +47,10 @@ pub struct IoTicket {
 pub trait BlockDevice {
     type Event: Copy;
 
+    /// The run starts at `ctx.now()` (time 0): a device with timers of its own (a devfreq
+    /// monitor) arms them here. Most devices have none.
+    fn start<W>(&mut self, _ctx: &mut Ctx<'_, W, Self::Event>) {}
+
     /// Accepts `req` at `ctx.now()`; the device posts whatever events it needs.
     fn submit<W>(&mut self, ctx: &mut Ctx<'_, W, Self::Event>, ticket: IoTicket, req: &IoRequest);
 

@@ -4,6 +4,7 @@
 
 pub mod clk_scaling;
 pub mod devfreq;
+pub mod device;
 pub mod power;
 pub mod scaling;
 pub mod service;

@@ -1,0 +1,849 @@
+//! A UFS device and its host controller on the engine: the command queue of `service.rs`, the
+//! devfreq monitor with ufshcd's clock scaling (spec-storage §2.2–§2.5), the block layer's
+//! frequency boost (§3), and the idle power states of `power.rs`. Follows ufshcd.c and
+//! devfreq.c as of v6.6–v6.19 (non-OPP mode: two levels), and the RFC's patches as posted.
+//!
+//! 1. **Start.** The host runs at the max level (devfreq's initial frequency); with clock
+//!    scaling on, the monitor's first poll is armed one polling period after time 0.
+//! 2. **Submit.** A READ or REQ_SYNC request refreshes the boost's `last_active` and, when no
+//!    constraint is set, queues the boost work at once. A poll deferred while the CPU slept
+//!    runs first (step 5). While a scale operation is in progress the command is held; else it
+//!    is sent: the busy window opens or extends, the first command after a suspension resumes
+//!    scaling (the next poll one period later, `devfreq_monitor_resume`), and the command
+//!    enters the queue at the current level, after the hibern8 exit when the idle period
+//!    reached hibern8 or clock gating.
+//! 3. **Complete.** The busy window closes when the last outstanding command completes.
+//! 4. **Poll** (`devfreq_monitor`): `HostScaling::evaluate` reads the window, runs
+//!    `simple_ondemand`, clamps to the QoS range, rounds to a level, and decides the scale and
+//!    the suspension. A scale blocks new commands, waits for the outstanding ones (refused,
+//!    -EBUSY, when that would take over 1 s), then stalls for the gear and clock switch
+//!    (`ScaleCosts::stall`); the new level serves from the end of the stall, when the held
+//!    commands are sent. The monitor re-arms one period after its work ends (after the
+//!    stall), unless scaling suspended itself (no command outstanding and a scale-down, or
+//!    any decision with `suspend_on_no_request`).
+//! 5. **Deferrable timer.** Its expiry does not wake an idle CPU. ASSUMPTION (the storage world
+//!    has no CPU model): the CPU is idle exactly while the device has no command outstanding,
+//!    and the next submission is the next time it wakes; a poll that expires then runs just
+//!    before that submission. This is the longest deferral (nothing else wakes the CPU); the
+//!    delayed timer is the shortest, so the two bound a real system.
+//! 6. **Boost work** (`FreqBoost`): setting or removing the S32_MAX kHz floor. As the patch does
+//!    it ([`BoostNotify::NextPoll`]) the floor sits on the disk's device and only the next poll
+//!    sees it (ufshcd then forces the max level); as a merged version would likely do it
+//!    ([`BoostNotify::AtOnce`]) the floor is a frequency QoS request on the host, whose
+//!    notifier re-evaluates devfreq at once (the window is read and restarted then too), and
+//!    again when it is removed. An evaluation asked for during a scale runs when it ends.
+//!
+//! Power (`power.rs`): a busy period draws the device's active power and the host's at the
+//! level; an idle period walks idle → hibern8 → clock-gated on the idle timers; a scale
+//! operation draws idle power at the max level (the clocks are held on; ASSUMPTION) and the
+//! idle chain restarts after it.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use super::power::{IdleTimers, UfsPower, UfsState};
+use super::scaling::{HostScaling, ScalingParams, TimerKind};
+use super::service::{HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
+use crate::metrics::{EnergyMeter, StateEnergy};
+use crate::qos::Holder;
+use crate::sim::{Ctx, Shot, Timer};
+use crate::storage::blk_freq_boost::FreqBoost;
+use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket};
+use crate::time::Nanos;
+
+/// `FREQ_QOS_MAX_DEFAULT_VALUE` (S32_MAX), the floor the boost requests, kHz.
+const BOOST_MIN_KHZ: i64 = i32::MAX as i64;
+
+/// The frequency QoS holder of the at-once boost's request.
+const BOOST_HOLDER: Holder = 1;
+
+/// How long ufshcd waits for outstanding commands before a scale gives up (-EBUSY).
+const DRAIN_LIMIT: Nanos = Nanos::from_ms(1000);
+
+/// Most frequency changes kept for the timeline; later ones are counted, not kept.
+pub const FREQ_TIMELINE_LIMIT: usize = 1 << 20;
+
+/// When devfreq learns of the boost's floor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoostNotify {
+    /// At its next poll, as the RFC's patch 3 does.
+    NextPoll,
+    /// At once, through devfreq's QoS notifier (a likely merged form).
+    AtOnce,
+}
+
+/// The block layer's boost on this disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BoostConfig {
+    /// `dev_freq_timeout_ms` (not 0).
+    pub timeout_ms: u32,
+    pub notify: BoostNotify,
+}
+
+/// Everything a UFS device on the engine is built from.
+#[derive(Clone, Debug)]
+pub struct UfsConfig {
+    pub service: UfsServiceModel,
+    pub min: HostLevel,
+    pub max: HostLevel,
+    pub power: UfsPower,
+    pub idle: IdleTimers,
+    pub costs: ScaleCosts,
+    /// `None`: clock scaling off (no `UFSHCD_CAP_CLK_SCALING`, or `clkscale_enable` 0): the
+    /// max level throughout.
+    pub scaling: Option<ScalingParams>,
+    pub boost: Option<BoostConfig>,
+    /// CONFIG_HZ, for the boost's jiffies.
+    pub hz: u32,
+}
+
+/// The device's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UfsEvent {
+    /// A command completes.
+    Done(IoTicket),
+    /// The devfreq monitor's timer expires.
+    Poll(Shot),
+    /// The block layer's boost work runs.
+    Boost(Shot),
+    /// A scale operation ends: the new level serves.
+    ScaleDone,
+}
+
+/// What happened over a run, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UfsCounters {
+    /// devfreq evaluations (monitor polls and QoS notifications).
+    pub evaluations: u64,
+    /// Monitor expiries that found the CPU asleep and waited for the next submission.
+    pub deferred_polls: u64,
+    pub scale_ups: u64,
+    pub scale_downs: u64,
+    /// Scales refused because outstanding commands would not drain within 1 s.
+    pub scale_refusals: u64,
+    /// Time commands were blocked by scale operations (drain and stall), ns.
+    pub scale_blocked_ns: u64,
+    /// Clock-scaling suspensions (an idle host stops polling).
+    pub suspensions: u64,
+    pub boost_sets: u64,
+    pub boost_removals: u64,
+    /// Commands that paid a hibern8 exit.
+    pub hibern8_exits: u64,
+}
+
+/// A scale operation under way.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    /// When it was decided (commands are blocked from then).
+    from: Nanos,
+    to_max: bool,
+}
+
+/// Who asked devfreq to evaluate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trigger {
+    Monitor,
+    Notifier,
+}
+
+/// Meter states, in this order.
+const BUSY: usize = 0;
+const IDLE: usize = 1;
+const HIBERN8: usize = 2;
+const CLOCK_GATED: usize = 3;
+const SCALING: usize = 4;
+const STATE_NAMES: [&str; 5] = ["busy", "idle", "hibern8", "clock-gated", "scaling"];
+
+/// A UFS device and its host: a [`BlockDevice`] (module documentation).
+pub struct UfsDevice {
+    min: HostLevel,
+    max: HostLevel,
+    power: UfsPower,
+    idle_timers: IdleTimers,
+    costs: ScaleCosts,
+    queue: UfsQueue,
+    host: Option<HostScaling>,
+    boost: Option<(FreqBoost, BoostNotify)>,
+    poll: Timer,
+    /// The monitor runs (not `stop_polling`).
+    polling: bool,
+    /// A deferrable expiry is waiting for the CPU to wake.
+    poll_deferred: bool,
+    boost_timer: Timer,
+    /// Commands outstanding at the host, and when the last of them completes.
+    active: u32,
+    last_done: Nanos,
+    /// The level commands are served at.
+    serving_max: bool,
+    scale: Option<Scale>,
+    held: VecDeque<(IoTicket, IoRequest)>,
+    /// A QoS notification arrived during a scale.
+    update_pending: bool,
+    /// The idle chain's start, while idle.
+    idle_since: Option<Nanos>,
+    meter: EnergyMeter,
+    level_since: Nanos,
+    at_min: Nanos,
+    freq_timeline: Vec<(Nanos, u64)>,
+    freq_changes_dropped: u64,
+    counters: UfsCounters,
+}
+
+impl UfsDevice {
+    pub fn new(cfg: UfsConfig) -> UfsDevice {
+        let names = STATE_NAMES.iter().map(|s| s.to_string()).collect();
+        let power = cfg.power;
+        let idle_mw = power.power_mw(UfsState::Idle, true);
+        UfsDevice {
+            min: cfg.min,
+            max: cfg.max,
+            power,
+            idle_timers: cfg.idle,
+            costs: cfg.costs,
+            queue: UfsQueue::new(cfg.service),
+            host: cfg.scaling.map(HostScaling::new),
+            boost: cfg
+                .boost
+                .filter(|b| b.timeout_ms != 0)
+                .map(|b| (FreqBoost::new(b.timeout_ms, cfg.hz), b.notify)),
+            poll: Timer::new(),
+            polling: false,
+            poll_deferred: false,
+            boost_timer: Timer::new(),
+            active: 0,
+            last_done: Nanos::ZERO,
+            serving_max: true,
+            scale: None,
+            held: VecDeque::new(),
+            update_pending: false,
+            idle_since: Some(Nanos::ZERO),
+            meter: EnergyMeter::new(names, IDLE, idle_mw),
+            level_since: Nanos::ZERO,
+            at_min: Nanos::ZERO,
+            freq_timeline: vec![(Nanos::ZERO, cfg.max.freq_hz)],
+            freq_changes_dropped: 0,
+            counters: UfsCounters::default(),
+        }
+    }
+
+    fn level(&self, max: bool) -> HostLevel {
+        if max {
+            self.max
+        } else {
+            self.min
+        }
+    }
+
+    fn polling_period(&self) -> Nanos {
+        self.host
+            .as_ref()
+            .map_or(Nanos::ZERO, |h| h.params.polling_period())
+    }
+
+    /// Charges the idle chain that started at `since` up to `now`, splitting it at the idle
+    /// timers; returns the hibern8 exit a command arriving at `now` pays.
+    fn close_idle(&mut self, since: Nanos, now: Nanos) -> Nanos {
+        let split = self.idle_timers.split(now - since);
+        let max = self.serving_max;
+        let p = |s| self.power.power_mw(s, max);
+        let (h8_mw, gated_mw) = (p(UfsState::Hibern8), p(UfsState::ClockGated));
+        let h8_at = since + split.idle;
+        if split.hibern8 > Nanos::ZERO {
+            self.meter.set(h8_at, HIBERN8, h8_mw);
+        }
+        if split.clock_gated > Nanos::ZERO {
+            self.meter.set(h8_at + split.hibern8, CLOCK_GATED, gated_mw);
+        }
+        self.meter.charge(now);
+        if split.needs_hibern8_exit() {
+            self.power.hibern8_exit
+        } else {
+            Nanos::ZERO
+        }
+    }
+
+    /// Sends a command to the host controller at `ctx.now()` (step 2).
+    fn send<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, ticket: IoTicket, req: &IoRequest) {
+        let now = ctx.now();
+        let mut start = now;
+        if self.active == 0 {
+            if let Some(since) = self.idle_since.take() {
+                let exit = self.close_idle(since, now);
+                if exit > Nanos::ZERO {
+                    self.counters.hibern8_exits += 1;
+                }
+                start = now + exit;
+            }
+            let busy_mw = self.power.power_mw(UfsState::Busy, self.serving_max);
+            self.meter.set(now, BUSY, busy_mw);
+        }
+        self.active += 1;
+        let resumed = self.host.as_mut().is_some_and(|h| {
+            let first_while_suspended = h.load.on_send(now);
+            first_while_suspended && h.load.resume()
+        });
+        if resumed && !self.polling {
+            self.polling = true;
+            let at = now + self.polling_period();
+            self.poll.arm(ctx, at, UfsEvent::Poll);
+        }
+        let done = self.queue.accept(start, req, self.level(self.serving_max));
+        self.last_done = self.last_done.max(done);
+        ctx.schedule(done, UfsEvent::Done(ticket));
+    }
+
+    /// One devfreq evaluation at `ctx.now()` (step 4).
+    fn evaluate<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, trigger: Trigger) {
+        let now = ctx.now();
+        if self.scale.is_some() {
+            // The monitor re-arms after its own scale; a notification waits for devfreq's lock.
+            self.update_pending |= trigger == Trigger::Notifier;
+            return;
+        }
+        let Some(host) = self.host.as_mut() else {
+            return;
+        };
+        self.counters.evaluations += 1;
+        let was_suspended = host.load.is_suspended;
+        let outcome = host.evaluate(now);
+        let mut work_end = now;
+        if let Some(up) = outcome.scale_to_max {
+            let drain_end = if self.active > 0 {
+                self.last_done.max(now)
+            } else {
+                now
+            };
+            if drain_end - now > DRAIN_LIMIT {
+                host.at_max = !up;
+                self.counters.scale_refusals += 1;
+            } else {
+                let stall = self
+                    .costs
+                    .stall(self.level(self.serving_max), self.level(up));
+                work_end = drain_end + stall;
+                self.scale = Some(Scale {
+                    from: now,
+                    to_max: up,
+                });
+                if let Some(since) = self.idle_since.take() {
+                    self.close_idle(since, now);
+                    let mw = self.power.power_mw(UfsState::Idle, true);
+                    self.meter.set(now, SCALING, mw);
+                }
+                ctx.schedule(work_end, UfsEvent::ScaleDone);
+            }
+        }
+        if outcome.suspended {
+            self.counters.suspensions += u64::from(!was_suspended);
+            self.polling = false;
+            self.poll_deferred = false;
+            self.poll.cancel();
+        } else if trigger == Trigger::Monitor {
+            let at = work_end + self.polling_period();
+            self.poll.arm(ctx, at, UfsEvent::Poll);
+        }
+    }
+
+    /// The boost work ran and changed the constraint to `set` (step 6).
+    fn boost_changed<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, set: bool, how: BoostNotify) {
+        if set {
+            self.counters.boost_sets += 1;
+        } else {
+            self.counters.boost_removals += 1;
+        }
+        let Some(host) = self.host.as_mut() else {
+            return;
+        };
+        match how {
+            BoostNotify::NextPoll => host.disk_min_khz = if set { BOOST_MIN_KHZ } else { 0 },
+            BoostNotify::AtOnce => {
+                let changed = if set {
+                    host.qos.set_min(BOOST_HOLDER, BOOST_MIN_KHZ)
+                } else {
+                    host.qos.remove_min(BOOST_HOLDER)
+                };
+                if changed {
+                    self.evaluate(ctx, Trigger::Notifier);
+                }
+            }
+        }
+    }
+
+    /// A scale operation ends at `ctx.now()`: the new level serves and held commands go.
+    fn scale_done<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>) {
+        let now = ctx.now();
+        let Some(scale) = self.scale.take() else {
+            return;
+        };
+        if scale.to_max {
+            self.counters.scale_ups += 1;
+        } else {
+            self.counters.scale_downs += 1;
+        }
+        self.counters.scale_blocked_ns += (now - scale.from).0;
+        if !self.serving_max {
+            self.at_min += now - self.level_since;
+        }
+        self.level_since = now;
+        self.serving_max = scale.to_max;
+        let hz = self.level(scale.to_max).freq_hz;
+        if self.freq_timeline.len() < FREQ_TIMELINE_LIMIT {
+            self.freq_timeline.push((now, hz));
+        } else {
+            self.freq_changes_dropped += 1;
+        }
+        let idle_mw = self.power.power_mw(UfsState::Idle, self.serving_max);
+        self.meter.set(now, IDLE, idle_mw);
+        self.idle_since = Some(now);
+        while let Some((ticket, req)) = self.held.pop_front() {
+            self.send(ctx, ticket, &req);
+        }
+        if std::mem::take(&mut self.update_pending) {
+            self.evaluate(ctx, Trigger::Notifier);
+        }
+    }
+
+    /// Closes the books at `end` (the run's end; no event after it is counted).
+    pub fn finish(&mut self, end: Nanos) -> UfsStats {
+        if let Some(since) = self.idle_since {
+            if end > since {
+                self.close_idle(since, end);
+            }
+        } else {
+            self.meter.charge(end);
+        }
+        let mut at_min = self.at_min;
+        if !self.serving_max && end > self.level_since {
+            at_min += end - self.level_since;
+        }
+        let total = end.0.max(1) as f64;
+        UfsStats {
+            energy_mj: self.meter.total_energy_mj(),
+            avg_power_mw: self.meter.avg_power_mw(),
+            states: self.meter.states(),
+            time_at_min_ns: at_min.0,
+            low_clock_pct: 100.0 * at_min.0 as f64 / total,
+            counters: self.counters,
+            freq_timeline: self
+                .freq_timeline
+                .iter()
+                .map(|&(t, hz)| (t.0, hz))
+                .collect(),
+            freq_changes_dropped: self.freq_changes_dropped,
+        }
+    }
+}
+
+/// What a UFS device reports at the end of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UfsStats {
+    pub energy_mj: f64,
+    pub avg_power_mw: f64,
+    /// Time and energy in busy, idle, hibern8, clock-gated and scaling.
+    pub states: Vec<StateEnergy>,
+    pub time_at_min_ns: u64,
+    /// Percent of the run at the min level (the lowest clock).
+    pub low_clock_pct: f64,
+    pub counters: UfsCounters,
+    /// (time ns, first clock's Hz) at the start and at each level change.
+    pub freq_timeline: Vec<(u64, u64)>,
+    pub freq_changes_dropped: u64,
+}
+
+impl BlockDevice for UfsDevice {
+    type Event = UfsEvent;
+
+    fn start<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>) {
+        if self.host.is_some() {
+            self.polling = true;
+            let at = ctx.now() + self.polling_period();
+            self.poll.arm(ctx, at, UfsEvent::Poll);
+        }
+    }
+
+    fn submit<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, ticket: IoTicket, req: &IoRequest) {
+        let now = ctx.now();
+        if let Some((boost, _)) = &mut self.boost {
+            let qualifies = req.op == IoOp::Read || req.sync;
+            if let Some(at) = boost.on_bio(now, qualifies) {
+                // schedule_delayed_work does nothing while the work is pending.
+                if self.boost_timer.due().is_none() {
+                    self.boost_timer.arm(ctx, at, UfsEvent::Boost);
+                }
+            }
+        }
+        if std::mem::take(&mut self.poll_deferred) {
+            self.evaluate(ctx, Trigger::Monitor);
+        }
+        if self.scale.is_some() {
+            self.held.push_back((ticket, *req));
+        } else {
+            self.send(ctx, ticket, req);
+        }
+    }
+
+    fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, event: UfsEvent) -> Option<IoTicket> {
+        match event {
+            UfsEvent::Done(ticket) => {
+                let now = ctx.now();
+                self.active -= 1;
+                if let Some(h) = self.host.as_mut() {
+                    h.load.on_complete(now);
+                }
+                if self.active == 0 {
+                    if self.scale.is_some() {
+                        let mw = self.power.power_mw(UfsState::Idle, true);
+                        self.meter.set(now, SCALING, mw);
+                    } else {
+                        let mw = self.power.power_mw(UfsState::Idle, self.serving_max);
+                        self.meter.set(now, IDLE, mw);
+                        self.idle_since = Some(now);
+                    }
+                }
+                return Some(ticket);
+            }
+            UfsEvent::Poll(shot) => {
+                if !self.poll.fire(shot) {
+                    return None;
+                }
+                let deferrable = self
+                    .host
+                    .as_ref()
+                    .is_some_and(|h| h.params.timer == TimerKind::Deferrable);
+                if deferrable && self.active == 0 && self.scale.is_none() {
+                    self.poll_deferred = true;
+                    self.counters.deferred_polls += 1;
+                } else {
+                    self.evaluate(ctx, Trigger::Monitor);
+                }
+            }
+            UfsEvent::Boost(shot) => {
+                if !self.boost_timer.fire(shot) {
+                    return None;
+                }
+                let now = ctx.now();
+                let Some((boost, how)) = self.boost.as_mut() else {
+                    return None;
+                };
+                let how = *how;
+                let work = boost.on_work(now);
+                if let Some(at) = work.next_run {
+                    self.boost_timer.arm(ctx, at, UfsEvent::Boost);
+                }
+                if let Some(set) = work.changed {
+                    self.boost_changed(ctx, set, how);
+                }
+            }
+            UfsEvent::ScaleDone => self.scale_done(ctx),
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::EventQueue;
+
+    const MAX: HostLevel = HostLevel {
+        freq_hz: 300_000_000,
+        gear: 4,
+    };
+    const MIN: HostLevel = HostLevel {
+        freq_hz: 37_500_000,
+        gear: 1,
+    };
+    /// QD1 4 KiB reads of the hand model (service.rs tests): 3333 + 120000 + 1930 ns at max,
+    /// 26667 + 120000 + 15440 ns at min.
+    const READ_MAX: Nanos = Nanos(125_263);
+    const READ_MIN: Nanos = Nanos(162_107);
+    /// Gear 700 us + clock 300 us: a scale between the two levels stalls 1 ms.
+    const STALL: Nanos = Nanos::from_us(1000);
+
+    fn config(scaling: Option<ScalingParams>, boost: Option<BoostConfig>) -> UfsConfig {
+        UfsConfig {
+            service: UfsServiceModel {
+                lanes: 2,
+                slots: 12,
+                host_cycles: 1000,
+                read_4k_ns: 120_000,
+                write_4k_ns: 240_000,
+                read_stream_bytes_per_s: 171_922_900,
+                write_stream_bytes_per_s: 85_961_500,
+            },
+            min: MIN,
+            max: MAX,
+            power: UfsPower {
+                device_active_mw: 1000.0,
+                device_idle_mw: 30.0,
+                device_hibern8_mw: 3.0,
+                host_min_mw: 10.0,
+                host_max_mw: 40.0,
+                hibern8_exit: Nanos::from_us(500),
+            },
+            idle: IdleTimers {
+                clk_gating_delay: Nanos::from_ms(50),
+                auto_hibern8: Some(Nanos::from_ms(10)),
+            },
+            costs: ScaleCosts {
+                gear_switch: Nanos::from_us(700),
+                clock_switch: Nanos::from_us(300),
+            },
+            scaling,
+            boost,
+            hz: 250,
+        }
+    }
+
+    /// ufshcd's defaults (100 ms, 70/5, rounding up) with a delayed timer unless said.
+    fn params(timer: TimerKind) -> ScalingParams {
+        ScalingParams {
+            timer,
+            ..ScalingParams::ufshcd_default(MIN.freq_hz, MAX.freq_hz)
+        }
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Ev {
+        Submit(u32),
+        Dev(UfsEvent),
+    }
+
+    /// Runs 4 KiB reads submitted at `at` until `end`; returns each read's (submitted,
+    /// completed), in completion order, and the device's stats.
+    fn run(cfg: UfsConfig, at: &[Nanos], end: Nanos) -> (Vec<(Nanos, Nanos)>, UfsStats) {
+        let mut dev = UfsDevice::new(cfg);
+        let mut q: EventQueue<Ev> = EventQueue::new();
+        dev.start(&mut Ctx::new(&mut q, Ev::Dev));
+        for (i, &t) in at.iter().enumerate() {
+            q.schedule(t, Ev::Submit(i as u32));
+        }
+        let mut done = Vec::new();
+        while let Some((now, ev)) = q.pop_until(end) {
+            match ev {
+                Ev::Submit(i) => {
+                    let ticket = IoTicket {
+                        workload: i,
+                        op: IoOp::Read,
+                        bytes: 4096,
+                        submitted: now,
+                    };
+                    let req = IoRequest {
+                        op: IoOp::Read,
+                        offset: 0,
+                        bytes: 4096,
+                        sync: false,
+                    };
+                    dev.submit(&mut Ctx::new(&mut q, Ev::Dev), ticket, &req);
+                }
+                Ev::Dev(e) => {
+                    if let Some(t) = dev.on_event(&mut Ctx::new(&mut q, Ev::Dev), e) {
+                        done.push((t.submitted, now));
+                    }
+                }
+            }
+        }
+        let stats = dev.finish(end);
+        (done, stats)
+    }
+
+    fn ms(n: u64) -> Nanos {
+        Nanos::from_ms(n)
+    }
+
+    #[test]
+    fn without_scaling_a_read_takes_the_max_level_time_and_energy_adds_up_by_hand() {
+        let (done, s) = run(config(None, None), &[ms(1)], ms(100));
+        assert_eq!(done, vec![(ms(1), ms(1) + READ_MAX)]);
+        // Idle 1 ms at 70 mW; busy 125.263 us at 1040 mW; then idle 10 ms at 70 mW, hibern8
+        // 40 ms at 43 mW, clock-gated the rest (100 - 1 - 0.125263 - 50 ms) at 3 mW.
+        let busy = READ_MAX.0 as f64 * 1e-9;
+        let gated = 0.1 - 0.001 - busy - 0.05;
+        let mj = 0.001 * 70.0 + busy * 1040.0 + 0.01 * 70.0 + 0.04 * 43.0 + gated * 3.0;
+        assert!((s.energy_mj - mj).abs() < 1e-9, "{} vs {mj}", s.energy_mj);
+        assert_eq!(s.counters.evaluations, 0);
+        assert_eq!(s.low_clock_pct, 0.0);
+        assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
+    }
+
+    #[test]
+    fn an_idle_host_scales_down_at_its_second_poll_then_suspends() {
+        // Poll 1 at 100 ms: no window yet (total 0) -> max, no change, scaling not suspended
+        // (the decision is up and suspend_on_no_request is off). Poll 2 at 200 ms: busy 0 of
+        // 100 ms -> 0 Hz -> clamped to min: scale down, stalling 1 ms, and suspend (nothing
+        // outstanding). A read at 300 ms resumes scaling (next poll at 400 ms) and runs at min;
+        // it finds 99 ms of idle: past auto-hibern8 (10 ms), so it pays the 500 us exit.
+        let (done, s) = run(
+            config(Some(params(TimerKind::Delayed)), None),
+            &[ms(300)],
+            ms(1000),
+        );
+        assert_eq!(
+            s.freq_timeline,
+            vec![(0, MAX.freq_hz), ((ms(200) + STALL).0, MIN.freq_hz)]
+        );
+        assert_eq!(
+            done,
+            vec![(ms(300), ms(300) + Nanos::from_us(500) + READ_MIN)]
+        );
+        // Poll at 400 ms: busy 162 us (+ the exit, 662 us) of 100 ms -> stays min; nothing
+        // outstanding -> suspends again. Evaluations: 100, 200, 400 ms.
+        assert_eq!(s.counters.evaluations, 3);
+        assert_eq!(s.counters.suspensions, 2);
+        assert_eq!((s.counters.scale_downs, s.counters.scale_ups), (1, 0));
+        assert_eq!(s.counters.hibern8_exits, 1);
+        // At min from 201 ms to the end: 799 ms of 1 s.
+        assert!((s.low_clock_pct - 79.9).abs() < 1e-9, "{}", s.low_clock_pct);
+    }
+
+    #[test]
+    fn a_loaded_window_scales_up_after_draining_and_the_monitor_rearms_after_the_stall() {
+        // Down at 200 ms (+1 ms stall) and suspended. From 300 ms, a read every 200 us: the
+        // host is busy 162 of every 200 us (81 % > 70 %). The resumed monitor polls at 400 ms
+        // and scales up. The read due at 400 ms was queued before the poll was armed, so it
+        // goes first at that instant: the scale drains it (done 400.162107 ms), then stalls
+        // 1 ms; the read due at 400.2 ms is held until then and served at max. The next poll
+        // is 100 ms after the stall.
+        let at: Vec<Nanos> = (0..600)
+            .map(|i| ms(300) + Nanos::from_us(200 * i))
+            .collect();
+        let (done, s) = run(config(Some(params(TimerKind::Delayed)), None), &at, ms(520));
+        let up = ms(400) + READ_MIN + STALL;
+        assert_eq!(
+            s.freq_timeline,
+            vec![
+                (0, MAX.freq_hz),
+                ((ms(200) + STALL).0, MIN.freq_hz),
+                (up.0, MAX.freq_hz)
+            ]
+        );
+        let held = done
+            .iter()
+            .find(|(sub, _)| *sub == ms(400) + Nanos::from_us(200));
+        assert_eq!(held.unwrap().1, up + READ_MAX);
+        // Polls at 100, 200, 400 and 501.16 ms (the last: the window since the scale is loaded
+        // ~63 % (125 of 200 us): below the hold band (65, 70], 63 x 300 MHz / 68 = 277 MHz,
+        // rounded up to max: no change).
+        assert_eq!(s.counters.evaluations, 4);
+        assert_eq!(s.counters.scale_ups, 1);
+    }
+
+    #[test]
+    fn a_deferrable_poll_waits_for_the_next_submission() {
+        // Nothing outstanding at 100 ms: the poll sleeps until the read at 700 ms, runs just
+        // before it (total 0 -> max: nothing changes) and re-arms at 800 ms, when the host is
+        // idle again: deferred again, for good.
+        let (done, s) = run(
+            config(Some(params(TimerKind::Deferrable)), None),
+            &[ms(700)],
+            ms(1000),
+        );
+        assert_eq!(s.counters.evaluations, 1);
+        assert_eq!(s.counters.deferred_polls, 2);
+        assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
+        // 700 ms idle: the link is in hibern8 (clock-gated): the exit, then max-level service.
+        assert_eq!(done[0].1, ms(700) + Nanos::from_us(500) + READ_MAX);
+    }
+
+    /// Reads every 10 ms from 305 ms to 395 ms, after the host went down at 200 ms.
+    fn reads_every_10_ms() -> Vec<Nanos> {
+        (0..10).map(|i| ms(305 + 10 * i)).collect()
+    }
+
+    #[test]
+    fn without_the_boost_intermittent_reads_stay_at_the_low_clock() {
+        let (_, s) = run(
+            config(Some(params(TimerKind::Delayed)), None),
+            &reads_every_10_ms(),
+            ms(600),
+        );
+        assert_eq!(s.counters.scale_ups, 0);
+    }
+
+    #[test]
+    fn the_patch_boost_acts_at_the_next_poll() {
+        // The first read (305 ms) sets the floor at once; each read refreshes last_active; the
+        // last at 395 ms (jiffy 98) holds it to jiffy 98 + 8 = 106, removal at jiffy 107 =
+        // 428 ms. The poll at 405 ms (100 ms after the read that resumed scaling) sees the
+        // floor: up, the stall ending at 406 ms. The floor is gone by the next poll (506 ms):
+        // the window's load is ~0: down again, ending at 507 ms.
+        let boost = BoostConfig {
+            timeout_ms: 30,
+            notify: BoostNotify::NextPoll,
+        };
+        let (_, s) = run(
+            config(Some(params(TimerKind::Delayed)), Some(boost)),
+            &reads_every_10_ms(),
+            ms(600),
+        );
+        assert_eq!(
+            s.freq_timeline,
+            vec![
+                (0, MAX.freq_hz),
+                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((ms(405) + STALL).0, MAX.freq_hz),
+                ((ms(506) + STALL).0, MIN.freq_hz)
+            ]
+        );
+        assert_eq!((s.counters.boost_sets, s.counters.boost_removals), (1, 1));
+    }
+
+    #[test]
+    fn the_at_once_boost_scales_up_after_the_first_read_and_down_when_it_expires() {
+        // The first read (305 ms, at min, after 104 ms idle: hibern8 exit) resumes scaling;
+        // the boost work runs at once, the floor's notifier evaluates: up. The read in flight
+        // drains (done 305.5 ms + 162.107 us), then 1 ms of stall. At 428 ms the floor goes:
+        // the notifier evaluates again, the load since the scale-up is tiny: down, and (idle)
+        // suspended.
+        let boost = BoostConfig {
+            timeout_ms: 30,
+            notify: BoostNotify::AtOnce,
+        };
+        let (done, s) = run(
+            config(Some(params(TimerKind::Delayed)), Some(boost)),
+            &reads_every_10_ms(),
+            ms(600),
+        );
+        let first_done = ms(305) + Nanos::from_us(500) + READ_MIN;
+        assert_eq!(done[0].1, first_done);
+        assert_eq!(
+            s.freq_timeline,
+            vec![
+                (0, MAX.freq_hz),
+                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((first_done + STALL).0, MAX.freq_hz),
+                ((ms(428) + STALL).0, MIN.freq_hz)
+            ]
+        );
+        // The later reads run at max: 315 ms, 9.3 ms after the scale: no hibern8 yet.
+        assert_eq!(done[1], (ms(315), ms(315) + READ_MAX));
+    }
+
+    #[test]
+    fn a_scale_waits_for_outstanding_commands() {
+        // At-once boost, twelve reads at 305 ms: they fill the twelve slots; the scale waits
+        // for the last to complete, then stalls; a read at 305.1 ms is held until then.
+        let boost = BoostConfig {
+            timeout_ms: 30,
+            notify: BoostNotify::AtOnce,
+        };
+        let mut at = vec![ms(305); 12];
+        at.push(ms(305) + Nanos::from_us(100));
+        let (done, s) = run(
+            config(Some(params(TimerKind::Delayed)), Some(boost)),
+            &at,
+            ms(320),
+        );
+        let last_of_twelve = done
+            .iter()
+            .filter(|(sub, _)| *sub == ms(305))
+            .map(|d| d.1)
+            .max();
+        let held = done.iter().find(|(sub, _)| *sub > ms(305)).unwrap();
+        let up = last_of_twelve.unwrap() + STALL;
+        assert_eq!(s.freq_timeline[2], (up.0, MAX.freq_hz));
+        assert_eq!(held.1, up + READ_MAX);
+    }
+}
