@@ -524,9 +524,7 @@ impl BlockDevice for UfsDevice {
                     return None;
                 }
                 let now = ctx.now();
-                let Some((boost, how)) = self.boost.as_mut() else {
-                    return None;
-                };
+                let (boost, how) = self.boost.as_mut()?;
                 let how = *how;
                 let work = boost.on_work(now);
                 if let Some(at) = work.next_run {
