@@ -140,5 +140,5 @@ def test_an_nvme_scenario_is_refused_with_one_line(tmp_path: Path) -> None:
     assert got.returncode == 2
     assert got.stderr == (
         f"torpor: error: {scenario}:1: --ftrace writes the idle traces of CPU runs; this "
-        "scenario runs an NVMe drive ([platform.nvme]), which has no cpu_idle events\n"
+        "scenario runs a storage device, which has no cpu_idle events\n"
     )

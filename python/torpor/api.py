@@ -78,7 +78,7 @@ class Result:
         notes = [
             n
             for v in self.report["variants"]
-            for component in ("nvme", "cpu")
+            for component in ("nvme", "cpu", "ufs")
             for n in v.get(component, {}).get("notes", [])
         ]
         return list(dict.fromkeys(notes))
@@ -94,11 +94,11 @@ def run(
     """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
 
     ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
-    ``cpu`` for CPUs), ``latency`` one per variant and direction (``read``, ``write``,
-    ``all``), ``residency`` one per variant and power state (plus ``transition``) of a drive,
-    or per variant, CPU and idle state (plus ``running``) of CPUs, with the idle misses
-    (``above``: too deep, ``below``: too shallow). ``max_ios`` and ``progress`` are as in
-    :func:`torpor.native.run_scenario_file`.
+    ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs), ``latency`` one per variant and
+    direction (``read``, ``write``, ``all``), ``residency`` one per variant and power state
+    (plus ``transition``) of a drive, or per variant, CPU and idle state (plus ``running``)
+    of CPUs, with the idle misses (``above``: too deep, ``below``: too shallow). ``max_ios``
+    and ``progress`` are as in :func:`torpor.native.run_scenario_file`.
 
     >>> r = run({"platform": {"nvme": {"preset": "kioxia-bg4-kbg40zns256g"}},
     ...          "workload": {"apst_workflow": 2}, "run": {"duration": "1s"}})
@@ -236,9 +236,26 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "woken_ios": nvme["wake_delayed_ios"],
                 }
             )
+        ufs = v.get("ufs")
+        if ufs:
+            ios = io["ios"]
+            rows.append(
+                {
+                    "variant": v["name"],
+                    "component": "ufs",
+                    "duration_s": v["duration_s"],
+                    "device": ufs["device"],
+                    "avg_power_mw": ufs["avg_power_mw"],
+                    "energy_mj": ufs["energy_mj"],
+                    "energy_per_io_uj": ufs["energy_mj"] * 1000 / ios if ios else None,
+                    "low_clock_pct": ufs["low_clock_pct"],
+                    "scale_ups": ufs["counters"]["scale_ups"],
+                    "scale_downs": ufs["counters"]["scale_downs"],
+                }
+            )
     # Counts stay integers where a component has none (pandas' nullable integer).
     table = pd.DataFrame(rows)
-    counts = ["ios", "bytes", "transitions", "woken_ios"]
+    counts = ["ios", "bytes", "transitions", "woken_ios", "scale_ups", "scale_downs"]
     return table.astype({c: "Int64" for c in counts if c in table})
 
 

@@ -23,7 +23,7 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text, cpu_text, fio_text, idle_text
+from torpor.report import apst_text, cpu_text, fio_text, idle_text, ufs_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -446,6 +446,7 @@ def run(
         write_file(out / "report.html", html.run_page(report))
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
+    notes += [n for v in report["variants"] for n in v.get("ufs", {}).get("notes", [])]
     notes += [n for v in report["variants"] if "nvme" in v for n in apst_text.replay_notes(v)]
     notes += [n for v in report["variants"] for n in v["io"].get("notes", [])]
     for note in dict.fromkeys(notes):
@@ -463,6 +464,8 @@ def run(
         return
     if all("cpu" in v for v in report["variants"]):
         cpu_text.print_cpu_run(console, report, detail=not brief)
+    elif all("ufs" in v for v in report["variants"]):
+        ufs_text.print_ufs_run(console, report, detail=not brief)
     else:
         apst_text.print_run(console, report, detail=not brief)
 

@@ -1,5 +1,6 @@
 //! What a scenario run reports: per variant, one section per component present (the IO
-//! issued by the workloads, the NVMe drive; CPUs and UFS later), each serialised once, here.
+//! issued by the workloads, the NVMe drive, the CPUs, the UFS device), each serialised once,
+//! here.
 //!
 //! Sections say what they measured with units in their names (`_us`, `_mw`, `_mj`, `_ns`,
 //! `_s`), and what was assumed or dropped (drive notes, iolog lines not sent) travels with
@@ -34,6 +35,44 @@ pub struct VariantReport {
     pub nvme: Option<NvmeSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ufs: Option<UfsSection>,
+}
+
+/// The UFS device and host: the clock-scaling policy it ran, and what it measured.
+#[derive(Debug, Serialize)]
+pub struct UfsSection {
+    /// Preset id.
+    pub device: String,
+    /// The first clock's frequency at the two levels, Hz, and their gears.
+    pub min_hz: u64,
+    pub max_hz: u64,
+    pub min_gear: u8,
+    pub max_gear: u8,
+    /// The devfreq parameters, `None` with clock scaling off.
+    pub devfreq: Option<DevfreqParams>,
+    /// `dev_freq_timeout_ms` (0: off) and when devfreq learns of the boost.
+    pub boost_timeout_ms: u32,
+    pub boost_notify: crate::storage::ufs::device::BoostNotify,
+    /// What the figures rest on (estimates, assumptions).
+    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub stats: crate::storage::ufs::device::UfsStats,
+}
+
+/// The devfreq parameters a UFS run used.
+#[derive(Debug, Serialize)]
+pub struct DevfreqParams {
+    pub profile: crate::storage::ufs::scaling::VendorProfile,
+    pub polling_ms: u32,
+    /// The monitor's period in ns (whole jiffies).
+    pub polling_period_ns: u64,
+    pub timer: crate::storage::ufs::scaling::TimerKind,
+    pub upthreshold: u64,
+    pub downdifferential: u64,
+    pub rounding: crate::storage::ufs::scaling::Rounding,
+    pub suspend_on_no_request: bool,
+    pub hz: u32,
 }
 
 /// The CPUs of a run: the governor's decisions, residency, misses, energy, and each task's

@@ -17,14 +17,18 @@ use crate::cpu::CpuPlatform;
 use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
-use crate::report::CpuSection;
+use crate::input::ufs_preset;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
+use crate::report::{CpuSection, DevfreqParams, UfsSection};
 use crate::scenario::CpuPlatformSpec;
+use crate::scenario::UfsPlatformSpec;
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
+use crate::storage::ufs::device::{BoostConfig, UfsConfig, UfsDevice};
+use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
@@ -211,8 +215,8 @@ fn run_inputs(
                 return Err(input
                     .at(
                         "platform",
-                        "--ftrace writes the idle traces of CPU runs; this scenario runs an NVMe \
-                         drive ([platform.nvme]), which has no cpu_idle events"
+                        "--ftrace writes the idle traces of CPU runs; this scenario runs a \
+                         storage device, which has no cpu_idle events"
                             .into(),
                     )
                     .into());
@@ -342,6 +346,27 @@ impl Input<'_> {
     fn max_ios(&self) -> Result<u64, InputError> {
         let s = self.scenario();
         let span = self.until(s)?.unwrap_or(Nanos::ZERO);
+        if let Some(ufs) = &s.platform.ufs {
+            // The device stage alone: faster than the whole UFS path, so still a bound.
+            let service = match crate::input::ufs_preset::find(&ufs.preset) {
+                Some(Ok(p)) => ServiceModel {
+                    read_4k_us: p.service.read_4k_ns as f64 / 1e3,
+                    write_4k_us: p.service.write_4k_ns as f64 / 1e3,
+                    read_mb_s: p.service.read_stream_bytes_per_s as f64 / 1e6,
+                    write_mb_s: p.service.write_stream_bytes_per_s as f64 / 1e6,
+                    parallelism: p.service.slots,
+                },
+                // Reported with its line when the variant runs.
+                _ => ServiceModel::CLIENT_DEFAULT,
+            };
+            return Ok(s
+                .workload
+                .jobs
+                .iter()
+                .chain(self.file_jobs())
+                .map(|job| estimate::max_ios(job, span, &service))
+                .fold(0, u64::saturating_add));
+        }
         let Some(nvme) = &s.platform.nvme else {
             return Ok(cpu_events(s, span));
         };
@@ -687,15 +712,17 @@ impl Input<'_> {
             io: IoSection::new(&workload::IoReport::empty(until), until),
             nvme: None,
             cpu: Some(cpu),
+            ufs: None,
         })
     }
 
     fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
         let s = self.scenario();
-        let nvme = match (&s.platform.nvme, &s.platform.cpu) {
-            (_, Some(cpu)) => return self.run_cpu(cpu, watch),
-            (Some(nvme), None) => nvme,
-            (None, None) => unreachable!("the scenario schema requires a platform"),
+        let nvme = match (&s.platform.nvme, &s.platform.cpu, &s.platform.ufs) {
+            (_, Some(cpu), _) => return self.run_cpu(cpu, watch),
+            (_, _, Some(ufs)) => return self.run_ufs(ufs, watch),
+            (Some(nvme), None, None) => nvme,
+            (None, None, None) => unreachable!("the scenario schema requires a platform"),
         };
         let name = &self.file.variants()[self.variant].name;
         let drive = self.drive(nvme)?;
@@ -735,21 +762,7 @@ impl Input<'_> {
         self.check_replay_had_io(&io)?;
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
-        let mut io_section = IoSection::new(&io, end);
-        let measured = loads.iter_mut().zip(&io.per_workload);
-        for ((load, w), section) in measured.zip(&mut io_section.workloads) {
-            match load {
-                Workload::Replay(replay) => {
-                    if io.stop == crate::sim::Stop::Deadline {
-                        section.lines_not_reached = Some(replay.count_unreached()?);
-                    }
-                }
-                Workload::Job(job) => section.fio = Some(view::fio::job_stats(job, w, end)),
-            }
-        }
-        if let Some(f) = &self.fio {
-            io_section.notes.clone_from(&f.notes);
-        }
+        let io_section = self.io_section(&mut loads, &io, end)?;
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
         let timeline = device.take_timeline().map(|timeline| TimelineSection {
@@ -782,6 +795,151 @@ impl Input<'_> {
                 stats,
             }),
             cpu: None,
+            ufs: None,
+        })
+    }
+
+    /// The IO section of a device run that ended at `end`: per workload, a replay's lines not
+    /// reached and a job's fio figures.
+    fn io_section(
+        &self,
+        loads: &mut [Workload],
+        io: &workload::IoReport,
+        end: Nanos,
+    ) -> Result<IoSection, InputError> {
+        let mut io_section = IoSection::new(io, end);
+        let measured = loads.iter_mut().zip(&io.per_workload);
+        for ((load, w), section) in measured.zip(&mut io_section.workloads) {
+            match load {
+                Workload::Replay(replay) => {
+                    if io.stop == crate::sim::Stop::Deadline {
+                        section.lines_not_reached = Some(replay.count_unreached()?);
+                    }
+                }
+                Workload::Job(job) => section.fio = Some(view::fio::job_stats(job, w, end)),
+            }
+        }
+        if let Some(f) = &self.fio {
+            io_section.notes.clone_from(&f.notes);
+        }
+        Ok(io_section)
+    }
+
+    /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]` and
+    /// `[policy.boost]`, under the variant's IO.
+    fn run_ufs(
+        &self,
+        p: &UfsPlatformSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
+        let s = self.scenario();
+        let name = &self.file.variants()[self.variant].name;
+        let preset = ufs_preset::find(&p.preset).unwrap_or_else(|| {
+            Err(self.at(
+                "platform.ufs.preset",
+                format!(
+                    "[platform.ufs] preset: no built-in UFS preset has the id {}; {}",
+                    shown(&p.preset),
+                    ufs_preset::suggestion(&p.preset)
+                ),
+            ))
+        })?;
+        let policy = &s.policy.devfreq;
+        let mut min = preset.min_level;
+        if let Some(gear) = policy.profile.min_gear() {
+            min.gear = gear.min(preset.max_level.gear);
+        }
+        let max = preset.max_level;
+        let scaling = policy.resolved(min.freq_hz, max.freq_hz, p.hz);
+        let b = &s.policy.boost;
+        let boost = (b.dev_freq_timeout_ms != 0).then_some(BoostConfig {
+            timeout_ms: b.dev_freq_timeout_ms,
+            notify: b.notify,
+        });
+        let mut device = UfsDevice::new(UfsConfig {
+            service: preset.service,
+            min,
+            max,
+            power: preset.power(),
+            idle: preset.idle_timers(),
+            costs: preset.scale_costs(),
+            scaling,
+            boost,
+            hz: p.hz,
+        });
+        let mut loads = self.workloads(s)?;
+        let until = self.until(s)?;
+        let mut progress = Progress {
+            variant: self.variant,
+            variants: self.file.variants().len(),
+            name,
+            now: Nanos::ZERO,
+            until,
+        };
+        if !watch.tick(&progress) {
+            return Err(RunError::Interrupted);
+        }
+        let (io, _) = world::World::new(&mut device, world::Direct, &mut loads, s.run.seed)?
+            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
+                progress.now = now;
+                watch.tick(&progress)
+            })?;
+        if io.stop == crate::sim::Stop::Interrupted {
+            return Err(RunError::Interrupted);
+        }
+        self.check_replay_had_io(&io)?;
+        let end = until.unwrap_or(io.end);
+        let io_section = self.io_section(&mut loads, &io, end)?;
+        let mut notes = vec![
+            "service times are calibrated from the preset's published figures at the max level; \
+             power, hibern8 exit and scale costs are the preset's central estimates (torpor \
+             devices --json lists their ranges)"
+                .to_string(),
+            "latency is device-side: from the request reaching the host controller to its \
+             completion (no block layer, driver or interrupt time)"
+                .to_string(),
+        ];
+        if scaling.is_some_and(|p| p.timer == TimerKind::Deferrable) {
+            notes.push(
+                "deferrable monitor: a poll falling due while no command is outstanding waits \
+                 for the next submission (ASSUMPTION: the CPU sleeps whenever the storage does; \
+                 the longest deferral)"
+                    .into(),
+            );
+        }
+        if boost.is_some() && scaling.is_none() {
+            notes.push("the boost has no effect with clock scaling off".into());
+        }
+        let stats = device.finish(end);
+        Ok(VariantReport {
+            name: name.to_string(),
+            duration_s: end.as_secs_f64(),
+            seed: s.run.seed,
+            io: io_section,
+            nvme: None,
+            cpu: None,
+            ufs: Some(UfsSection {
+                device: preset.id.clone(),
+                min_hz: min.freq_hz,
+                max_hz: max.freq_hz,
+                min_gear: min.gear,
+                max_gear: max.gear,
+                devfreq: scaling.map(|p| DevfreqParams {
+                    profile: policy.profile,
+                    polling_ms: p.polling_ms,
+                    polling_period_ns: p.polling_period().0,
+                    timer: p.timer,
+                    upthreshold: p.ondemand.upthreshold,
+                    downdifferential: p.ondemand.downdifferential,
+                    rounding: p.rounding,
+                    suspend_on_no_request: p.suspend_on_no_request,
+                    hz: p.hz,
+                }),
+                boost_timeout_ms: b.dev_freq_timeout_ms,
+                boost_notify: b.notify,
+                notes,
+                stats,
+            }),
         })
     }
 }
@@ -1247,7 +1405,7 @@ mod tests {
             ),
             (
                 format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),
-                "a scenario runs either `[platform.nvme]` or `[platform.cpu]`",
+                "a scenario runs one of `[platform.nvme]`, `[platform.ufs]` and `[platform.cpu]`",
             ),
             (
                 format!("[platform.cpu]\npreset = \"qcom-msm8961\"\n{task}"),

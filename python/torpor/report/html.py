@@ -194,11 +194,63 @@ def _cpu_run_page(report: dict[str, Any]) -> str:
     return _page(f"torpor: {report['scenario']}", body)
 
 
+def freq_timeline(variants: list[dict[str, Any]], until_s: float | None = None) -> str:
+    """The UFS host's first clock over time, one step line per variant (the seed's ASCII
+    timeline, drawn)."""
+    fig = Figure(figsize=(10, 0.9 * len(variants) + 1.4))
+    axes = fig.subplots(len(variants), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, v in zip(axes, variants, strict=True):
+        ufs = v["ufs"]
+        end = v["duration_s"] if until_s is None else min(until_s, v["duration_s"])
+        points = [(t / 1e9, hz / 1e6) for t, hz in ufs["freq_timeline"] if t / 1e9 <= end]
+        xs = [p[0] for p in points] + [end]
+        ys = [p[1] for p in points] + [points[-1][1]]
+        ax.step(xs, ys, where="post")
+        ax.set_yticks([ufs["min_hz"] / 1e6, ufs["max_hz"] / 1e6])
+        ax.set_ylabel("MHz", fontsize=8)
+        ax.set_title(v["name"], fontsize=9, loc="left")
+    axes[-1].set_xlabel("time, s")
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _ufs_run_page(report: dict[str, Any]) -> str:
+    head = ["variant", "IOs", "mean us", "p99 us", "max us", "MB/s", "low clock %", "avg mW"]
+    body = [
+        f"<h1>{html.escape(report['scenario'])}</h1>",
+        "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>",
+    ]
+    for v in report["variants"]:
+        lat, ufs = v["io"]["all"], v["ufs"]
+        secs = v["duration_s"] or 1
+        cells = [
+            html.escape(v["name"]),
+            f"{v['io']['ios']:,}",
+            f"{lat['mean_us']:,.1f}",
+            f"{lat['p99_us']:,.1f}",
+            f"{lat['max_us']:,.1f}",
+            f"{v['io']['bytes'] / secs / 1e6:,.1f}",
+            f"{ufs['low_clock_pct']:.1f}",
+            f"{ufs['avg_power_mw']:,.1f}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    body += [
+        "</table>",
+        "<h2>Latency</h2>",
+        f"<figure>{_cdf(report)}</figure>",
+        "<h2>The host's clock</h2>",
+        f"<figure>{freq_timeline(report['variants'])}</figure>",
+    ]
+    return _page(f"torpor: {report['scenario']}", body)
+
+
 def run_page(report: dict[str, Any]) -> str:
     """One scenario's run (`torpor run --report`): the variants' figures, where each spent
     its time, and its power over time when the scenario records a timeline."""
     if all("cpu" in v for v in report["variants"]):
         return _cpu_run_page(report)
+    if all("ufs" in v for v in report["variants"]):
+        return _ufs_run_page(report)
     head = ["variant", "IOs", "mean us", "p99.9 us", "max us", "avg mW", "uJ/IO", "transitions"]
     body = [
         f"<h1>{html.escape(report['scenario'])}</h1>",

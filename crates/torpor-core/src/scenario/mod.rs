@@ -22,6 +22,8 @@ use crate::cpu::task::TaskFile;
 use crate::cpuidle::GovernorName;
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
+use crate::storage::ufs::device::BoostNotify;
+use crate::storage::ufs::scaling::{Rounding, ScalingParams, TimerKind, VendorProfile};
 use crate::time::{parse_duration, Nanos};
 use crate::trace::blkparse::ReplayedAction;
 use crate::trace::block::TraceFormat;
@@ -42,13 +44,25 @@ pub struct Scenario {
     pub run: RunSpec,
 }
 
-/// The simulated hardware: an NVMe drive, or CPUs (the whole-system run that joins them, an
-/// IO completion waking a CPU, is not built yet: a scenario names one of the two).
+/// The simulated hardware: an NVMe drive, a UFS device, or CPUs (the whole-system run that
+/// joins them, an IO completion waking a CPU, is not built yet: a scenario names one).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {
     pub nvme: Option<NvmePlatform>,
     pub cpu: Option<CpuPlatformSpec>,
+    pub ufs: Option<UfsPlatformSpec>,
+}
+
+/// `[platform.ufs]`: which UFS device and host, and the kernel's tick rate (the devfreq
+/// monitor's and the boost's delays are in jiffies).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UfsPlatformSpec {
+    /// Built-in UFS preset id (`torpor devices`).
+    pub preset: String,
+    #[serde(default = "default_hz")]
+    pub hz: u32,
 }
 
 /// `[platform.cpu]`: which CPUs, and the kernel's tick rate.
@@ -116,6 +130,98 @@ pub struct Policy {
     pub apst: ApstParams,
     #[serde(default)]
     pub cpuidle: CpuidlePolicy,
+    #[serde(default)]
+    pub devfreq: DevfreqPolicy,
+    #[serde(default)]
+    pub boost: BoostPolicy,
+}
+
+/// `[policy.devfreq]`: the UFS host's clock scaling. A driver's profile, then any field of it
+/// overridden (as its sysfs files and module code would).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevfreqPolicy {
+    #[serde(default = "default_profile")]
+    pub profile: VendorProfile,
+    /// `clkscale_enable`: false keeps the max level (no monitor).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    pub polling_ms: Option<u32>,
+    pub timer: Option<TimerKind>,
+    pub upthreshold: Option<u64>,
+    pub downdifferential: Option<u64>,
+    /// The clock driver's `clk_round_rate`: `up` (Qualcomm RCG, OPP ceil) or `exact`.
+    pub rounding: Option<Rounding>,
+    pub suspend_on_no_request: Option<bool>,
+}
+
+fn default_profile() -> VendorProfile {
+    VendorProfile::Ufshcd
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for DevfreqPolicy {
+    fn default() -> Self {
+        DevfreqPolicy {
+            profile: default_profile(),
+            enabled: true,
+            polling_ms: None,
+            timer: None,
+            upthreshold: None,
+            downdifferential: None,
+            rounding: None,
+            suspend_on_no_request: None,
+        }
+    }
+}
+
+impl DevfreqPolicy {
+    /// The parameters for a host whose clock scales between `min_hz` and `max_hz`; `None`
+    /// when scaling is off.
+    pub fn resolved(&self, min_hz: u64, max_hz: u64, hz: u32) -> Option<ScalingParams> {
+        if !self.enabled {
+            return None;
+        }
+        let mut p = ScalingParams::of(self.profile, min_hz, max_hz);
+        p.hz = hz;
+        p.polling_ms = self.polling_ms.unwrap_or(p.polling_ms);
+        p.timer = self.timer.unwrap_or(p.timer);
+        p.ondemand.upthreshold = self.upthreshold.unwrap_or(p.ondemand.upthreshold);
+        p.ondemand.downdifferential = self.downdifferential.unwrap_or(p.ondemand.downdifferential);
+        p.rounding = self.rounding.unwrap_or(p.rounding);
+        p.suspend_on_no_request = self
+            .suspend_on_no_request
+            .unwrap_or(p.suspend_on_no_request);
+        Some(p)
+    }
+}
+
+/// `[policy.boost]`: the block layer's device-frequency boost (an unmerged RFC, 2025).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoostPolicy {
+    /// `/sys/block/<disk>/dev_freq_timeout_ms`; 0 (the default) is off.
+    #[serde(default)]
+    pub dev_freq_timeout_ms: u32,
+    /// When devfreq learns of it: `next-poll` (the patch) or `at-once` (a likely merged form).
+    #[serde(default = "default_notify")]
+    pub notify: BoostNotify,
+}
+
+fn default_notify() -> BoostNotify {
+    BoostNotify::NextPoll
+}
+
+impl Default for BoostPolicy {
+    fn default() -> Self {
+        BoostPolicy {
+            dev_freq_timeout_ms: 0,
+            notify: default_notify(),
+        }
+    }
 }
 
 /// `[policy.cpuidle]`: the governor on every CPU.
@@ -565,23 +671,31 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
-    match (&s.platform.nvme, &s.platform.cpu) {
-        (Some(nvme), None) => validate_nvme(s, nvme)?,
-        (None, Some(cpu)) => validate_cpu(s, cpu)?,
-        (Some(_), Some(_)) => {
+    let p = &s.platform;
+    match (&p.nvme, &p.cpu, &p.ufs) {
+        (Some(nvme), None, None) => validate_nvme(s, nvme)?,
+        (None, Some(cpu), None) => validate_cpu(s, cpu)?,
+        (None, None, Some(ufs)) => validate_ufs(s, ufs)?,
+        (None, None, None) => {
             return Err((
-                "platform.cpu".into(),
-                "[platform]: a scenario runs either `[platform.nvme]` or `[platform.cpu]`; the \
-                 whole-system run that joins them is not built yet"
+                "platform".into(),
+                "[platform]: expected `[platform.nvme]` (a drive), `[platform.ufs]` (a UFS \
+                 device) or `[platform.cpu]` (CPUs)"
                     .into(),
             ))
         }
-        (None, None) => {
+        _ => {
+            let second = if p.cpu.is_some() {
+                "platform.cpu"
+            } else {
+                "platform.ufs"
+            };
             return Err((
-                "platform".into(),
-                "[platform]: expected `[platform.nvme]` (a drive) or `[platform.cpu]` (CPUs)"
+                second.into(),
+                "[platform]: a scenario runs one of `[platform.nvme]`, `[platform.ufs]` and \
+                 `[platform.cpu]`; the whole-system run that joins them is not built yet"
                     .into(),
-            ))
+            ));
         }
     }
     if s.run.timeline_limit > MAX_TIMELINE_LIMIT {
@@ -674,6 +788,75 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
             ),
         )
     })?;
+    Ok(())
+}
+
+fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, String)> {
+    if !HZ_RANGE.contains(&ufs.hz) {
+        return Err((
+            "platform.ufs.hz".into(),
+            format!(
+                "[platform.ufs] hz: expected CONFIG_HZ in {}..={}, got {}",
+                HZ_RANGE.start(),
+                HZ_RANGE.end(),
+                ufs.hz
+            ),
+        ));
+    }
+    let d = &s.policy.devfreq;
+    if let Some(ms) = d.polling_ms {
+        if !(1..=60_000).contains(&ms) {
+            return Err((
+                "policy.devfreq.polling_ms".into(),
+                format!("[policy.devfreq] polling_ms: expected 1..=60000 ms, got {ms}"),
+            ));
+        }
+    }
+    // Checked on the resolved pair: simple_ondemand refuses it at every poll (-EINVAL) and
+    // the frequency would never move, silently.
+    let p = ScalingParams::of(d.profile, 1, 2);
+    let up = d.upthreshold.unwrap_or(p.ondemand.upthreshold);
+    let down = d.downdifferential.unwrap_or(p.ondemand.downdifferential);
+    if up == 0 || up > 100 || down == 0 || up < down {
+        let key = if d.upthreshold.is_some() {
+            "upthreshold"
+        } else {
+            "downdifferential"
+        };
+        return Err((
+            format!("policy.devfreq.{key}"),
+            format!(
+                "[policy.devfreq] {key}: expected 1 <= downdifferential <= upthreshold <= 100 \
+                 (simple_ondemand refuses anything else at every poll), got upthreshold {up}, \
+                 downdifferential {down}"
+            ),
+        ));
+    }
+    let w = &s.workload;
+    if !w.tasks.is_empty() {
+        return Err((
+            "workload".into(),
+            "[workload]: `[[workload.task]]` runs on `[platform.cpu]`; a UFS device takes IO \
+             (`[[workload.job]]`, `fio`, `[workload.replay]`)"
+                .into(),
+        ));
+    }
+    if w.apst_workflow.is_some() {
+        return Err((
+            "workload.apst_workflow".into(),
+            "[workload] apst_workflow: seed 000's workflows are NVMe APST experiments; on UFS \
+             write the jobs (`[[workload.job]]` or `fio`)"
+                .into(),
+        ));
+    }
+    if w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() {
+        return Err((
+            "workload".into(),
+            "[workload]: expected `[[workload.job]]`, `fio = \"<job file>\"` or \
+             `[workload.replay]`"
+                .into(),
+        ));
+    }
     Ok(())
 }
 

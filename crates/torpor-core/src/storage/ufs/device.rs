@@ -65,7 +65,7 @@ const DRAIN_LIMIT: Nanos = Nanos::from_ms(1000);
 pub const FREQ_TIMELINE_LIMIT: usize = 1 << 20;
 
 /// When devfreq learns of the boost's floor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BoostNotify {
     /// At its next poll, as the RFC's patch 3 does.

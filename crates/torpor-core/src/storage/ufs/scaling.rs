@@ -21,13 +21,16 @@
 //! nothing outstanding waits for the next command (the CPU wakes to issue it): an ASSUMPTION
 //! that the CPU sleeps whenever the storage does.
 
+use serde::{Deserialize, Serialize};
+
 use super::clk_scaling::ClkScaling;
 use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData};
 use crate::qos::freq::FreqQos;
 use crate::time::{msecs_to_jiffies, tick_nsec, Nanos};
 
 /// How the platform's clock driver rounds a requested rate (`clk_round_rate`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Rounding {
     /// The first level at or above the request (Qualcomm RCG, OPP ceil).
     Up,
@@ -36,10 +39,37 @@ pub enum Rounding {
 }
 
 /// The monitor's timer (`devfreq_dev_profile.timer`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TimerKind {
     Deferrable,
     Delayed,
+}
+
+/// Whose `config_scaling_param` sets the parameters (spec-storage §2.5), by the driver's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VendorProfile {
+    /// The core's `ufs_hba_vps`: 100 ms, deferrable, 70/5 (unchanged since 2020).
+    #[serde(rename = "ufshcd")]
+    Ufshcd,
+    /// `ufs-qcom.c` (v6.6+): 60 ms, delayed timer (0645ab15ed0b), 70/5,
+    /// `suspend_on_no_request`.
+    #[serde(rename = "ufs-qcom")]
+    Qcom,
+    /// `ufs-mediatek.c`: 200 ms, 50/20, and `clk_scaling.min_gear` HS-G4 (the scenario's
+    /// min level keeps G4).
+    #[serde(rename = "ufs-mediatek")]
+    Mediatek,
+}
+
+impl VendorProfile {
+    /// The gear the driver keeps at the min level, when it overrides the core's HS-G1.
+    pub fn min_gear(self) -> Option<u8> {
+        match self {
+            VendorProfile::Mediatek => Some(4),
+            _ => None,
+        }
+    }
 }
 
 /// The host's scaling parameters (ufshcd's defaults or a vendor's `config_scaling_param`).
@@ -71,6 +101,28 @@ impl ScalingParams {
             rounding: Rounding::Up,
             suspend_on_no_request: false,
             hz: 250,
+        }
+    }
+
+    /// A host driver's parameters (`VendorProfile`) at its clocks `min_hz`/`max_hz`.
+    pub fn of(profile: VendorProfile, min_hz: u64, max_hz: u64) -> ScalingParams {
+        let base = ScalingParams::ufshcd_default(min_hz, max_hz);
+        match profile {
+            VendorProfile::Ufshcd => base,
+            VendorProfile::Qcom => ScalingParams {
+                polling_ms: 60,
+                timer: TimerKind::Delayed,
+                suspend_on_no_request: true,
+                ..base
+            },
+            VendorProfile::Mediatek => ScalingParams {
+                polling_ms: 200,
+                ondemand: OndemandData {
+                    upthreshold: 50,
+                    downdifferential: 20,
+                },
+                ..base
+            },
         }
     }
 

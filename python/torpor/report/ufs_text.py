@@ -1,0 +1,110 @@
+"""Terminal view of UFS runs: latency, bandwidth, time at the low clock and power per variant,
+then (with detail) fio-style latency, the devfreq parameters, what the host did, and the
+device's time and energy per state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from torpor.report.apst_text import _num, fio_latency_lines
+
+
+def bandwidth_mbs(variant: dict[str, Any]) -> float:
+    """MB/s (10^6 bytes per second) over the variant's span, as fio's BW in MB/s."""
+    secs = variant["duration_s"]
+    return variant["io"]["bytes"] / secs / 1e6 if secs else 0.0
+
+
+def print_ufs_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
+    variants = report["variants"]
+    devices = sorted({v["ufs"]["device"] for v in variants})
+    spans = sorted({v["duration_s"] for v in variants})
+    title = Text(
+        f"{report['scenario']} on {', '.join(devices)} ({', '.join(f'{s:g}' for s in spans)} s)"
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("variant", overflow="fold", min_width=8)
+    for col in ("IOs", "mean us", "p99 us", "max us", "MB/s", "low %", "mW", "up/down"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for v in variants:
+        lat, ufs = v["io"]["all"], v["ufs"]
+        c = ufs["counters"]
+        table.add_row(
+            Text(v["name"]),
+            f"{lat['count']:,}",
+            _num(lat["mean_us"]),
+            _num(lat["p99_us"]),
+            _num(lat["max_us"]),
+            _num(bandwidth_mbs(v)),
+            f"{ufs['low_clock_pct']:.1f}",
+            f"{ufs['avg_power_mw']:.1f}",
+            f"{c['scale_ups']}/{c['scale_downs']}",
+        )
+    console.print(table)
+    if not detail:
+        return
+    for v in variants:
+        ufs = v["ufs"]
+        console.print()
+        console.print(Text(v["name"], style="bold"))
+        for direction in ("read", "write"):
+            if v["io"][direction]["count"]:
+                for line in fio_latency_lines(direction, v["io"][direction], v["duration_s"]):
+                    console.print(line, markup=False)
+        console.print(f"  {policy_line(ufs)}", markup=False)
+        c = ufs["counters"]
+        console.print(
+            f"  evaluations={c['evaluations']} (deferred {c['deferred_polls']}), "
+            f"scale up/down={c['scale_ups']}/{c['scale_downs']} "
+            f"(refused {c['scale_refusals']}; IO blocked {c['scale_blocked_ns'] / 1e6:.1f} ms), "
+            f"suspensions={c['suspensions']}, boost set/removed="
+            f"{c['boost_sets']}/{c['boost_removals']}, hibern8 exits={c['hibern8_exits']}",
+            markup=False,
+        )
+        console.print(state_table(v))
+
+
+def policy_line(ufs: dict[str, Any]) -> str:
+    """The clock levels, the devfreq parameters and the boost, on one line."""
+    levels = (
+        f"{ufs['min_hz'] / 1e6:g} MHz HS-G{ufs['min_gear']} / "
+        f"{ufs['max_hz'] / 1e6:g} MHz HS-G{ufs['max_gear']}"
+    )
+    d = ufs["devfreq"]
+    if d is None:
+        scaling = "clock scaling off"
+    else:
+        scaling = (
+            f"devfreq {d['profile']}: {d['polling_ms']} ms {d['timer']}, "
+            f"{d['upthreshold']}/{d['downdifferential']}, rounding {d['rounding']}"
+            + (", suspend_on_no_request" if d["suspend_on_no_request"] else "")
+        )
+    boost = (
+        f"boost {ufs['boost_timeout_ms']} ms ({ufs['boost_notify']})"
+        if ufs["boost_timeout_ms"]
+        else "boost off"
+    )
+    return f"{levels}; {scaling}; {boost}"
+
+
+def state_table(variant: dict[str, Any]) -> Table:
+    """Time and energy per device state (busy, idle, hibern8, clock-gated, scaling)."""
+    ufs = variant["ufs"]
+    total = sum(s["time_ns"] for s in ufs["states"]) or 1
+    table = Table(box=box.SIMPLE, padding=(0, 1))
+    for col in ("state", "time %", "entries", "mJ"):
+        table.add_column(col, justify="right" if col != "state" else "left")
+    for s in ufs["states"]:
+        table.add_row(
+            s["name"],
+            f"{100 * s['time_ns'] / total:.2f}",
+            f"{s['entries']:,}",
+            f"{s['energy_mj']:.3f}",
+        )
+    table.add_row("all", "100.00", "", f"{ufs['energy_mj']:.3f}")
+    return table
