@@ -846,7 +846,7 @@ impl Input<'_> {
         })?;
         let policy = &s.policy.devfreq;
         let mut min = preset.min_level;
-        if let Some(gear) = policy.profile.min_gear() {
+        if let Some(gear) = policy.min_gear.or(policy.profile.min_gear()) {
             min.gear = gear.min(preset.max_level.gear);
         }
         let max = preset.max_level;

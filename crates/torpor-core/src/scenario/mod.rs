@@ -153,6 +153,9 @@ pub struct DevfreqPolicy {
     /// The clock driver's `clk_round_rate`: `up` (Qualcomm RCG, OPP ceil) or `exact`.
     pub rounding: Option<Rounding>,
     pub suspend_on_no_request: Option<bool>,
+    /// `clk_scaling.min_gear`: the HS gear kept at the min level (the profile's, else the
+    /// preset's, usually HS-G1).
+    pub min_gear: Option<u8>,
 }
 
 fn default_profile() -> VendorProfile {
@@ -174,6 +177,7 @@ impl Default for DevfreqPolicy {
             downdifferential: None,
             rounding: None,
             suspend_on_no_request: None,
+            min_gear: None,
         }
     }
 }
@@ -831,6 +835,17 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                  downdifferential {down}"
             ),
         ));
+    }
+    if let Some(g) = d.min_gear {
+        if !(1..=crate::storage::ufs::service::MAX_GEAR).contains(&g) {
+            return Err((
+                "policy.devfreq.min_gear".into(),
+                format!(
+                    "[policy.devfreq] min_gear: expected an HS gear 1..={}, got {g}",
+                    crate::storage::ufs::service::MAX_GEAR
+                ),
+            ));
+        }
     }
     let w = &s.workload;
     if !w.tasks.is_empty() {
