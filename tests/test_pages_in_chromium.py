@@ -109,3 +109,20 @@ def test_the_teo_reproduction_page(browser: object, cli, tmp_path: Path) -> None
     assert cli("reproduce", "teo", "--out", str(tmp_path)).exit_code == 0
     # Too deep, too shallow, power, wake-up latency, residency per state.
     check_page(browser, tmp_path / "report.html", at_least=5)
+
+
+def test_the_devfreq_reproduction_page(browser: object, cli, tmp_path: Path) -> None:
+    assert cli("reproduce", "devfreq", "--out", str(tmp_path)).exit_code == 0
+    # The clock timeline of the fio cases (the Pixel traces' only with --traces).
+    check_page(browser, tmp_path / "report.html", at_least=1)
+
+
+def test_the_ufs_run_page(browser: object, cli, tmp_path: Path) -> None:
+    scenario = tmp_path / "ufs.toml"
+    scenario.write_text(
+        '[platform.ufs]\npreset = "samsung-eufs31-512gb"\n[workload]\n[[workload.job]]\n'
+        'name = "r"\nrw = "randread"\nbs = "4k"\nrate_iops = 50\n[run]\nduration = "2s"\n'
+    )
+    assert cli("run", str(scenario), "--report", str(tmp_path / "r")).exit_code == 0
+    # The latency CDF and the host's clock over time.
+    check_page(browser, tmp_path / "r" / "report.html", at_least=2)

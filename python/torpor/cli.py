@@ -474,19 +474,29 @@ def run(
 @click.argument("area", type=click.Choice([*REPRODUCE_AREAS, "all"]))
 @click.option("--out", "out_dir", default="out", show_default=True, help="Report directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
-def reproduce(area: str, out_dir: str, as_json: bool) -> None:
+@click.option(
+    "--traces",
+    "traces_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="devfreq: a folder with the Pixel 6a block traces of acsl-technion/"
+    "MobileBlockIOTraces (not shipped: they carry no licence), replayed with the boost off, "
+    "at the next poll and at once.",
+)
+def reproduce(area: str, out_dir: str, as_json: bool, traces_dir: str | None) -> None:
     """Re-run a built-in experiment and check the seed document's claims.
 
-    Writes OUT/results.json and OUT/report.md.
+    Writes OUT/results.json, OUT/report.md and OUT/report.html.
 
     \b
     Example:
       torpor reproduce apst --out out/apst
+      torpor reproduce devfreq --out out/devfreq --traces MobileBlockIOTraces/pixel6a
     """
     from torpor import reproduction as rep
 
     out = output_dir(out_dir, "--out")
-    results = rep.run(area, out, console=None if as_json else console)
+    traces = Path(traces_dir) if traces_dir else None
+    results = rep.run(area, out, console=None if as_json else console, traces=traces)
     if as_json:
         emit_json(results)
 

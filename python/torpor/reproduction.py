@@ -13,12 +13,12 @@ from rich.console import Console
 from rich.progress import Progress
 
 from torpor import native
-from torpor.experiments import apst, teo
+from torpor.experiments import apst, devfreq, teo
 from torpor.files import write_file
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
-AREAS = ("apst", "teo")
+AREAS = ("apst", "teo", "devfreq")
 
 
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
@@ -85,14 +85,43 @@ def run_teo(out: Path, console: Console | None) -> dict[str, Any]:
     return results
 
 
-RUNNERS = {"apst": run_apst, "teo": run_teo}
+def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict[str, Any]:
+    """Seed 001's fio cases, the sensitivity runs, and the Pixel 6a traces when `traces`
+    holds them; the scenarios and job files are kept in ``out/inputs`` to re-run by hand."""
+    work = out / "inputs"
+    rows, extra = devfreq.runs(work)
+    pixel_rows, pixel_timelines, pixel_note = devfreq.pixel_runs(traces, work)
+    results = devfreq.results(rows, extra, pixel_rows, pixel_note)
+    out.mkdir(parents=True, exist_ok=True)
+    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_file(out / "report.md", markdown.devfreq_report(results))
+    from torpor.report import html
+
+    timelines = [*extra["timelines"].values(), *pixel_timelines.values()]
+    write_file(out / "report.html", html.devfreq_page(results, timelines))
+    if console is not None:
+        console.print(
+            f"devfreq: {len(rows)} runs, {len(results['claims'])} claims: "
+            f"{devfreq.verdict_text(results['claims'])} -> {out / 'report.md'}"
+        )
+        if pixel_note:
+            console.print(f"devfreq: Pixel 6a traces {pixel_note}")
+    return results
 
 
-def run(area: str, out: Path, console: Console | None = None) -> dict[str, Any]:
+def run(
+    area: str, out: Path, console: Console | None = None, traces: Path | None = None
+) -> dict[str, Any]:
     """Runs one experiment into ``out``, or all of them, each into its own folder under it
-    (then the result is ``{"experiments": [...]}``)."""
+    (then the result is ``{"experiments": [...]}``). ``traces`` is where devfreq finds the
+    Pixel 6a block traces (not shipped)."""
+    runners = {
+        "apst": lambda o: run_apst(o, console),
+        "teo": lambda o: run_teo(o, console),
+        "devfreq": lambda o: run_devfreq(o, console, traces),
+    }
     if area == "all":
-        return {"experiments": [RUNNERS[a](out / a, console) for a in AREAS]}
-    if area in RUNNERS:
-        return RUNNERS[area](out, console)
+        return {"experiments": [runners[a](out / a) for a in AREAS]}
+    if area in runners:
+        return runners[area](out)
     raise ValueError(f"unknown experiment {area!r}")

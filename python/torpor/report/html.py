@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from torpor.experiments import apst, teo
+from torpor.experiments import apst, devfreq, teo
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
@@ -431,3 +431,51 @@ def _teo_residency(rows: list[dict[str, Any]]) -> str:
     ax.set_xlabel("% of idle time")
     ax.legend(fontsize=7, ncol=3)
     return _svg(fig)
+
+
+def devfreq_page(results: dict[str, Any], timelines: list[dict[str, Any]]) -> str:
+    """Seed 001 reproduced: the claims, the fio cases, and the host's clock over time (the
+    seed's ASCII timeline as a plot), for the fio cases and, when run, the Pixel 6a traces'
+    first seconds."""
+    claims = results["claims"]
+    head = ["case", "variant", "clat avg us", "p99 us", "BW MB/s", "low clock %", "mJ"]
+    body = [
+        "<h1>Block-layer device-frequency boost for UFS (seed 001), simulated</h1>",
+        f"<p>Claims: {html.escape(devfreq.verdict_text(claims))}.</p>",
+        "<table><tr><th>claim</th><th>seed</th><th>torpor</th><th>verdict</th></tr>",
+    ]
+    for c in claims:
+        body.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(x))}</td>"
+                for x in (c["claim"], c["seed_value"], c["torpor_value"], _VERDICT[c["ok"]])
+            )
+            + "</tr>"
+        )
+    body += ["</table>", "<h2>The fio cases</h2>", "<table><tr>"]
+    body[-1] += "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+    for r in results["variants"]:
+        cells = [
+            r["case"],
+            r["variant"],
+            f"{r['clat_avg_us']:.1f}",
+            f"{r['clat_p99_us']:.1f}",
+            f"{r['bw_mbs']:.1f}",
+            f"{r['low_clock_pct']:.1f}",
+            f"{r['energy_mj']:.0f}",
+        ]
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    fio = [t for t in timelines if t["name"].startswith("case")]
+    pixel = [t for t in timelines if not t["name"].startswith("case")]
+    body += [
+        "</table>",
+        "<h2>The host's clock, fio cases (first job, 0-12 s)</h2>",
+        f"<figure>{freq_timeline(fio, until_s=12.0)}</figure>",
+    ]
+    if pixel:
+        body += [
+            "<h2>The host's clock, Pixel 6a traces (first 30 s)</h2>",
+            f"<figure>{freq_timeline(pixel, until_s=30.0)}</figure>",
+        ]
+    return _page("torpor: UFS frequency boost (seed 001)", body)
