@@ -238,7 +238,7 @@ def test_the_boost_at_once_lowers_the_mean_latency_of_the_rfc_workload(cli):
     for name in ("job1", "job2", "job3", "job4", "job5"):
         assert fio_read(at_once, name)["clat_mean_ns"] < fio_read(off, name)["clat_mean_ns"]
     # At once, by hand: the first read sets the floor and devfreq's range becomes {max}, so
-    # no poll can scale down while it holds; when it goes (36 ms after each job's last read)
+    # no poll can scale down while it holds; when it goes (9 jiffies after each job's last read)
     # ufs-qcom has already suspended scaling at the max level (suspend_on_no_request), so the
     # notifier's evaluation is skipped. Every read runs at max: t_max(64k), plus the hibern8
     # exit for the first read of jobs 2 to 5 (10 s idle before each, over the 150 ms timers).
