@@ -9,11 +9,14 @@ use serde::Serialize;
 use crate::cpuidle::{Device, GovernorName, IdleState, Kernel, Platform};
 use crate::error::InputError;
 use crate::input::nvme_preset as preset;
+use crate::input::ufs_preset;
 use crate::sim::Pcg32;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
+use crate::storage::ufs::device::{BoostConfig, BoostNotify, UfsConfig, UfsDevice};
+use crate::storage::ufs::scaling::{ScalingParams, VendorProfile};
 use crate::time::Nanos;
-use crate::workload::{self, Workload};
+use crate::workload::{self, FioJob, RwMode, Workload};
 use crate::world;
 
 /// One benchmark's figure.
@@ -40,6 +43,8 @@ pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
     Ok(vec![
         nvme_workflow(seconds, 3, "nvme: APST workflow 3 (SN530, v5.14)"),
         nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)"),
+        ufs_random_read(seconds, 32),
+        ufs_random_read(seconds, 1),
         governor(seconds, GovernorName::Teo619),
         governor(seconds, GovernorName::Teo66),
         governor(seconds, GovernorName::Menu619),
@@ -74,6 +79,62 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
         }
         span = Nanos(span.0 * 2);
     }
+}
+
+/// A 4 KiB random-read job at `iodepth` on the eUFS 3.1 preset behind a `ufs-qcom` host (60 ms
+/// delayed devfreq monitor) with the block layer's boost at the next poll, doubling the
+/// simulated span until the wall time exceeds the budget.
+fn ufs_random_read(seconds: f64, iodepth: u32) -> BenchResult {
+    let mut span = Nanos::from_ms(100);
+    loop {
+        let start = Instant::now();
+        let ios = ufs_random_read_for(span, iodepth);
+        let wall = start.elapsed().as_secs_f64();
+        if wall >= seconds || span >= Nanos::from_secs(1 << 20) {
+            return BenchResult {
+                name: format!("ufs: 4K random read QD{iodepth} (eUFS 3.1, ufs-qcom, boost)"),
+                count: ios,
+                unit: "IOs".into(),
+                wall_s: wall,
+                per_s: ios as f64 / wall,
+            };
+        }
+        span = Nanos(span.0 * 2);
+    }
+}
+
+/// The UFS model's whole path (queue, busy window, polls, boost work) for `span` of simulated
+/// time under that job; returns the IOs completed. Also the criterion bench's loop.
+pub fn ufs_random_read_for(span: Nanos, iodepth: u32) -> u64 {
+    let preset = ufs_preset::find("samsung-eufs31-512gb")
+        .expect("built-in preset")
+        .expect("valid preset");
+    let (min, max) = (preset.min_level, preset.max_level);
+    let mut job = FioJob::new("randread", RwMode::RandRead);
+    job.iodepth = iodepth;
+    job.time_based = true;
+    let mut device = UfsDevice::new(UfsConfig {
+        service: preset.service,
+        min,
+        max,
+        power: preset.power(),
+        idle: preset.idle_timers(),
+        costs: preset.scale_costs(),
+        scaling: Some(ScalingParams::of(
+            VendorProfile::Qcom,
+            min.freq_hz,
+            max.freq_hz,
+        )),
+        boost: Some(BoostConfig {
+            timeout_ms: 30,
+            notify: BoostNotify::NextPoll,
+        }),
+        hz: 250,
+    });
+    let mut loads = vec![Workload::Job(job)];
+    world::run_io(&mut device, &mut loads, span, 1)
+        .expect("built-in workload")
+        .ios
 }
 
 /// Idle periods per second through one governor alone (`select` + `reflect`, as `idle decide`

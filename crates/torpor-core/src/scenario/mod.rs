@@ -553,6 +553,7 @@ impl ScenarioFile {
         let at = |path: &str, msg: String| {
             InputError::new(&self.label, self.lines.find(variant, path), msg)
         };
+        misplaced(&tree).map_err(|(path, msg)| at(&path, msg))?;
         let scenario: Scenario =
             serde_path_to_error::deserialize(Value::Table(tree)).map_err(|e| {
                 let path = e.path().to_string();
@@ -673,6 +674,50 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// The platform each policy table (and `[run] timeline`) acts on. A table given for another
+/// platform would be read and ignored, silently: refused instead.
+const POLICY_PLATFORMS: [(&str, &str); 5] = [
+    ("policy.apst", "nvme"),
+    ("policy.cpuidle", "cpu"),
+    ("policy.devfreq", "ufs"),
+    ("policy.boost", "ufs"),
+    ("run.timeline", "nvme"),
+];
+
+/// Refuses a policy table (or key) that the scenario's platform does not use.
+fn misplaced(tree: &Table) -> Result<(), (String, String)> {
+    let get = |path: &str| {
+        let (table, key) = path.split_once('.').expect("dotted");
+        tree.get(table)
+            .and_then(Value::as_table)
+            .and_then(|t| t.get(key))
+    };
+    let Some(platform) = tree.get("platform").and_then(Value::as_table) else {
+        return Ok(());
+    };
+    if platform.len() != 1 {
+        return Ok(()); // `validate` says which platforms may go together.
+    }
+    let here = platform.keys().next().expect("one platform");
+    for (path, wants) in POLICY_PLATFORMS {
+        if get(path).is_some() && here != wants {
+            let what = if path.starts_with("policy.") {
+                format!("[{path}]")
+            } else {
+                format!("`{path}`")
+            };
+            return Err((
+                path.to_string(),
+                format!(
+                    "{what} acts on `[platform.{wants}]`; this scenario runs \
+                     `[platform.{here}]`, where it would be ignored: remove it"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let p = &s.platform;
@@ -689,16 +734,27 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             ))
         }
         _ => {
-            let second = if p.cpu.is_some() {
-                "platform.cpu"
-            } else {
-                "platform.ufs"
-            };
+            let given: Vec<&str> = [
+                ("nvme", p.nvme.is_some()),
+                ("ufs", p.ufs.is_some()),
+                ("cpu", p.cpu.is_some()),
+            ]
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| *name)
+            .collect();
+            let tables = given
+                .iter()
+                .map(|n| format!("`[platform.{n}]`"))
+                .collect::<Vec<_>>()
+                .join(" and ");
             return Err((
-                second.into(),
-                "[platform]: a scenario runs one of `[platform.nvme]`, `[platform.ufs]` and \
-                 `[platform.cpu]`; the whole-system run that joins them is not built yet"
-                    .into(),
+                format!("platform.{}", given[given.len() - 1]),
+                format!(
+                    "[platform]: this scenario gives {tables}; a scenario runs one of \
+                     `[platform.nvme]`, `[platform.ufs]` and `[platform.cpu]` (the \
+                     whole-system run that joins them is not built yet)"
+                ),
             ));
         }
     }
@@ -800,7 +856,8 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
         return Err((
             "platform.ufs.hz".into(),
             format!(
-                "[platform.ufs] hz: expected CONFIG_HZ in {}..={}, got {}",
+                "[platform.ufs] hz: expected CONFIG_HZ in {}..={} (100, 250, 300 and 1000 are \
+                 the kernel's choices), got {}",
                 HZ_RANGE.start(),
                 HZ_RANGE.end(),
                 ufs.hz

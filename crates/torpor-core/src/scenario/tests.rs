@@ -318,7 +318,7 @@ fn every_example_in_the_reference_parses() {
         }
         examples += 1;
     }
-    assert_eq!(examples, 4);
+    assert_eq!(examples, 5);
 }
 
 /// Every example scenario shipped in the repository parses under the current schema (sweep
@@ -345,5 +345,40 @@ fn every_shipped_scenario_parses() {
         parsed >= 3,
         "found only {parsed} scenarios in {}",
         dir.display()
+    );
+}
+
+#[test]
+fn a_policy_for_another_platform_is_refused_at_its_line() {
+    let ufs = "[platform.ufs]\npreset = \"samsung-ufs40-class\"\n[policy.apst]\n\
+               primary_timeout_ms = 50\n[workload]\n[[workload.job]]\nname = \"r\"\nrw = \"read\"\n";
+    let e = err(ufs);
+    assert_eq!(e.line, Some(3));
+    assert_eq!(
+        e.message,
+        "[policy.apst] acts on `[platform.nvme]`; this scenario runs `[platform.ufs]`, where it \
+         would be ignored: remove it"
+    );
+    // In a variant: the line of the variant's table.
+    let nvme = format!(
+        "{}[[variant]]\nname = \"b\"\n[variant.policy.boost]\ndev_freq_timeout_ms = 30\n",
+        GOOD.replace(
+            "[[variant]]\nname = \"legacy\"",
+            "[[variant]]\nname = \"a\""
+        )
+    );
+    let e = err(&nvme);
+    assert!(
+        e.message
+            .starts_with("[policy.boost] acts on `[platform.ufs]`"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(nvme.lines().count() - 1));
+    let timeline = "[platform.ufs]\npreset = \"samsung-ufs40-class\"\n[workload]\n\
+                    [[workload.job]]\nname = \"r\"\nrw = \"read\"\n[run]\ntimeline = \"1s\"\n";
+    assert_eq!(
+        err(timeline).message,
+        "`run.timeline` acts on `[platform.nvme]`; this scenario runs `[platform.ufs]`, where \
+         it would be ignored: remove it"
     );
 }

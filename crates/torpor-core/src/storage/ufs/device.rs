@@ -243,12 +243,21 @@ impl UfsDevice {
     }
 
     /// Charges the idle chain that started at `since` up to `now`, splitting it at the idle
-    /// timers; returns the hibern8 exit a command arriving at `now` pays.
+    /// timers; returns the hibern8 exit a command arriving at `now` pays. The meter enters
+    /// idle only here, so a command arriving as the last one completes makes no idle period.
     fn close_idle(&mut self, since: Nanos, now: Nanos) -> Nanos {
+        if now <= since {
+            return Nanos::ZERO;
+        }
         let split = self.idle_timers.split(now - since);
         let max = self.serving_max;
         let p = |s| self.power.power_mw(s, max);
-        let (h8_mw, gated_mw) = (p(UfsState::Hibern8), p(UfsState::ClockGated));
+        let (idle_mw, h8_mw, gated_mw) = (
+            p(UfsState::Idle),
+            p(UfsState::Hibern8),
+            p(UfsState::ClockGated),
+        );
+        self.meter.set(since, IDLE, idle_mw);
         let h8_at = since + split.idle;
         if split.hibern8 > Nanos::ZERO {
             self.meter.set(h8_at, HIBERN8, h8_mw);
@@ -394,8 +403,6 @@ impl UfsDevice {
         } else {
             self.freq_changes_dropped += 1;
         }
-        let idle_mw = self.power.power_mw(UfsState::Idle, self.serving_max);
-        self.meter.set(now, IDLE, idle_mw);
         self.idle_since = Some(now);
         while let Some((ticket, req)) = self.held.pop_front() {
             self.send(ctx, ticket, &req);
@@ -497,8 +504,6 @@ impl BlockDevice for UfsDevice {
                         let mw = self.power.power_mw(UfsState::Idle, true);
                         self.meter.set(now, SCALING, mw);
                     } else {
-                        let mw = self.power.power_mw(UfsState::Idle, self.serving_max);
-                        self.meter.set(now, IDLE, mw);
                         self.idle_since = Some(now);
                     }
                 }
@@ -664,6 +669,23 @@ mod tests {
         assert_eq!(s.counters.evaluations, 0);
         assert_eq!(s.low_clock_pct, 0.0);
         assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
+    }
+
+    #[test]
+    fn back_to_back_commands_make_one_busy_period() {
+        // A QD1 job submits each read as the last completes: the device never idles, so the
+        // meter keeps one busy period from the first read (the idle state counts only the
+        // start of the run), and busy time is the whole 10 ms.
+        let mut dev = UfsDevice::new(config(None, None));
+        let mut job = crate::workload::FioJob::new("r", crate::workload::RwMode::RandRead);
+        job.time_based = true;
+        let mut loads = vec![crate::workload::Workload::Job(job)];
+        let io = crate::world::run_io(&mut dev, &mut loads, ms(10), 1).unwrap();
+        let s = dev.finish(ms(10));
+        assert_eq!(io.ios, ms(10).0 / READ_MAX.0);
+        let busy = &s.states[BUSY];
+        assert_eq!((busy.entries, busy.time_ns), (1, ms(10).0));
+        assert_eq!(s.states[IDLE].entries, 1);
     }
 
     #[test]
