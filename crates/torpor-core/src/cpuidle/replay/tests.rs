@@ -2,6 +2,7 @@
 //! sequence whose bookkeeping is checked against a plain per-period method.
 
 use super::*;
+use crate::cpuidle::{classify, Miss};
 
 /// One cluster of two CPUs, HZ=250 (tick 4 ms). States (exit / target residency / power):
 /// S0 WFI 1 us / 1 us / 10 mW; S1 CPU_OFF 100 us / 500 us / 2 mW; S2 DEEP 1000 us / 5000 us /
@@ -650,4 +651,42 @@ fn the_replay_books_every_period_as_the_plain_per_period_method_does() {
     assert!(all(|s| s.too_deep) > 0 && all(|s| s.too_shallow) > 0);
     assert!(all(|s| s.tick_kept) > 0 && all(|s| s.tick_before_wakeup) > 0);
     assert!(all(|s| s.entries[0]) > 0 && all(|s| s.entries[1]) > 0);
+}
+
+#[test]
+fn the_per_state_bounds_classify_as_classify_does() {
+    // Every state of a five-state table, under every set of disabled states, at residencies
+    // around each exit latency, target residency and their sums (where the bounds fall).
+    let p = CpuPlatform::parse("mixed.toml", MIXED).unwrap();
+    let mut table = Layout::from_platform(&p, 4_000_000, "platform").clusters[0].clone();
+    let states = table.view.states.clone();
+    let mut marks: Vec<i64> = vec![0, i64::MAX];
+    for a in &states {
+        for b in &states {
+            marks.push(a.target_residency_ns);
+            marks.push(a.exit_latency_ns + b.target_residency_ns);
+        }
+    }
+    for mask in 0u32..32 {
+        table.disabled = (0..5).map(|i| mask >> i & 1 == 1).collect();
+        let mut dev = Device::new(5);
+        dev.disabled.clone_from(&table.disabled);
+        for i in 0..5 {
+            let s = StateCost::new(&table, i);
+            for &m in &marks {
+                for r in [m.saturating_sub(1), m, m.saturating_add(1)] {
+                    let r = r as u64;
+                    let bounds = if (r as i64) < s.too_deep_below {
+                        Miss::TooDeep
+                    } else if r as i64 > s.too_shallow_above {
+                        Miss::TooShallow
+                    } else {
+                        Miss::None
+                    };
+                    let what = format!("state {i}, disabled {mask:05b}, residency {r}");
+                    assert_eq!(bounds, classify(&table.view, &dev, i, r), "{what}");
+                }
+            }
+        }
+    }
 }
