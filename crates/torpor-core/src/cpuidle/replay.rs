@@ -49,7 +49,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{classify, Device, Governor, GovernorName, Kernel, Miss, Platform, MAX_STATES};
+use super::{Device, Governor, GovernorName, Kernel, Platform, MAX_STATES};
 use crate::cpu::pelt::Pelt;
 use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::error::{shown, InputError};
@@ -686,10 +686,86 @@ pub struct Column {
     pub per_cpu: Vec<CpuSummary>,
 }
 
-/// Fixed-size per-CPU accumulators of one column.
+/// One state of a cluster as booking a period in it needs it, worked out once per cluster so
+/// that the per-period path reads one small record instead of the state table, the disabled
+/// states and the power table.
+#[derive(Clone, Copy, Debug, Default)]
+struct StateCost {
+    /// The exit latency (a negative one as 0): the latency the choice adds, the part of the
+    /// residency the energy charges beyond the duration, and of the traced kernel's measured
+    /// residency.
+    exit_ns: u64,
+    /// What a replayed governor's measured residency adds to the duration: the exit latency,
+    /// none for a polling state (it stops when the wake-up comes).
+    measured_exit_ns: u64,
+    polling: bool,
+    /// `classify` in this state as two bounds on the measured residency (compared as the
+    /// `i64` it compares): below `too_deep_below` too deep, above `too_shallow_above` too
+    /// shallow. Both hold for every device of the replay: each starts from the cluster's
+    /// disabled states and no governor changes them.
+    too_deep_below: i64,
+    too_shallow_above: i64,
+    /// Power (mW) and entry-and-exit energy (mJ), when the cluster has power figures.
+    mw: f64,
+    transition_mj: f64,
+}
+
+impl StateCost {
+    fn new(table: &ClusterTable, i: usize) -> StateCost {
+        let states = &table.view.states;
+        let enabled = |j: &usize| !table.disabled.get(*j).copied().unwrap_or(false);
+        let (exit, target) = (states[i].exit_latency_ns, states[i].target_residency_ns);
+        // Too deep: residency < target, with an enabled shallower state.
+        let too_deep_below = if (0..i).any(|j| enabled(&j)) {
+            target
+        } else {
+            i64::MIN
+        };
+        // Too shallow: residency >= target, residency > exit and residency - exit >= the next
+        // enabled deeper state's target, i.e. residency >= max(target, exit + max(1, that)).
+        let too_shallow_above = (i + 1..states.len()).find(enabled).map_or(i64::MAX, |j| {
+            let from = i128::from(target)
+                .max(i128::from(exit) + i128::from(states[j].target_residency_ns.max(1)));
+            i64::try_from(from - 1).unwrap_or(i64::MAX)
+        });
+        let exit_ns = exit.max(0) as u64;
+        StateCost {
+            exit_ns,
+            measured_exit_ns: if states[i].polling { 0 } else { exit_ns },
+            polling: states[i].polling,
+            too_deep_below,
+            too_shallow_above,
+            mw: table.state_mw.as_ref().map_or(0.0, |m| m[i]),
+            transition_mj: table.transition_mj.get(i).copied().unwrap_or(0.0),
+        }
+    }
+}
+
+/// A cluster's per-state costs and what the replay reads of its table per period.
+#[derive(Clone, Debug)]
+struct ClusterCosts {
+    states: [StateCost; MAX_STATES],
+    tick_ns: u64,
+    capacity: u64,
+}
+
+impl ClusterCosts {
+    fn new(table: &ClusterTable) -> ClusterCosts {
+        let mut states = [StateCost::default(); MAX_STATES];
+        for (i, s) in states.iter_mut().enumerate().take(table.view.state_count()) {
+            *s = StateCost::new(table, i);
+        }
+        ClusterCosts {
+            states,
+            tick_ns: table.view.tick_ns.max(0) as u64,
+            capacity: table.view.capacity,
+        }
+    }
+}
+
+/// Fixed-size per-CPU accumulators of one column (its period count is the sum of `entries`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Acc {
-    periods: u64,
     too_deep: u64,
     too_shallow: u64,
     entries: [u64; MAX_STATES],
@@ -702,7 +778,6 @@ struct Acc {
 
 impl Acc {
     fn add(&mut self, o: &Acc) {
-        self.periods += o.periods;
         self.too_deep += o.too_deep;
         self.too_shallow += o.too_shallow;
         for i in 0..MAX_STATES {
@@ -715,35 +790,36 @@ impl Acc {
         self.tick_before_wakeup += o.tick_before_wakeup;
     }
 
-    /// Books one period in state `idx` of `table`.
-    fn book(&mut self, table: &ClusterTable, idx: usize, duration: u64, miss: Miss) {
-        let exit = table.view.states[idx].exit_latency_ns.max(0) as u64;
-        self.periods += 1;
+    /// Books one period in state `idx` (`s`) with its measured residency, classified as the
+    /// cpuidle core does (spec-cpu.md §5, [`super::classify`]). Counts add 0 or 1 rather than
+    /// branch: the misses follow the workload, which no predictor learns. `energy`: the report
+    /// shows energy (every cluster has power figures); otherwise it is not summed.
+    #[inline]
+    fn book(&mut self, idx: usize, s: &StateCost, duration: u64, residency: u64, energy: bool) {
+        let diff = residency as i64;
         self.entries[idx] += 1;
         self.time_ns[idx] += duration;
-        self.latency_ns += exit;
-        match miss {
-            Miss::TooDeep => self.too_deep += 1,
-            Miss::TooShallow => self.too_shallow += 1,
-            Miss::None => {}
-        }
-        if let Some(mw) = &table.state_mw {
+        self.latency_ns += s.exit_ns;
+        self.too_deep += u64::from(diff < s.too_deep_below);
+        self.too_shallow += u64::from(diff > s.too_shallow_above);
+        if energy {
             // The simulator's model: the state's power through the exit too (the residency
             // includes it), plus the state's entry-and-exit energy. mW x ns = 1e-9 mJ.
-            self.energy_mj += mw[idx] * (duration + exit) as f64 * 1e-9 + table.transition_mj[idx];
+            self.energy_mj += s.mw * (duration + s.exit_ns) as f64 * 1e-9 + s.transition_mj;
         }
     }
 
     fn summary(&self, names: &[String], energy: bool, governor: bool) -> Summary {
+        let periods: u64 = self.entries.iter().sum();
         let pct = |n: u64| {
-            if self.periods == 0 {
+            if periods == 0 {
                 0.0
             } else {
-                100.0 * n as f64 / self.periods as f64
+                100.0 * n as f64 / periods as f64
             }
         };
         Summary {
-            periods: self.periods,
+            periods,
             too_deep: self.too_deep,
             too_shallow: self.too_shallow,
             too_deep_pct: pct(self.too_deep),
@@ -760,10 +836,10 @@ impl Acc {
                 })
                 .collect(),
             added_latency_ns: self.latency_ns,
-            added_latency_mean_ns: if self.periods == 0 {
+            added_latency_mean_ns: if periods == 0 {
                 0.0
             } else {
-                self.latency_ns as f64 / self.periods as f64
+                self.latency_ns as f64 / periods as f64
             },
             energy_mj: energy.then_some(self.energy_mj),
             tick_kept: governor.then_some(self.tick_kept),
@@ -786,8 +862,6 @@ struct CpuSlot {
     cluster: usize,
     govs: Vec<GovCpu>,
     actual: Acc,
-    /// The traced kernel's device, for the classification's disabled states.
-    dev: Device,
     seen: bool,
 }
 
@@ -811,6 +885,10 @@ pub struct InputCounts {
 /// Replays periods through governors, per CPU.
 pub struct Replayer {
     layout: Layout,
+    /// Per cluster of the layout, what booking a period there needs.
+    costs: Vec<ClusterCosts>,
+    /// Every cluster has power figures: the report shows energy.
+    energy: bool,
     names: Vec<(String, GovernorName)>,
     slots: Vec<Option<CpuSlot>>,
     pub counts: InputCounts,
@@ -842,6 +920,8 @@ impl Replayer {
         }
         let slots = (0..layout.cpu_cluster.len()).map(|_| None).collect();
         Ok(Replayer {
+            costs: layout.clusters.iter().map(ClusterCosts::new).collect(),
+            energy: layout.clusters.iter().all(|c| c.state_mw.is_some()),
             layout,
             names,
             slots,
@@ -887,22 +967,21 @@ impl Replayer {
                 ),
             ));
         }
-        let tick_ns = table.view.tick_ns.max(0) as u64;
+        let costs = &self.costs[k];
+        let energy = self.energy;
         let slot =
             self.slots[p.cpu as usize].get_or_insert_with(|| new_slot(table, k, &self.names));
         slot.seen = true;
         let view = &table.view;
+        let d = p.duration_ns;
         // The traced kernel's own choice, classified as the replayed ones are.
-        let actual = p.actual_state;
-        let residency = p.duration_ns + view.states[actual].exit_latency_ns.max(0) as u64;
-        let miss = classify(view, &slot.dev, actual, residency);
-        slot.actual.book(table, actual, p.duration_ns, miss);
+        let actual = &costs.states[p.actual_state];
+        slot.actual
+            .book(p.actual_state, actual, d, d + actual.exit_ns, energy);
         let to_timer = p.to_timer_ns;
-        let can_stop = to_timer > tick_ns;
+        let can_stop = to_timer > costs.tick_ns;
         for g in &mut slot.govs {
-            if p.new_trip {
-                g.tick_stopped = false;
-            }
+            g.tick_stopped &= !p.new_trip;
             let delta_next = if g.tick_stopped {
                 to_timer
             } else {
@@ -912,31 +991,23 @@ impl Replayer {
             k.sleep_length_ns = clamp_i64(if can_stop { to_timer } else { delta_next });
             k.delta_tick_ns = clamp_i64(delta_next);
             k.tick_stopped = g.tick_stopped;
-            k.util = p.util.min(view.capacity);
+            k.util = p.util.min(costs.capacity);
             k.clock_ns = p.entry_ns;
-            k.oracle_residency_ns = clamp_i64(p.duration_ns);
+            k.oracle_residency_ns = clamp_i64(d);
             let mut stop_tick = true;
             let idx = g.governor.select(view, &mut g.dev, k, &mut stop_tick);
-            if (stop_tick || g.tick_stopped) && can_stop {
-                g.tick_stopped = true;
-            } else {
-                g.acc.tick_kept += 1;
-                if p.duration_ns > delta_next {
-                    g.acc.tick_before_wakeup += 1;
-                }
-            }
-            let exit = if view.states[idx].polling {
-                0
-            } else {
-                view.states[idx].exit_latency_ns.max(0) as u64
-            };
-            let residency = p.duration_ns + exit;
-            let miss = classify(view, &g.dev, idx, residency);
-            g.acc.book(table, idx, p.duration_ns, miss);
+            // Whether the tick stops follows the governor, which the workload drives: flags
+            // combined and added, not branched on.
+            let stops = (stop_tick | g.tick_stopped) & can_stop;
+            g.tick_stopped |= stops;
+            g.acc.tick_kept += u64::from(!stops);
+            g.acc.tick_before_wakeup += u64::from(!stops & (d > delta_next));
+            let s = &costs.states[idx];
+            let residency = d + s.measured_exit_ns;
+            g.acc.book(idx, s, d, residency, energy);
             g.dev.last_residency_ns = residency;
-            if view.states[idx].polling {
-                g.dev.poll_time_limit = false;
-            }
+            // The polling state clears its time-limit flag (it never hits its limit here).
+            g.dev.poll_time_limit &= !s.polling;
             g.kernel.got_idle_tick = p.cause == Cause::Tick;
             g.kernel.clock_ns = p.entry_ns + residency;
             g.governor.reflect(view, &mut g.dev, &mut g.kernel, idx);
@@ -946,7 +1017,7 @@ impl Replayer {
 
     /// The columns: the traced kernel's, then each governor's, in the order asked.
     fn columns(&self, kernel_misses: &[(u64, u64)]) -> (Column, Vec<(String, Column)>) {
-        let energy = self.layout.clusters.iter().all(|c| c.state_mw.is_some());
+        let energy = self.energy;
         let mut total_names: Vec<Vec<String>> = vec![Vec::new(); MAX_STATES];
         for c in &self.layout.clusters {
             for (i, s) in c.view.states.iter().enumerate() {
@@ -1032,15 +1103,11 @@ fn cluster_of(
 
 /// A CPU's governors, each built (its `enable`) on its own device.
 fn new_slot(table: &ClusterTable, cluster: usize, names: &[(String, GovernorName)]) -> CpuSlot {
-    let new_dev = || {
-        let mut dev = Device::new(table.view.state_count());
-        dev.disabled.clone_from(&table.disabled);
-        dev
-    };
     let govs = names
         .iter()
         .map(|(_, g)| {
-            let mut dev = new_dev();
+            let mut dev = Device::new(table.view.state_count());
+            dev.disabled.clone_from(&table.disabled);
             let governor = g.build(&table.view, &mut dev);
             GovCpu {
                 governor,
@@ -1055,7 +1122,6 @@ fn new_slot(table: &ClusterTable, cluster: usize, names: &[(String, GovernorName
         cluster,
         govs,
         actual: Acc::default(),
-        dev: new_dev(),
         seen: false,
     }
 }

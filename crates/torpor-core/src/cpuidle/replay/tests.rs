@@ -1,6 +1,8 @@
-//! Hand-written traces whose replay is worked out by hand below each test.
+//! Hand-written traces whose replay is worked out by hand below each test, and a generated
+//! sequence whose bookkeeping is checked against a plain per-period method.
 
 use super::*;
+use crate::cpuidle::{classify, Miss};
 
 /// One cluster of two CPUs, HZ=250 (tick 4 ms). States (exit / target residency / power):
 /// S0 WFI 1 us / 1 us / 10 mW; S1 CPU_OFF 100 us / 500 us / 2 mW; S2 DEEP 1000 us / 5000 us /
@@ -370,4 +372,321 @@ fn a_state_beyond_the_platform_or_a_cpu_outside_it_is_refused_at_its_line() {
     assert!(e
         .to_string()
         .starts_with("t.txt: the trace carries no C-state table"));
+}
+
+/// Two clusters for the bookkeeping check: a polling state, a disabled state, a cluster-level
+/// state in cluster `a`; power figures in both.
+const MIXED: &str = r#"
+id = "replay-mixed"
+name = "replay mixed"
+source = "written for this test"
+[[cluster]]
+name = "a"
+cpus = [0, 1, 2]
+capacity = 1024
+[[cluster.state]]
+name = "POLL"
+polling = true
+exit_latency_us = 0
+target_residency_us = 0
+power_mw = { mw = 20.0, source = "test" }
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+power_mw = { mw = 10.0, source = "test" }
+[[cluster.state]]
+name = "CPU_OFF"
+exit_latency_us = 100
+target_residency_us = 500
+power_mw = { mw = 2.0, source = "test" }
+[[cluster.state]]
+name = "MID"
+exit_latency_us = 300
+target_residency_us = 1200
+disabled = true
+power_mw = { mw = 1.5, source = "test" }
+[[cluster.state]]
+name = "DEEP"
+level = "cluster"
+exit_latency_us = 1000
+target_residency_us = 5000
+power_mw = { mw = 0.5, source = "test" }
+[[cluster]]
+name = "b"
+cpus = [3, 4]
+capacity = 512
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+power_mw = { mw = 8.0, source = "test" }
+[[cluster.state]]
+name = "OFF"
+exit_latency_us = 200
+target_residency_us = 800
+power_mw = { mw = 0.7, source = "test" }
+"#;
+
+/// Periods on CPUs 0..5 of every cause, trip start and sleep-length kind, with durations from
+/// a few us to 20 ms (a xorshift sequence: the same every run).
+fn generated_periods(n: usize) -> Vec<Period> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut t = [0u64; 5];
+    let causes = [
+        Cause::Timer,
+        Cause::Tick,
+        Cause::Ipi,
+        Cause::Irq,
+        Cause::RemoteWakeup,
+        Cause::Unknown,
+    ];
+    let from = [
+        SleepFrom::PendingTimer,
+        SleepFrom::TimerWakeup,
+        SleepFrom::Assumed,
+    ];
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let cpu = (x % 5) as u32;
+            let duration = match (x >> 8) % 4 {
+                0 => 1 + (x >> 12) % 2_000,
+                1 => 2_000 + (x >> 12) % 600_000,
+                2 => 500_000 + (x >> 12) % 6_000_000,
+                _ => 1_000_000 + (x >> 12) % 20_000_000,
+            };
+            let entry = t[cpu as usize];
+            t[cpu as usize] += duration + 10_000;
+            Period {
+                cpu,
+                entry_ns: entry,
+                duration_ns: duration,
+                actual_state: (x >> 40) as usize % if cpu < 3 { 5 } else { 2 },
+                to_timer_ns: duration + (x >> 44) % 3 * (x >> 20) % 8_000_000,
+                sleep_from: from[(x >> 50) as usize % 3],
+                to_tick_ns: 1 + (x >> 24) % 4_000_000,
+                tick_observed: (x >> 52) & 1 == 1,
+                cause: causes[(x >> 53) as usize % 6],
+                util: (x >> 30) % 1100,
+                util_observed: (x >> 58) & 1 == 1,
+                new_trip: (x >> 59).is_multiple_of(3),
+            }
+        })
+        .collect()
+}
+
+/// One governor on one CPU in the plain replay below.
+struct PlainGov {
+    governor: Box<dyn Governor>,
+    dev: Device,
+    kernel: Kernel,
+    tick_stopped: bool,
+}
+
+/// One column's sums for one CPU in the plain replay.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct PlainSums {
+    entries: Vec<u64>,
+    time_ns: Vec<u64>,
+    too_deep: u64,
+    too_shallow: u64,
+    latency_ns: u64,
+    energy_mj: f64,
+    tick_kept: u64,
+    tick_before_wakeup: u64,
+}
+
+impl PlainSums {
+    /// Books a period the plain way: `classify` on the device, the state's power from the
+    /// platform (mW x ns = 1e-9 mJ) plus its transition energy.
+    fn book(&mut self, t: &ClusterTable, dev: &Device, idx: usize, d: u64, measured: u64) {
+        let s = &t.view.states[idx];
+        let exit = s.exit_latency_ns.max(0) as u64;
+        self.entries[idx] += 1;
+        self.time_ns[idx] += d;
+        self.latency_ns += exit;
+        match classify(&t.view, dev, idx, d + measured) {
+            Miss::TooDeep => self.too_deep += 1,
+            Miss::TooShallow => self.too_shallow += 1,
+            Miss::None => {}
+        }
+        if let Some(mw) = &t.state_mw {
+            self.energy_mj += mw[idx] * (d + exit) as f64 * 1e-9 + t.transition_mj[idx];
+        }
+    }
+
+    fn of(s: &Summary) -> PlainSums {
+        PlainSums {
+            entries: s.states.iter().map(|s| s.entries).collect(),
+            time_ns: s.states.iter().map(|s| s.time_ns).collect(),
+            too_deep: s.too_deep,
+            too_shallow: s.too_shallow,
+            latency_ns: s.added_latency_ns,
+            energy_mj: s.energy_mj.unwrap_or(0.0),
+            tick_kept: s.tick_kept.unwrap_or(0),
+            tick_before_wakeup: s.tick_before_wakeup.unwrap_or(0),
+        }
+    }
+}
+
+#[test]
+fn the_replay_books_every_period_as_the_plain_per_period_method_does() {
+    // The plain method: each CPU's governors stepped through the same periods by the
+    // module doc's rules, each period classified with `classify` and charged from the table.
+    let p = CpuPlatform::parse("mixed.toml", MIXED).unwrap();
+    let names = parse_governors("menu,teo,teo-util,oracle,ladder,haltpoll").unwrap();
+    let layout = Layout::from_platform(&p, 4_000_000, "platform");
+    let ps = generated_periods(20_000);
+    let mut r = Replayer::new(layout.clone(), names.clone(), "mixed.toml").unwrap();
+    for (line, q) in ps.iter().enumerate() {
+        r.replay(*q, "t", line).unwrap();
+    }
+    let (actual, govs) = r.columns(&[]);
+
+    let table = |cpu: u32| &layout.clusters[layout.cpu_cluster[cpu as usize].unwrap()];
+    let sums = |cpu: u32| PlainSums {
+        entries: vec![0; table(cpu).view.state_count()],
+        time_ns: vec![0; table(cpu).view.state_count()],
+        ..PlainSums::default()
+    };
+    let device = |cpu: u32| {
+        let mut d = Device::new(table(cpu).view.state_count());
+        d.disabled.clone_from(&table(cpu).disabled);
+        d
+    };
+    let mut plain_actual: Vec<PlainSums> = (0..5).map(sums).collect();
+    let mut plain: Vec<Vec<(PlainGov, PlainSums)>> = (0..5)
+        .map(|cpu| {
+            names
+                .iter()
+                .map(|(_, g)| {
+                    let mut dev = device(cpu);
+                    let governor = g.build(&table(cpu).view, &mut dev);
+                    let k = Kernel::default();
+                    let gov = PlainGov {
+                        governor,
+                        dev,
+                        kernel: k,
+                        tick_stopped: false,
+                    };
+                    (gov, sums(cpu))
+                })
+                .collect()
+        })
+        .collect();
+    for q in &ps {
+        let t = table(q.cpu);
+        let view = &t.view;
+        let d = q.duration_ns;
+        let actual_exit = view.states[q.actual_state].exit_latency_ns.max(0) as u64;
+        plain_actual[q.cpu as usize].book(t, &device(q.cpu), q.actual_state, d, actual_exit);
+        let can_stop = q.to_timer_ns > view.tick_ns as u64;
+        for (g, s) in &mut plain[q.cpu as usize] {
+            if q.new_trip {
+                g.tick_stopped = false;
+            }
+            let delta_next = if g.tick_stopped {
+                q.to_timer_ns
+            } else {
+                q.to_timer_ns.min(q.to_tick_ns)
+            };
+            let sleep = if can_stop { q.to_timer_ns } else { delta_next };
+            g.kernel.sleep_length_ns = sleep as i64;
+            g.kernel.delta_tick_ns = delta_next as i64;
+            g.kernel.tick_stopped = g.tick_stopped;
+            g.kernel.util = q.util.min(view.capacity);
+            g.kernel.clock_ns = q.entry_ns;
+            g.kernel.oracle_residency_ns = d as i64;
+            let mut stop_tick = true;
+            let idx = g
+                .governor
+                .select(view, &mut g.dev, &mut g.kernel, &mut stop_tick);
+            if (stop_tick || g.tick_stopped) && can_stop {
+                g.tick_stopped = true;
+            } else {
+                s.tick_kept += 1;
+                s.tick_before_wakeup += u64::from(d > delta_next);
+            }
+            let polling = view.states[idx].polling;
+            let measured = if polling {
+                0
+            } else {
+                view.states[idx].exit_latency_ns as u64
+            };
+            s.book(t, &g.dev, idx, d, measured);
+            g.dev.last_residency_ns = d + measured;
+            if polling {
+                g.dev.poll_time_limit = false;
+            }
+            g.kernel.got_idle_tick = q.cause == Cause::Tick;
+            g.kernel.clock_ns = q.entry_ns + d + measured;
+            g.governor.reflect(view, &mut g.dev, &mut g.kernel, idx);
+        }
+    }
+
+    assert_eq!(actual.per_cpu.len(), 5);
+    assert!(actual.total.energy_mj.is_some());
+    for (cpu, got) in actual.per_cpu.iter().enumerate() {
+        assert_eq!(
+            PlainSums::of(&got.summary),
+            plain_actual[cpu],
+            "actual, CPU {cpu}"
+        );
+    }
+    for (i, (name, column)) in govs.iter().enumerate() {
+        assert_eq!(column.per_cpu.len(), 5, "{name}");
+        for (cpu, got) in column.per_cpu.iter().enumerate() {
+            assert_eq!(
+                PlainSums::of(&got.summary),
+                plain[cpu][i].1,
+                "{name}, CPU {cpu}"
+            );
+        }
+    }
+    // The plain sums saw periods of every kind, or the comparison would prove little.
+    let all = |f: fn(&PlainSums) -> u64| plain.iter().flatten().map(|(_, s)| f(s)).sum::<u64>();
+    assert!(all(|s| s.too_deep) > 0 && all(|s| s.too_shallow) > 0);
+    assert!(all(|s| s.tick_kept) > 0 && all(|s| s.tick_before_wakeup) > 0);
+    assert!(all(|s| s.entries[0]) > 0 && all(|s| s.entries[1]) > 0);
+}
+
+#[test]
+fn the_per_state_bounds_classify_as_classify_does() {
+    // Every state of a five-state table, under every set of disabled states, at residencies
+    // around each exit latency, target residency and their sums (where the bounds fall).
+    let p = CpuPlatform::parse("mixed.toml", MIXED).unwrap();
+    let mut table = Layout::from_platform(&p, 4_000_000, "platform").clusters[0].clone();
+    let states = table.view.states.clone();
+    let mut marks: Vec<i64> = vec![0, i64::MAX];
+    for a in &states {
+        for b in &states {
+            marks.push(a.target_residency_ns);
+            marks.push(a.exit_latency_ns + b.target_residency_ns);
+        }
+    }
+    for mask in 0u32..32 {
+        table.disabled = (0..5).map(|i| mask >> i & 1 == 1).collect();
+        let mut dev = Device::new(5);
+        dev.disabled.clone_from(&table.disabled);
+        for i in 0..5 {
+            let s = StateCost::new(&table, i);
+            for &m in &marks {
+                for r in [m.saturating_sub(1), m, m.saturating_add(1)] {
+                    let r = r as u64;
+                    let bounds = if (r as i64) < s.too_deep_below {
+                        Miss::TooDeep
+                    } else if r as i64 > s.too_shallow_above {
+                        Miss::TooShallow
+                    } else {
+                        Miss::None
+                    };
+                    let what = format!("state {i}, disabled {mask:05b}, residency {r}");
+                    assert_eq!(bounds, classify(&table.view, &dev, i, r), "{what}");
+                }
+            }
+        }
+    }
 }
