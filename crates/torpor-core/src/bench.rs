@@ -130,6 +130,8 @@ pub fn ufs_random_read_for(span: Nanos, iodepth: u32) -> u64 {
             notify: BoostNotify::NextPoll,
         }),
         hz: 250,
+        user_min_freq_hz: None,
+        user_max_freq_hz: None,
     });
     let mut loads = vec![Workload::Job(job)];
     world::run_io(&mut device, &mut loads, span, 1)

@@ -866,6 +866,8 @@ impl Input<'_> {
             scaling,
             boost,
             hz: p.hz,
+            user_min_freq_hz: policy.min_freq,
+            user_max_freq_hz: policy.max_freq,
         });
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;

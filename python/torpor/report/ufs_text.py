@@ -27,16 +27,16 @@ def print_ufs_run(console: Console, report: dict[str, Any], detail: bool = True)
     title = Text(
         f"{report['scenario']} on {', '.join(devices)} ({', '.join(f'{s:g}' for s in spans)} s)"
     )
+    # Fits 80 columns: long variant names fold, numbers are never cut.
     table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("variant", overflow="fold", min_width=8)
-    for col in ("IOs", "mean us", "p99 us", "max us", "MB/s", "low %", "mW", "up/down"):
+    table.add_column("variant", overflow="fold", min_width=8, max_width=14)
+    for col in ("mean us", "p99 us", "max us", "MB/s", "low %", "mW", "up/down"):
         table.add_column(col, justify="right", no_wrap=True)
     for v in variants:
         lat, ufs = v["io"]["all"], v["ufs"]
         c = ufs["counters"]
         table.add_row(
             Text(v["name"]),
-            f"{lat['count']:,}",
             _num(lat["mean_us"]),
             _num(lat["p99_us"]),
             _num(lat["max_us"]),

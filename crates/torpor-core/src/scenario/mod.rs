@@ -156,6 +156,10 @@ pub struct DevfreqPolicy {
     /// `clk_scaling.min_gear`: the HS gear kept at the min level (the profile's, else the
     /// preset's, usually HS-G1).
     pub min_gear: Option<u8>,
+    /// devfreq's sysfs `min_freq` and `max_freq`, Hz: the user's frequency QoS floor and cap
+    /// (0: none).
+    pub min_freq: Option<u64>,
+    pub max_freq: Option<u64>,
 }
 
 fn default_profile() -> VendorProfile {
@@ -178,6 +182,8 @@ impl Default for DevfreqPolicy {
             rounding: None,
             suspend_on_no_request: None,
             min_gear: None,
+            min_freq: None,
+            max_freq: None,
         }
     }
 }

@@ -55,8 +55,9 @@ use crate::time::Nanos;
 /// `FREQ_QOS_MAX_DEFAULT_VALUE` (S32_MAX), the floor the boost requests, kHz.
 const BOOST_MIN_KHZ: i64 = i32::MAX as i64;
 
-/// The frequency QoS holder of the at-once boost's request.
+/// The frequency QoS holders: the at-once boost's request, and devfreq's sysfs requests.
 const BOOST_HOLDER: Holder = 1;
+const USER_HOLDER: Holder = 2;
 
 /// How long ufshcd waits for outstanding commands before a scale gives up (-EBUSY).
 const DRAIN_LIMIT: Nanos = Nanos::from_ms(1000);
@@ -97,6 +98,23 @@ pub struct UfsConfig {
     pub boost: Option<BoostConfig>,
     /// CONFIG_HZ, for the boost's jiffies.
     pub hz: u32,
+    /// What was written to devfreq's sysfs `min_freq` and `max_freq`, Hz (0 or `None`: no
+    /// request).
+    pub user_min_freq_hz: Option<u64>,
+    pub user_max_freq_hz: Option<u64>,
+}
+
+/// devfreq's own frequency QoS requests on its device, from sysfs (`min_freq_store`,
+/// `max_freq_store`): the floor is stored in kHz rounded down, the cap rounded up ("so that
+/// the acceptable interval never shrinks"), and a cap of 0 is none (S32_MAX).
+fn user_requests(qos: &mut crate::qos::freq::FreqQos, min_hz: Option<u64>, max_hz: Option<u64>) {
+    let khz = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    if let Some(hz) = min_hz {
+        qos.set_min(USER_HOLDER, khz(hz / 1000).min(BOOST_MIN_KHZ));
+    }
+    if let Some(hz) = max_hz.filter(|&hz| hz != 0) {
+        qos.set_max(USER_HOLDER, khz(hz.div_ceil(1000)).min(BOOST_MIN_KHZ));
+    }
 }
 
 /// The device's events.
@@ -203,7 +221,11 @@ impl UfsDevice {
             idle_timers: cfg.idle,
             costs: cfg.costs,
             queue: UfsQueue::new(cfg.service),
-            host: cfg.scaling.map(HostScaling::new),
+            host: cfg.scaling.map(|p| {
+                let mut host = HostScaling::new(p);
+                user_requests(&mut host.qos, cfg.user_min_freq_hz, cfg.user_max_freq_hz);
+                host
+            }),
             boost: cfg
                 .boost
                 .filter(|b| b.timeout_ms != 0)
@@ -597,6 +619,8 @@ mod tests {
             scaling,
             boost,
             hz: 250,
+            user_min_freq_hz: None,
+            user_max_freq_hz: None,
         }
     }
 
@@ -748,6 +772,28 @@ mod tests {
         // rounded up to max: no change).
         assert_eq!(s.counters.evaluations, 4);
         assert_eq!(s.counters.scale_ups, 1);
+    }
+
+    #[test]
+    fn devfreq_sysfs_floor_and_cap_hold_the_level() {
+        // The loaded window of the test above (81 % from 300 ms) with max_freq at the min
+        // clock: the cap wins over the governor's maximum, even the first poll's (no window
+        // yet), so the host goes down at 100 ms and nothing scales up. An idle host with
+        // min_freq at the max clock never scales down.
+        let at: Vec<Nanos> = (0..600).map(|i| ms(300) + Nanos::from_us(200 * i)).collect();
+        let mut capped = config(Some(params(TimerKind::Delayed)), None);
+        capped.user_max_freq_hz = Some(MIN.freq_hz);
+        let (_, s) = run(capped, &at, ms(520));
+        assert_eq!(s.counters.scale_ups, 0);
+        assert_eq!(s.freq_timeline[1], ((ms(100) + STALL).0, MIN.freq_hz));
+        let mut floored = config(Some(params(TimerKind::Delayed)), None);
+        floored.user_min_freq_hz = Some(MAX.freq_hz);
+        let (_, s) = run(floored, &[], ms(1000));
+        assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
+        // Polls at 100 and 200 ms: the second decides max (the floor) with nothing
+        // outstanding and, suspend_on_no_request off, does not suspend; so every 100 ms, up to
+        // and including the run's end at 1000 ms.
+        assert_eq!(s.counters.evaluations, 10);
     }
 
     #[test]
