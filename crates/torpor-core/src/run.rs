@@ -23,6 +23,7 @@ use crate::report::{CpuSection, DevfreqParams, UfsSection};
 use crate::scenario::CpuPlatformSpec;
 use crate::scenario::UfsPlatformSpec;
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
+use crate::storage::io::BlockDevice;
 use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
@@ -739,30 +740,7 @@ impl Input<'_> {
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
-        let mut loads = self.workloads(s)?;
-        let until = self.until(s)?;
-        let mut progress = Progress {
-            variant: self.variant,
-            variants: self.file.variants().len(),
-            name,
-            now: Nanos::ZERO,
-            until,
-        };
-        if !watch.tick(&progress) {
-            return Err(RunError::Interrupted);
-        }
-        let (io, _) = world::World::new(&mut device, world::Direct, &mut loads, s.run.seed)?
-            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
-                progress.now = now;
-                watch.tick(&progress)
-            })?;
-        if io.stop == crate::sim::Stop::Interrupted {
-            return Err(RunError::Interrupted);
-        }
-        self.check_replay_had_io(&io)?;
-        // Without a duration the run lasts until the replay has drained.
-        let end = until.unwrap_or(io.end);
-        let io_section = self.io_section(&mut loads, &io, end)?;
+        let (io_section, end) = self.run_device(&mut device, watch)?;
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
         let timeline = device.take_timeline().map(|timeline| TimelineSection {
@@ -797,6 +775,40 @@ impl Input<'_> {
             cpu: None,
             ufs: None,
         })
+    }
+
+    /// Runs the variant's workloads against `device` on the engine, watched; returns the IO
+    /// section and when the run ended (the duration, or when the replay drained).
+    fn run_device<D: BlockDevice>(
+        &self,
+        device: &mut D,
+        watch: &mut dyn Watch,
+    ) -> Result<(IoSection, Nanos), RunError> {
+        let s = self.scenario();
+        let mut loads = self.workloads(s)?;
+        let until = self.until(s)?;
+        let mut progress = Progress {
+            variant: self.variant,
+            variants: self.file.variants().len(),
+            name: &self.file.variants()[self.variant].name,
+            now: Nanos::ZERO,
+            until,
+        };
+        if !watch.tick(&progress) {
+            return Err(RunError::Interrupted);
+        }
+        let (io, _) = world::World::new(device, world::Direct, &mut loads, s.run.seed)?
+            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
+                progress.now = now;
+                watch.tick(&progress)
+            })?;
+        if io.stop == crate::sim::Stop::Interrupted {
+            return Err(RunError::Interrupted);
+        }
+        self.check_replay_had_io(&io)?;
+        // Without a duration the run lasts until the replay has drained.
+        let end = until.unwrap_or(io.end);
+        Ok((self.io_section(&mut loads, &io, end)?, end))
     }
 
     /// The IO section of a device run that ended at `end`: per workload, a replay's lines not
@@ -869,29 +881,7 @@ impl Input<'_> {
             user_min_freq_hz: policy.min_freq,
             user_max_freq_hz: policy.max_freq,
         });
-        let mut loads = self.workloads(s)?;
-        let until = self.until(s)?;
-        let mut progress = Progress {
-            variant: self.variant,
-            variants: self.file.variants().len(),
-            name,
-            now: Nanos::ZERO,
-            until,
-        };
-        if !watch.tick(&progress) {
-            return Err(RunError::Interrupted);
-        }
-        let (io, _) = world::World::new(&mut device, world::Direct, &mut loads, s.run.seed)?
-            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
-                progress.now = now;
-                watch.tick(&progress)
-            })?;
-        if io.stop == crate::sim::Stop::Interrupted {
-            return Err(RunError::Interrupted);
-        }
-        self.check_replay_had_io(&io)?;
-        let end = until.unwrap_or(io.end);
-        let io_section = self.io_section(&mut loads, &io, end)?;
+        let (io_section, end) = self.run_device(&mut device, watch)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \
              power, hibern8 exit and scale costs are the preset's central estimates (torpor \

@@ -167,25 +167,35 @@ def _cpu_residency(report: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    """An HTML table, every cell escaped."""
+    out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
+    out += ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows]
+    return [*out, "</table>"]
+
+
+def _claims_table(claims: list[dict[str, Any]]) -> list[str]:
+    return _table(
+        ["claim", "seed", "torpor", "verdict"],
+        [[c["claim"], c["seed_value"], c["torpor_value"], _VERDICT[c["ok"]]] for c in claims],
+    )
+
+
 def _cpu_run_page(report: dict[str, Any]) -> str:
     head = ["variant", "governor", "avg mW", "too deep %", "too shallow %", "wake-up us (gmean)"]
-    body = [
-        f"<h1>{html.escape(report['scenario'])}</h1>",
-        "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>",
-    ]
-    for v in report["variants"]:
-        cpu = v["cpu"]
-        cells = [
-            html.escape(v["name"]),
-            html.escape(cpu["governor"]),
-            f"{cpu['avg_power_mw']:,.1f}",
-            f"{cpu['too_deep_pct']:.1f}",
-            f"{cpu['too_shallow_pct']:.1f}",
-            f"{cpu['wakeup_latency_gmean_us']:,.1f}",
+    rows = [
+        [
+            v["name"],
+            v["cpu"]["governor"],
+            f"{v['cpu']['avg_power_mw']:,.1f}",
+            f"{v['cpu']['too_deep_pct']:.1f}",
+            f"{v['cpu']['too_shallow_pct']:.1f}",
+            f"{v['cpu']['wakeup_latency_gmean_us']:,.1f}",
         ]
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        for v in report["variants"]
+    ]
+    body = [f"<h1>{html.escape(report['scenario'])}</h1>", *_table(head, rows)]
     body += [
-        "</table>",
         "<h2>Idle misses</h2>",
         f"<figure>{_cpu_misses(report)}</figure>",
         "<h2>Where the time went</h2>",
@@ -216,26 +226,21 @@ def freq_timeline(variants: list[dict[str, Any]], until_s: float | None = None) 
 
 def _ufs_run_page(report: dict[str, Any]) -> str:
     head = ["variant", "IOs", "mean us", "p99 us", "max us", "MB/s", "low clock %", "avg mW"]
-    body = [
-        f"<h1>{html.escape(report['scenario'])}</h1>",
-        "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>",
-    ]
-    for v in report["variants"]:
-        lat, ufs = v["io"]["all"], v["ufs"]
-        secs = v["duration_s"] or 1
-        cells = [
-            html.escape(v["name"]),
+    rows = [
+        [
+            v["name"],
             f"{v['io']['ios']:,}",
-            f"{lat['mean_us']:,.1f}",
-            f"{lat['p99_us']:,.1f}",
-            f"{lat['max_us']:,.1f}",
-            f"{v['io']['bytes'] / secs / 1e6:,.1f}",
-            f"{ufs['low_clock_pct']:.1f}",
-            f"{ufs['avg_power_mw']:,.1f}",
+            f"{v['io']['all']['mean_us']:,.1f}",
+            f"{v['io']['all']['p99_us']:,.1f}",
+            f"{v['io']['all']['max_us']:,.1f}",
+            f"{v['io']['bytes'] / (v['duration_s'] or 1) / 1e6:,.1f}",
+            f"{v['ufs']['low_clock_pct']:.1f}",
+            f"{v['ufs']['avg_power_mw']:,.1f}",
         ]
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        for v in report["variants"]
+    ]
+    body = [f"<h1>{html.escape(report['scenario'])}</h1>", *_table(head, rows)]
     body += [
-        "</table>",
         "<h2>Latency</h2>",
         f"<figure>{_cdf(report)}</figure>",
         "<h2>The host's clock</h2>",
@@ -384,19 +389,9 @@ def teo_page(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "<h1>cpuidle: teo util-awareness (seed 002) on a simulated Pixel 6</h1>",
         f"<p>{len(teo.WORKLOADS)} workload stand-ins x {len(teo.GOVERNORS)} governors, "
         f"{html.escape(teo.DURATION)} each. Claims: {html.escape(teo.verdict_text(claims))}.</p>",
-        "<table><tr><th>claim</th><th>seed</th><th>torpor</th><th>verdict</th></tr>",
+        *_claims_table(claims),
     ]
-    for c in claims:
-        body.append(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(str(x))}</td>"
-                for x in (c["claim"], c["seed_value"], c["torpor_value"], _VERDICT[c["ok"]])
-            )
-            + "</tr>"
-        )
     body += [
-        "</table>",
         "<h2>Too deep (above)</h2>",
         f"<figure>{_teo_bars(rows, 'too_deep_pct', '% of idle periods')}</figure>",
         "<h2>Too shallow (below)</h2>",
@@ -442,34 +437,27 @@ def devfreq_page(results: dict[str, Any], timelines: list[dict[str, Any]]) -> st
     body = [
         "<h1>Block-layer device-frequency boost for UFS (seed 001), simulated</h1>",
         f"<p>Claims: {html.escape(devfreq.verdict_text(claims))}.</p>",
-        "<table><tr><th>claim</th><th>seed</th><th>torpor</th><th>verdict</th></tr>",
+        *_claims_table(claims),
+        "<h2>The fio cases</h2>",
+        *_table(
+            head,
+            [
+                [
+                    r["case"],
+                    r["variant"],
+                    f"{r['clat_avg_us']:.1f}",
+                    f"{r['clat_p99_us']:.1f}",
+                    f"{r['bw_mbs']:.1f}",
+                    f"{r['low_clock_pct']:.1f}",
+                    f"{r['energy_mj']:.0f}",
+                ]
+                for r in results["variants"]
+            ],
+        ),
     ]
-    for c in claims:
-        body.append(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(str(x))}</td>"
-                for x in (c["claim"], c["seed_value"], c["torpor_value"], _VERDICT[c["ok"]])
-            )
-            + "</tr>"
-        )
-    body += ["</table>", "<h2>The fio cases</h2>", "<table><tr>"]
-    body[-1] += "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-    for r in results["variants"]:
-        cells = [
-            r["case"],
-            r["variant"],
-            f"{r['clat_avg_us']:.1f}",
-            f"{r['clat_p99_us']:.1f}",
-            f"{r['bw_mbs']:.1f}",
-            f"{r['low_clock_pct']:.1f}",
-            f"{r['energy_mj']:.0f}",
-        ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     fio = [t for t in timelines if t["name"].startswith("case")]
     pixel = [t for t in timelines if not t["name"].startswith("case")]
     body += [
-        "</table>",
         "<h2>The host's clock, fio cases (first job, 0-12 s)</h2>",
         f"<figure>{freq_timeline(fio, until_s=12.0)}</figure>",
     ]

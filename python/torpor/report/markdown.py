@@ -87,6 +87,14 @@ def _drive_section(device: str, rows: list[dict[str, Any]], tabs: dict[str, Any]
 _MARK = {True: "yes", False: "**no**", None: "not checkable"}
 
 
+def _claims(claims: list[dict[str, Any]]) -> str:
+    """The claims without a robustness column: verdict, claim, seed, torpor."""
+    return _table(
+        ["", "claim", "seed", "torpor"],
+        [[_MARK[c["ok"]], c["claim"], c["seed_value"], c["torpor_value"]] for c in claims],
+    )
+
+
 def _drives_without_idlp(tabs: dict[str, Any]) -> list[str]:
     """The drives none of whose operational states reports idle power (IDLP)."""
     out = []
@@ -244,10 +252,7 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "",
         f"## Claims ({teo.verdict_text(claims)})",
         "",
-        _table(
-            ["", "claim", "seed", "torpor"],
-            [[_MARK[c["ok"]], c["claim"], c["seed_value"], c["torpor_value"]] for c in claims],
-        ),
+        _claims(claims),
         "",
         "## Where the model and the seed part ways",
         "",
@@ -387,10 +392,7 @@ def devfreq_report(results: dict[str, Any]) -> str:
         "",
         f"## Claims ({devfreq.verdict_text(claims)})",
         "",
-        _table(
-            ["", "claim", "seed", "torpor"],
-            [[_MARK[c["ok"]], c["claim"], c["seed_value"], c["torpor_value"]] for c in claims],
-        ),
+        _claims(claims),
         "",
         "## The fio cases",
         "",
