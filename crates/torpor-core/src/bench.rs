@@ -13,7 +13,7 @@ use crate::input::ufs_preset;
 use crate::sim::Pcg32;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
-use crate::storage::ufs::device::{BoostConfig, BoostNotify, UfsConfig, UfsDevice};
+use crate::storage::ufs::device::{BoostConfig, BoostNotify, UfsDevice};
 use crate::storage::ufs::scaling::{ScalingParams, VendorProfile};
 use crate::time::Nanos;
 use crate::workload::{self, FioJob, RwMode, Workload};
@@ -109,30 +109,17 @@ pub fn ufs_random_read_for(span: Nanos, iodepth: u32) -> u64 {
     let preset = ufs_preset::find("samsung-eufs31-512gb")
         .expect("built-in preset")
         .expect("valid preset");
-    let (min, max) = (preset.min_level, preset.max_level);
+    let (min, max) = (preset.min_level.freq_hz, preset.max_level.freq_hz);
     let mut job = FioJob::new("randread", RwMode::RandRead);
     job.iodepth = iodepth;
     job.time_based = true;
-    let mut device = UfsDevice::new(UfsConfig {
-        service: preset.service,
-        min,
-        max,
-        power: preset.power(),
-        idle: preset.idle_timers(),
-        costs: preset.scale_costs(),
-        scaling: Some(ScalingParams::of(
-            VendorProfile::Qcom,
-            min.freq_hz,
-            max.freq_hz,
-        )),
-        boost: Some(BoostConfig {
-            timeout_ms: 30,
-            notify: BoostNotify::NextPoll,
-        }),
-        hz: 250,
-        user_min_freq_hz: None,
-        user_max_freq_hz: None,
+    let mut cfg =
+        preset.device_config(Some(ScalingParams::of(VendorProfile::Qcom, min, max)), None);
+    cfg.boost = Some(BoostConfig {
+        timeout_ms: 30,
+        notify: BoostNotify::NextPoll,
     });
+    let mut device = UfsDevice::new(cfg);
     let mut loads = vec![Workload::Job(job)];
     world::run_io(&mut device, &mut loads, span, 1)
         .expect("built-in workload")

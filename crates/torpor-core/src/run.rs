@@ -28,7 +28,7 @@ use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
-use crate::storage::ufs::device::{BoostConfig, UfsConfig, UfsDevice};
+use crate::storage::ufs::device::{BoostConfig, UfsDevice};
 use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
@@ -857,30 +857,19 @@ impl Input<'_> {
             ))
         })?;
         let policy = &s.policy.devfreq;
-        let mut min = preset.min_level;
-        if let Some(gear) = policy.min_gear.or(policy.profile.min_gear()) {
-            min.gear = gear.min(preset.max_level.gear);
-        }
-        let max = preset.max_level;
-        let scaling = policy.resolved(min.freq_hz, max.freq_hz, p.hz);
+        let scaling = policy.resolved(preset.min_level.freq_hz, preset.max_level.freq_hz, p.hz);
+        let mut cfg = preset.device_config(scaling, policy.min_gear.or(policy.profile.min_gear()));
+        let (min, max) = (cfg.min, cfg.max);
         let b = &s.policy.boost;
         let boost = (b.dev_freq_timeout_ms != 0).then_some(BoostConfig {
             timeout_ms: b.dev_freq_timeout_ms,
             notify: b.notify,
         });
-        let mut device = UfsDevice::new(UfsConfig {
-            service: preset.service,
-            min,
-            max,
-            power: preset.power(),
-            idle: preset.idle_timers(),
-            costs: preset.scale_costs(),
-            scaling,
-            boost,
-            hz: p.hz,
-            user_min_freq_hz: policy.min_freq,
-            user_max_freq_hz: policy.max_freq,
-        });
+        cfg.boost = boost;
+        cfg.hz = p.hz;
+        cfg.user_min_freq_hz = policy.min_freq;
+        cfg.user_max_freq_hz = policy.max_freq;
+        let mut device = UfsDevice::new(cfg);
         let (io_section, end) = self.run_device(&mut device, watch)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \

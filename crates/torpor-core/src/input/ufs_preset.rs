@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::{self, InputError};
+use crate::storage::ufs::device::UfsConfig;
 use crate::storage::ufs::power::{IdleTimers, UfsPower};
+use crate::storage::ufs::scaling::ScalingParams;
 use crate::storage::ufs::service::{Calibration, HostLevel, ScaleCosts, UfsServiceModel};
 use crate::time::Nanos;
 
@@ -123,6 +125,29 @@ impl UfsPreset {
         ScaleCosts {
             gear_switch: us(self.latency_us.gear_switch.central),
             clock_switch: us(self.latency_us.clock_switch.central),
+        }
+    }
+
+    /// A device of this preset at the central values: clock scaling by `scaling` (`None`:
+    /// off), the min level's gear overridden by `min_gear`, no boost and no user frequency
+    /// requests (the caller sets those fields).
+    pub fn device_config(&self, scaling: Option<ScalingParams>, min_gear: Option<u8>) -> UfsConfig {
+        let mut min = self.min_level;
+        if let Some(gear) = min_gear {
+            min.gear = gear.min(self.max_level.gear);
+        }
+        UfsConfig {
+            service: self.service,
+            min,
+            max: self.max_level,
+            power: self.power(),
+            idle: self.idle_timers(),
+            costs: self.scale_costs(),
+            scaling,
+            boost: None,
+            hz: scaling.map_or(250, |p| p.hz),
+            user_min_freq_hz: None,
+            user_max_freq_hz: None,
         }
     }
 
