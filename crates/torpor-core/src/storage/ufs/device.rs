@@ -780,7 +780,9 @@ mod tests {
         // clock: the cap wins over the governor's maximum, even the first poll's (no window
         // yet), so the host goes down at 100 ms and nothing scales up. An idle host with
         // min_freq at the max clock never scales down.
-        let at: Vec<Nanos> = (0..600).map(|i| ms(300) + Nanos::from_us(200 * i)).collect();
+        let at: Vec<Nanos> = (0..600)
+            .map(|i| ms(300) + Nanos::from_us(200 * i))
+            .collect();
         let mut capped = config(Some(params(TimerKind::Delayed)), None);
         capped.user_max_freq_hz = Some(MIN.freq_hz);
         let (_, s) = run(capped, &at, ms(520));
