@@ -82,16 +82,18 @@
 //!   0.533 per pin) and a 2016–18 mobile controller runs its bus no faster. 4 KiB in 10.24 µs.
 //! - Read units: 2 channels × 4 dies × 1 plane = 8. ESTIMATE, range 6–16: the 1 GB figure,
 //!   73,455 reads/s (300.87e6 / 4096) at `tR` + 10.24 µs = 68.24 µs each, needs 5.0 units busy
-//!   all the time, and 16 outstanding reads over randomly chosen units keep about 60–65% of 8
+//!   all the time, and 16 outstanding reads over randomly chosen units keep about 63% of 8
 //!   busy. 64 GB is 8 dies of 64 Gbit, or 4 dies of 128 Gbit whose 2 planes read
 //!   independently; 2 dies of 256 Gbit could not reach the figure (2 / 68.24 µs = 29k reads/s
 //!   even with both planes, 59k). Two channels of 400 MB/s carry 800 MB/s, near the preset's
 //!   850 MB/s sequential read estimate (its own range 700–1000).
-//! - Controller `t_c` = 72.9 µs: what is left of the preset's QD1 4 KiB read latency estimate,
-//!   150 µs (ufs21-64gb-class.toml, range 120–200), after the host stage (1000 cycles at
-//!   200 MHz = 5.000 µs), the link (4096 B over 2 × HS-G3 at η 0.91 = 3.860 µs) and a cached
-//!   read (68.24 µs): 150 − 5.000 − 3.860 − 68.24 = 72.900 µs. Range 43–123 µs (the latency
-//!   estimate's range). Firmware and LDPC decode; not fitted to the iozone figures.
+//! - Controller `t_c` = 90 µs: FITTED, the one parameter fitted to the seed: the value at
+//!   which the closed loop below gives the 1 GB figure (300.87; 72.9 µs gives 316.8, 93 µs
+//!   298.7, about −0.9 MB/s per µs). The other four ranges, and HPB on, are then predictions.
+//!   Check: a cached 4 KiB read at queue depth 1 takes 5.000 µs of host stage (1000 cycles at
+//!   200 MHz) + 90 + 68.24 + 3.860 µs of link (4096 B over 2 × HS-G3 at η 0.91) = 167.1 µs,
+//!   inside the preset's QD1 estimate (ufs21-64gb-class.toml, 150 µs, range 120–200). Range
+//!   43–123 µs (that estimate's range less the rest). Firmware and LDPC decode.
 //! - Map cache: 1 MiB of SRAM = 256 map pages = 256 Ki entries × 4 B, covering 1 GiB. Spec
 //!   §5 puts a DRAM-less controller's SRAM map cache at "hundreds of KB to a few MB"
 //!   (facts-ufs-hpb.json: "hundreds of KB to ~1 MB"): 1 MiB sits inside both. Range
@@ -102,18 +104,26 @@
 //!
 //! | range | hit ratio | simulated, HPB off | seed off | simulated, HPB on | seed on |
 //! |---|---|---|---|---|---|
-//! | 1 GB | 1 | SIM1 | 300.87 | SIMH1 | 294.8 |
-//! | 4 GB | 1/4 | SIM4 | 179.35 | SIMH4 | 293.51 |
-//! | 8 GB | 1/8 | SIM8 | 162.52 | SIMH8 | 294.85 |
-//! | 16 GB | 1/16 | SIM16 | 156.26 | SIMH16 | 293.45 |
-//! | 32 GB | 1/32 | SIM32 | 153.25 | SIMH32 | 277.4 |
+//! | 1 GB | 1 | 301.8 | 300.87 | 300.4 | 294.8 |
+//! | 4 GB | 1/4 | 179.4 | 179.35 | 302.1 | 293.51 |
+//! | 8 GB | 1/8 | 168.1 | 162.52 | 300.7 | 294.85 |
+//! | 16 GB | 1/16 | 162.9 | 156.26 | 300.9 | 293.45 |
+//! | 32 GB | 1/32 | 160.0 | 153.25 | 301.1 | 277.4 |
+//!
+//! Off is within 4.4% of the seed at every range. The seed falls as `1 / (1 + m)` (0.509 from
+//! 1 to 32 GB), the model a little less (0.530): with 16 reads outstanding and 98.86 µs of
+//! fixed delay each, longer reads keep more of them at the dies, which are then busier. On is
+//! 2–3% above the seed's
+//! 294 (the host's HPB work, not modelled here, costs the seed 2% at 1 GB). The closed loop's
+//! host stage and link are fixed delays (5.000 + 3.860 µs); as FIFO servers they are 37% and
+//! 28% busy at these rates, not a bottleneck.
 //!
 //! The seed's HPB-on drop at 32 GB (277.4) is the host side's (its active-region budget and
 //! map loading), not the device's: with a valid entry the device does no lookup at any range.
 //!
 //! # Device control mode recommendations ([`DcmRecommender`])
 //!
-//! The device's recommendation policy is not public (spec-storage §6.3, §7.6). The model the
+//! The device's recommendation policy is not public (spec-storage §6.3; §7, item 6). The model the
 //! spec suggests: a normal READ that missed the device's map cache in sub-region `(r, s)`
 //! recommends activating `(r, s)`, once, until `r` is inactivated; the device tracks the
 //! regions it has recommended in LRU order of recommendation and use, and when a new region
@@ -491,7 +501,7 @@ pub const UFS21_64GB_CLASS: FtlConfig = FtlConfig {
     map_page_entries: 1024,
     // 16 KiB 3D TLC pages. ESTIMATE, range 8-16 KiB; no effect on 4 KiB reads.
     lpns_per_nand_page: 4,
-    controller_ns: 72_900,
+    controller_ns: 90_000,
     nand: NandGeometry {
         channels: 2,
         dies_per_channel: 4,
@@ -940,15 +950,17 @@ mod tests {
     }
 
     #[test]
-    fn the_calibrated_qd1_read_is_the_presets_150_us() {
+    fn the_calibrated_qd1_read_is_inside_the_presets_estimate() {
         let (host, link) = host_and_link_ns();
         assert_eq!((host, link), (5_000, 3_860));
         let mut f = Ftl::new(UFS21_64GB_CLASS).unwrap();
         f.read(Nanos(0), 0, 1, false); // loads map page 0
-                                       // 72.9 + 58 + 10.24 = 141.14 us in the device; + 5 + 3.86 = 150.0 us.
+                                       // 90 + 58 + 10.24 = 158.24 us in the device; + 5 + 3.86 = 167.1 us, inside the
+                                       // preset's 120-200 us estimate of the QD1 4 KiB read.
         let t = f.read(Nanos(1_000_000), 1, 1, false).done.0 - 1_000_000;
-        assert_eq!(t, 141_140);
-        assert_eq!(host + t + link, 150_000);
+        assert_eq!(t, 158_240);
+        assert_eq!(host + t + link, 167_100);
+        assert!((120_000..=200_000).contains(&(host + t + link)));
     }
 
     /// Requests per second of `k` customers cycling through `units` FIFO read units, chosen
@@ -1034,13 +1046,13 @@ mod tests {
             }
             eprintln!("{gib} GiB: seed off {seed_off}, on {seed_on}");
             assert!(
-                (sim_off / seed_off - 1.0).abs() < 0.08,
+                (sim_off / seed_off - 1.0).abs() < 0.05,
                 "{gib} GiB off: {sim_off}"
             );
             // The seed's HPB-on drop at 32 GB is the host side's (module documentation).
             if gib < 32 {
                 assert!(
-                    (sim_on / seed_on - 1.0).abs() < 0.08,
+                    (sim_on / seed_on - 1.0).abs() < 0.05,
                     "{gib} GiB on: {sim_on}"
                 );
             }
