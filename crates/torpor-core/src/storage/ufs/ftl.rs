@@ -10,9 +10,11 @@
 //!    commands and are not the bottleneck at these rates (ASSUMPTION).
 //! 2. **Map lookup** ([`MapCache`]): every 4 KiB logical page (LPN) has a 4-byte entry on the
 //!    device side (spec-storage §5: "4-byte entry per 4 KB"), stored in map pages of `M`
-//!    entries. A read whose map page is cached costs nothing more; a miss first reads the map
-//!    page from NAND (one `tR` plus the map page's transfer, on the die that holds it), and the
-//!    page then replaces the least recently used one. An HPB READ carrying a valid host entry
+//!    entries, loaded from NAND on demand (Jeong et al., HotStorage 2017, the HPB paper: the
+//!    table is 1/1024 of the capacity and mobile devices cannot hold it in their RAM). A read
+//!    whose map page is cached costs nothing more; a miss first reads the map page from NAND
+//!    (one `tR` plus the map page's transfer, on the die that holds it), and the page then
+//!    replaces the least recently used one. An HPB READ carrying a valid host entry
 //!    skips the lookup entirely (spec-storage §6.3).
 //! 3. **Data read** ([`NandArray`]): each NAND page the read touches occupies its die for `tR`
 //!    and then its channel for the transfer of the bytes read, at the channel's rate; the die
