@@ -125,8 +125,8 @@
 //!
 //! # Device control mode recommendations ([`DcmRecommender`])
 //!
-//! The device's recommendation policy is not public (spec-storage §6.3; §7, item 6). The model the
-//! spec suggests: a normal READ that missed the device's map cache in sub-region `(r, s)`
+//! The device's recommendation policy is not public (spec-storage §6.3; §7, item 6). The
+//! model the spec suggests: a normal READ that missed the device's map cache in sub-region `(r, s)`
 //! recommends activating `(r, s)`, once, until `r` is inactivated; the device tracks the
 //! regions it has recommended in LRU order of recommendation and use, and when a new region
 //! exceeds its active-region budget it recommends inactivating the least recent one. A
@@ -956,9 +956,9 @@ mod tests {
         let (host, link) = host_and_link_ns();
         assert_eq!((host, link), (5_000, 3_860));
         let mut f = Ftl::new(UFS21_64GB_CLASS).unwrap();
-        f.read(Nanos(0), 0, 1, false); // loads map page 0
-                                       // 90 + 58 + 10.24 = 158.24 us in the device; + 5 + 3.86 = 167.1 us, inside the
-                                       // preset's 120-200 us estimate of the QD1 4 KiB read.
+        // Load map page 0 first; then LPN 1 hits: 90 + 58 + 10.24 = 158.24 us in the device,
+        // + 5 + 3.86 = 167.1 us, inside the preset's 120-200 us estimate of the QD1 4 KiB read.
+        f.read(Nanos(0), 0, 1, false);
         let t = f.read(Nanos(1_000_000), 1, 1, false).done.0 - 1_000_000;
         assert_eq!(t, 158_240);
         assert_eq!(host + t + link, 167_100);
