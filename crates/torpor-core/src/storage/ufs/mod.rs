@@ -5,6 +5,7 @@
 pub mod clk_scaling;
 pub mod devfreq;
 pub mod device;
+pub mod hpb;
 pub mod power;
 pub mod scaling;
 pub mod service;
