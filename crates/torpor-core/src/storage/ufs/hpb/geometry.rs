@@ -290,7 +290,10 @@ pub(crate) mod tests {
         assert_eq!((g.rgn_bytes, g.srgn_bytes), (32 << 20, 4 << 20));
         // 32 MiB / 4 KiB = 8192 entries; 4 MiB / 4 KiB = 1024; 1024 × 8 B = 8 KiB of map.
         assert_eq!((g.entries_per_rgn, g.entries_per_srgn), (8192, 1024));
-        assert_eq!((g.srgn_mem_size, g.srgns_per_rgn, g.pages_per_srgn), (8192, 8, 2));
+        assert_eq!(
+            (g.srgn_mem_size, g.srgns_per_rgn, g.pages_per_srgn),
+            (8192, 8, 2)
+        );
         // 262144 + 256 blocks: ceil(/8192) = 33 regions, ceil(/1024) = 257 sub-regions, the last
         // holding 256 entries, alone in region 32.
         assert_eq!((g.rgns_per_lu, g.srgns_per_lu), (33, 257));
@@ -312,7 +315,10 @@ pub(crate) mod tests {
             ..example()
         };
         let g = Geometry::new(&d).unwrap();
-        assert_eq!((g.rgns_per_lu, g.last_srgn_entries, g.last_rgn_srgn_cnt), (3, 0, 3));
+        assert_eq!(
+            (g.rgns_per_lu, g.last_srgn_entries, g.last_rgn_srgn_cnt),
+            (3, 0, 3)
+        );
         assert!(!g.is_last(2, 2));
         assert_eq!(g.srgn_entries(2, 2), 1024);
     }
@@ -332,7 +338,10 @@ pub(crate) mod tests {
             Geometry::new(&d).unwrap().max_single_cmd_blocks
         };
         // 00h = 4 KiB (1 block); FFh + 1 = 256, capped at 255; a failed query gives 1.
-        assert_eq!((len(Some(0)), len(Some(0xfe)), len(Some(0xff)), len(None)), (1, 255, 255, 1));
+        assert_eq!(
+            (len(Some(0)), len(Some(0xfe)), len(Some(0xff)), len(None)),
+            (1, 255, 255, 1)
+        );
     }
 
     #[test]
@@ -352,20 +361,55 @@ pub(crate) mod tests {
         let bad = |d: HpbDescriptors| Geometry::new(&d).unwrap_err().0;
         let e = example();
         assert_eq!(
-            bad(HpbDescriptors { hpb_version: 0x0300, ..e }),
+            bad(HpbDescriptors {
+                hpb_version: 0x0300,
+                ..e
+            }),
             "wHPBVersion 0x0100 or 0x0200, got 0x0300"
         );
-        assert!(bad(HpbDescriptors { hpb_control: 2, ..e }).starts_with("bHPBControl"));
-        assert!(bad(HpbDescriptors { region_size: 0, ..e }).starts_with("bHPBRegionSize"));
+        assert!(bad(HpbDescriptors {
+            hpb_control: 2,
+            ..e
+        })
+        .starts_with("bHPBControl"));
+        assert!(bad(HpbDescriptors {
+            region_size: 0,
+            ..e
+        })
+        .starts_with("bHPBRegionSize"));
         assert_eq!(
-            bad(HpbDescriptors { subregion_size: 2, ..e }),
+            bad(HpbDescriptors {
+                subregion_size: 2,
+                ..e
+            }),
             "bHPBSubRegionSize in 3..=16 (one 4 KiB entry block up to the region size), got 2"
         );
-        assert!(bad(HpbDescriptors { subregion_size: 17, ..e }).starts_with("bHPBSubRegionSize"));
-        assert!(bad(HpbDescriptors { lu_max_active_regions: 0, ..e }).starts_with("wLUMax"));
-        assert!(bad(HpbDescriptors { device_max_active_regions: 0, ..e }).starts_with("wDevice"));
-        assert!(bad(HpbDescriptors { num_pinned: 33, ..e }).starts_with("wNumHPBPinned"));
-        assert!(bad(HpbDescriptors { pinned_start: 31, num_pinned: 3, ..e }).starts_with("pinned"));
+        assert!(bad(HpbDescriptors {
+            subregion_size: 17,
+            ..e
+        })
+        .starts_with("bHPBSubRegionSize"));
+        assert!(bad(HpbDescriptors {
+            lu_max_active_regions: 0,
+            ..e
+        })
+        .starts_with("wLUMax"));
+        assert!(bad(HpbDescriptors {
+            device_max_active_regions: 0,
+            ..e
+        })
+        .starts_with("wDevice"));
+        assert!(bad(HpbDescriptors {
+            num_pinned: 33,
+            ..e
+        })
+        .starts_with("wNumHPBPinned"));
+        assert!(bad(HpbDescriptors {
+            pinned_start: 31,
+            num_pinned: 3,
+            ..e
+        })
+        .starts_with("pinned"));
         assert!(bad(HpbDescriptors { num_blocks: 0, ..e }).contains("at least one"));
         // 8 KiB regions (v = 4, two entries each): 2^17 + 1 blocks need 2^16 + 1 regions.
         let many = HpbDescriptors {

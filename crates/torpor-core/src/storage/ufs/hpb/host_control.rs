@@ -25,7 +25,10 @@ impl HpbLu {
     /// `list_add`s them to a local list); (3) kick the map work if a list is non-empty;
     /// (4) re-arm after `timeout_polling_interval_ms`.
     pub fn read_timeout_work(&mut self, now: Nanos) -> Poll {
-        debug_assert!(self.is_hcm(), "the read-timeout work exists in host control mode only");
+        debug_assert!(
+            self.is_hcm(),
+            "the read-timeout work exists in host control mode only"
+        );
         let mut expired = Vec::new();
         for r in self.lru.iter() {
             let rg = &mut self.rgns[r as usize];

@@ -1,8 +1,7 @@
 //! The driver's intrusive `list_head` membership, over indices: each region or sub-region is on a
 //! given list at most once, can be found on it, added at either end, removed, and moved to the
-//! tail in O(1),
-//! as `list_add`, `list_add_tail`, `list_del_init` and `list_move_tail` do. The LRU,
-//! the to-activate list and the to-inactivate list are three of these.
+//! tail in O(1), as `list_add`, `list_add_tail`, `list_del_init` and `list_move_tail` do. The
+//! LRU, the to-activate list and the to-inactivate list are three of these.
 
 const NONE: u32 = u32::MAX;
 
@@ -150,6 +149,7 @@ mod tests {
         assert_eq!(l.pop_front(), Some(3));
         assert_eq!(l.pop_front(), Some(4));
         assert_eq!(l.pop_front(), None);
-        assert!(l.is_empty() && l.len() == 0);
+        assert!(l.is_empty());
+        assert_eq!(l.len(), 0);
     }
 }

@@ -290,7 +290,10 @@ impl HpbLu {
 
     /// HCM read counters of a sub-region and of its region.
     pub fn reads(&self, rgn: u32, srgn: u32) -> (u32, u32) {
-        (self.srgns[self.idx(rgn, srgn) as usize].reads, self.rgns[rgn as usize].reads)
+        (
+            self.srgns[self.idx(rgn, srgn) as usize].reads,
+            self.rgns[rgn as usize].reads,
+        )
     }
 
     /// The load whose map an HPB READ starting at `lpn` would carry, when that sub-region's map is
@@ -298,9 +301,11 @@ impl HpbLu {
     pub fn map_load_of(&self, lpn: u64) -> Option<MapLoadId> {
         let p = self.geo.pos(lpn);
         let s = &self.srgns[self.idx(p.rgn, p.srgn) as usize];
-        let usable = self.rgns[p.rgn as usize].state != RgnState::Inactive
-            && s.state == SrgnState::Valid;
-        usable.then(|| s.mctx.as_ref().and_then(|m| m.load)).flatten()
+        let usable =
+            self.rgns[p.rgn as usize].state != RgnState::Inactive && s.state == SrgnState::Valid;
+        usable
+            .then(|| s.mctx.as_ref().and_then(|m| m.load))
+            .flatten()
     }
 
     pub(crate) fn idx(&self, rgn: u32, srgn: u32) -> u32 {

@@ -2,9 +2,7 @@
 //! for inactivation, then activate regions and issue READ BUFFERs for the queued sub-regions;
 //! and the READ BUFFER completion (`ufshpb_map_req_compl_fn`).
 
-use super::lu::{
-    HpbCommand, HpbLu, IssuedWrites, MapLoadId, MapReq, RgnState, SrgnState,
-};
+use super::lu::{HpbCommand, HpbLu, IssuedWrites, MapLoadId, MapReq, RgnState, SrgnState};
 use crate::time::Nanos;
 
 /// Why an activation stopped the run (the driver's error codes).
@@ -126,12 +124,7 @@ impl HpbLu {
     }
 
     /// `ufshpb_add_region`.
-    fn add_region(
-        &mut self,
-        rgn: u32,
-        now: Nanos,
-        cmds: &mut Vec<HpbCommand>,
-    ) -> Result<(), Stop> {
+    fn add_region(&mut self, rgn: u32, now: Nanos, cmds: &mut Vec<HpbCommand>) -> Result<(), Stop> {
         if self.lru.contains(rgn) {
             // `ufshpb_hit_lru_info`: a re-activation, not a read hit, refreshes the LRU.
             self.lru.move_to_back(rgn);
@@ -149,7 +142,7 @@ impl HpbLu {
             let victim = self
                 .lru
                 .iter()
-                .find(|&v| !self.any_issued(v) && !(hcm && self.rgns[v as usize].reads > exit))
+                .find(|&v| !(self.any_issued(v) || hcm && self.rgns[v as usize].reads > exit))
                 .ok_or(Stop::NoVictim)?;
             self.evict_with_umap(victim, cmds);
         }
@@ -165,7 +158,12 @@ impl HpbLu {
 
     /// `ufshpb_issue_map_req` (its "region INACTIVE and sub-region INVALID" skip needs a
     /// concurrent eviction between activation and issue, which a sequential model never has).
-    fn issue_map_req(&mut self, rgn: u32, srgn: u32, cmds: &mut Vec<HpbCommand>) -> Result<(), Stop> {
+    fn issue_map_req(
+        &mut self,
+        rgn: u32,
+        srgn: u32,
+        cmds: &mut Vec<HpbCommand>,
+    ) -> Result<(), Stop> {
         let i = self.idx(rgn, srgn) as usize;
         match self.srgns[i].state {
             SrgnState::Issued => return Err(Stop::Again),

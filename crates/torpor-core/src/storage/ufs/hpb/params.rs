@@ -60,18 +60,27 @@ impl HcmParams {
             ),
             (
                 p.eviction_thld_exit > p.activation_thld,
-                format!("eviction_thld_exit > activation_thld ({})", p.activation_thld),
+                format!(
+                    "eviction_thld_exit > activation_thld ({})",
+                    p.activation_thld
+                ),
             ),
             (
                 p.eviction_thld_enter > p.eviction_thld_exit,
-                format!("eviction_thld_enter > eviction_thld_exit ({})", p.eviction_thld_exit),
+                format!(
+                    "eviction_thld_enter > eviction_thld_exit ({})",
+                    p.eviction_thld_exit
+                ),
             ),
             (
                 p.timeout_polling_interval_ms > 0
                     && p.read_timeout_ms >= 2 * p.timeout_polling_interval_ms,
                 "timeout_polling_interval_ms > 0 and read_timeout_ms >= 2 × it".into(),
             ),
-            (p.read_timeout_expiries > 0, "read_timeout_expiries > 0".into()),
+            (
+                p.read_timeout_expiries > 0,
+                "read_timeout_expiries > 0".into(),
+            ),
             (
                 p.inflight_map_req > 0 && p.inflight_map_req < queue_depth,
                 format!("inflight_map_req in 1..={}", queue_depth.saturating_sub(1)),
@@ -91,9 +100,19 @@ mod tests {
     #[test]
     fn defaults_are_the_drivers_and_valid() {
         let p = HcmParams::default();
-        assert_eq!((p.activation_thld, p.eviction_thld_enter, p.eviction_thld_exit), (8, 256, 128));
+        assert_eq!(
+            (
+                p.activation_thld,
+                p.eviction_thld_enter,
+                p.eviction_thld_exit
+            ),
+            (8, 256, 128)
+        );
         assert_eq!((p.read_timeout_ms, p.read_timeout_expiries), (1000, 100));
-        assert_eq!((p.timeout_polling_interval_ms, p.inflight_map_req), (200, 1));
+        assert_eq!(
+            (p.timeout_polling_interval_ms, p.inflight_map_req),
+            (200, 1)
+        );
         assert_eq!(p.validate(1024, 32), Ok(()));
     }
 
@@ -101,12 +120,48 @@ mod tests {
     fn each_constraint_is_enforced() {
         let d = HcmParams::default();
         let v = |p: HcmParams| p.validate(1024, 32).unwrap_err();
-        assert_eq!(v(HcmParams { activation_thld: 0, ..d }), "activation_thld > 0");
-        assert_eq!(v(HcmParams { normalization_factor: 11, ..d }), "normalization_factor in 1..=10");
-        assert!(v(HcmParams { eviction_thld_exit: 8, ..d }).starts_with("eviction_thld_exit"));
-        assert!(v(HcmParams { eviction_thld_enter: 128, ..d }).starts_with("eviction_thld_enter"));
-        assert!(v(HcmParams { read_timeout_ms: 399, ..d }).starts_with("timeout_polling"));
-        assert_eq!(v(HcmParams { read_timeout_expiries: 0, ..d }), "read_timeout_expiries > 0");
-        assert_eq!(v(HcmParams { inflight_map_req: 32, ..d }), "inflight_map_req in 1..=31");
+        assert_eq!(
+            v(HcmParams {
+                activation_thld: 0,
+                ..d
+            }),
+            "activation_thld > 0"
+        );
+        assert_eq!(
+            v(HcmParams {
+                normalization_factor: 11,
+                ..d
+            }),
+            "normalization_factor in 1..=10"
+        );
+        assert!(v(HcmParams {
+            eviction_thld_exit: 8,
+            ..d
+        })
+        .starts_with("eviction_thld_exit"));
+        assert!(v(HcmParams {
+            eviction_thld_enter: 128,
+            ..d
+        })
+        .starts_with("eviction_thld_enter"));
+        assert!(v(HcmParams {
+            read_timeout_ms: 399,
+            ..d
+        })
+        .starts_with("timeout_polling"));
+        assert_eq!(
+            v(HcmParams {
+                read_timeout_expiries: 0,
+                ..d
+            }),
+            "read_timeout_expiries > 0"
+        );
+        assert_eq!(
+            v(HcmParams {
+                inflight_map_req: 32,
+                ..d
+            }),
+            "inflight_map_req in 1..=31"
+        );
     }
 }

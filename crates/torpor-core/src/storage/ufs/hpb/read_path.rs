@@ -132,7 +132,8 @@ impl HpbLu {
                     };
                     if records {
                         let mctx = self.srgns[i].mctx.as_mut();
-                        mctx.expect("a VALID or ISSUED sub-region has a map").set_dirty(off, n);
+                        mctx.expect("a VALID or ISSUED sub-region has a map")
+                            .set_dirty(off, n);
                     }
                 }
                 Pass::CountRead(now) if rgn_active => {

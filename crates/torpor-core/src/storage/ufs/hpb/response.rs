@@ -98,7 +98,9 @@ impl HpbLu {
         let n = self.geo.rgns_per_lu;
         for &(r, s) in active {
             if r >= n || s >= self.geo.srgn_cnt(r) {
-                return bad(format!("an active field inside the LU, got region {r} sub-region {s}"));
+                return bad(format!(
+                    "an active field inside the LU, got region {r} sub-region {s}"
+                ));
             }
         }
         if let Some(r) = inactive.iter().find(|&&r| r >= n) {
