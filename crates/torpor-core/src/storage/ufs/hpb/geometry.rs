@@ -97,6 +97,8 @@ pub struct Geometry {
     /// Sub-regions of the last region (`((srgns_per_lu - 1) mod srgns_per_rgn) + 1`).
     pub last_rgn_srgn_cnt: u32,
     pub pages_per_srgn: u32,
+    /// `wDeviceMaxActiveHPBRegions`: the driver only checks it is non-zero; the LU value bounds
+    /// the LRU.
     pub device_max_active_rgns: u32,
     pub lu_max_active_rgns: u32,
     /// Pinned regions (always active, never in the LRU).
