@@ -1,12 +1,14 @@
 //! UFS storage: the host's clock scaling through devfreq (`devfreq.rs`, `clk_scaling.rs`,
 //! `scaling.rs`), and the device it scales: its service time per host level (`service.rs`),
 //! its power per level and idle state (`power.rs`), both on the engine (`device.rs`); and the
-//! device's own flash map cache and NAND timing (`ftl.rs`), for HPB (not yet on the engine).
+//! device's own flash map cache and NAND timing (`ftl.rs`) and the host's HPB driver (`hpb/`),
+//! not yet on the engine.
 
 pub mod clk_scaling;
 pub mod devfreq;
 pub mod device;
 pub mod ftl;
+pub mod hpb;
 pub mod power;
 pub mod scaling;
 pub mod service;
