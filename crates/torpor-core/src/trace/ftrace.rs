@@ -299,7 +299,7 @@ impl<R: BufRead> FtraceReader<R> {
 
     /// Where the event lines start, after the header: the byte offset and the 1-based line
     /// number of the first line [`Self::next_event`] would read, so that another reader (the
-    /// parallel scan of [`parallel`]) can take over from there.
+    /// parallel scan of `torpor idle stats`) can take over from there.
     pub fn body_start(&self) -> (u64, usize) {
         if self.pending {
             (self.offset - self.buf.len() as u64, self.line_no)
