@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{self, InputError};
 use crate::trace::ftrace::{
-    CpuPlace, EventKind, FtraceCounts, FtraceFormat, FtraceReader, CPUIDLE_STATE_MAX, MAX_CPUS,
+    CpuPlace, EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader, CPUIDLE_STATE_MAX,
+    MAX_CPUS,
 };
 use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 
@@ -443,11 +444,27 @@ struct Layout {
 }
 
 /// Runs the report on the trace at `path`, with the platform file at `platform` if given.
+///
+/// A regular file is scanned in blocks on every core ([`parallel`]); a pipe, or a file that
+/// scan hands back (anything it does not read exactly as the streaming reader would: bad
+/// input, a cut-short last line, very many event names), is read by the streaming reader,
+/// from the start.
 pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, InputError> {
     let loaded = platform.map(Platform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
     let label = path.to_string_lossy().into_owned();
     let file = user_file::open(path, &label, "an ftrace text trace")?;
+    if let Some(stats) = parallel::run(
+        &file,
+        &label,
+        loaded.as_ref(),
+        platform_label.as_deref(),
+        parallel::BLOCK_BYTES,
+    )? {
+        return Ok(stats);
+    }
+    let mut file = file;
+    std::io::Seek::rewind(&mut file).map_err(|e| user_file::io_error(&label, &e))?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     from_reader(reader, &label, loaded.as_ref(), platform_label.as_deref())
 }
@@ -461,283 +478,356 @@ pub fn from_reader<R: BufRead>(
     platform_label: Option<&str>,
 ) -> Result<IdleStats, InputError> {
     let mut trace = FtraceReader::new(reader, label)?;
-    let header = trace.header().clone();
-    let mut notes = Vec::new();
-    let layout = match (platform, &header.topology, &header.states) {
-        (Some(p), _, _) => {
-            let places = p.places().map_err(|m| InputError::whole(label, m))?;
-            if let Some(n) = header.cpus {
-                if n as usize != places.len() {
-                    return Err(InputError::whole(
-                        platform_label.unwrap_or("platform"),
-                        format!(
-                            "the platform lists {} CPUs but the trace header says {n}",
-                            places.len()
-                        ),
-                    ));
+    let mut analysis = Analysis::new(trace.header(), label, platform, platform_label)?;
+    while let Some(ev) = trace.next_event()? {
+        if let EventKind::CpuIdle { state, cpu_id } = ev.kind {
+            if !analysis.knows_cpu(cpu_id) {
+                return Err(InputError::at(label, ev.line, analysis.cpu_beyond(cpu_id)));
+            }
+            analysis.cpu_idle(ev.timestamp_ns, state, cpu_id);
+        }
+    }
+    Ok(analysis.finish(trace.counts()))
+}
+
+/// The report being built: the layout, a [`Tracker`] per CPU, core and cluster, and what was
+/// dropped. Fed `cpu_idle` events in trace order by the streaming reader or the parallel scan.
+struct Analysis {
+    header: FtraceHeader,
+    layout: Option<Layout>,
+    notes: Vec<String>,
+    cpus: Vec<Tracker>,
+    groups: Vec<Tracker>,
+    group_names: Vec<String>,
+    /// Per CPU: its core's and its cluster's index in `groups`.
+    cpu_groups: Vec<(usize, usize)>,
+    order: Vec<ClusterOrder>,
+    dropped: IdleDropped,
+    events: u64,
+    first_ns: Option<u64>,
+    last_ns: Option<u64>,
+}
+
+impl Analysis {
+    fn new(
+        header: &FtraceHeader,
+        label: &str,
+        platform: Option<&Platform>,
+        platform_label: Option<&str>,
+    ) -> Result<Analysis, InputError> {
+        let header = header.clone();
+        let mut notes = Vec::new();
+        let layout = match (platform, &header.topology, &header.states) {
+            (Some(p), _, _) => {
+                let places = p.places().map_err(|m| InputError::whole(label, m))?;
+                if let Some(n) = header.cpus {
+                    if n as usize != places.len() {
+                        return Err(InputError::whole(
+                            platform_label.unwrap_or("platform"),
+                            format!(
+                                "the platform lists {} CPUs but the trace header says {n}",
+                                places.len()
+                            ),
+                        ));
+                    }
                 }
-            }
-            if header.topology.is_some() {
-                notes.push(
-                    "the platform file replaces the trace's topology and C-state table".into(),
-                );
-            }
-            let tables = places
-                .iter()
-                .map(|place| {
-                    p.table(place.cluster as usize)
-                        .iter()
-                        .map(|s| (Some(s.name.clone()), Some(s.target_residency_us)))
-                        .collect()
-                })
-                .collect();
-            Some(Layout {
-                tables,
-                places,
-                // The legend shows cluster A's table, as idlestat shows CPU 0's.
-                states: p
-                    .table(0)
+                if header.topology.is_some() {
+                    notes.push(
+                        "the platform file replaces the trace's topology and C-state table".into(),
+                    );
+                }
+                let tables = places
                     .iter()
-                    .enumerate()
-                    .map(|(index, s)| StateInfo {
-                        index,
-                        name: Some(s.name.clone()),
-                        exit_latency_us: s.exit_latency_us,
-                        target_residency_us: Some(s.target_residency_us),
+                    .map(|place| {
+                        p.table(place.cluster as usize)
+                            .iter()
+                            .map(|s| (Some(s.name.clone()), Some(s.target_residency_us)))
+                            .collect()
+                    })
+                    .collect();
+                Some(Layout {
+                    tables,
+                    places,
+                    // The legend shows cluster A's table, as idlestat shows CPU 0's.
+                    states: p
+                        .table(0)
+                        .iter()
+                        .enumerate()
+                        .map(|(index, s)| StateInfo {
+                            index,
+                            name: Some(s.name.clone()),
+                            exit_latency_us: s.exit_latency_us,
+                            target_residency_us: Some(s.target_residency_us),
+                        })
+                        .collect(),
+                    topology_from: "platform",
+                    states_from: Some("platform"),
+                })
+            }
+            (None, Some(topo), Some(tables)) => Some(Layout {
+                places: topo.clone(),
+                tables: tables
+                    .iter()
+                    .map(|t| {
+                        t.iter()
+                            .map(|s| (s.name.clone(), s.target_residency_us))
+                            .collect()
                     })
                     .collect(),
-                topology_from: "platform",
-                states_from: Some("platform"),
-            })
-        }
-        (None, Some(topo), Some(tables)) => Some(Layout {
-            places: topo.clone(),
-            tables: tables
-                .iter()
-                .map(|t| {
-                    t.iter()
-                        .map(|s| (s.name.clone(), s.target_residency_us))
-                        .collect()
-                })
-                .collect(),
-            states: tables[0]
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.name.is_some() || s.target_residency_us.is_some())
-                .map(|(index, s)| StateInfo {
-                    index,
-                    name: s.name.clone(),
-                    exit_latency_us: None,
-                    target_residency_us: s.target_residency_us,
-                })
-                .collect(),
-            topology_from: "trace",
-            states_from: Some("trace"),
-        }),
-        (None, _, _) => header.cpus.map(|n| {
-            notes.push(format!(
+                states: tables[0]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.name.is_some() || s.target_residency_us.is_some())
+                    .map(|(index, s)| StateInfo {
+                        index,
+                        name: s.name.clone(),
+                        exit_latency_us: None,
+                        target_residency_us: s.target_residency_us,
+                    })
+                    .collect(),
+                topology_from: "trace",
+                states_from: Some("trace"),
+            }),
+            (None, _, _) => header.cpus.map(|n| {
+                notes.push(format!(
                 "no topology in the trace and no --platform: all {n} CPUs taken as one cluster, \
                  one core each"
             ));
-            Layout {
-                places: (0..n)
-                    .map(|cpu| CpuPlace {
-                        cluster: 0,
-                        core: cpu,
-                        cpu,
-                    })
-                    .collect(),
-                tables: vec![Vec::new(); n as usize],
-                states: Vec::new(),
-                topology_from: "assumed",
-                states_from: None,
-            }
-        }),
-    };
-    if layout.is_none() {
-        notes.push(
-            "the trace gives no CPU count and no --platform was given: CPU sections only".into(),
-        );
-    }
-    if layout.as_ref().is_none_or(|l| l.states_from.is_none()) {
-        notes.push(
+                Layout {
+                    places: (0..n)
+                        .map(|cpu| CpuPlace {
+                            cluster: 0,
+                            core: cpu,
+                            cpu,
+                        })
+                        .collect(),
+                    tables: vec![Vec::new(); n as usize],
+                    states: Vec::new(),
+                    topology_from: "assumed",
+                    states_from: None,
+                }
+            }),
+        };
+        if layout.is_none() {
+            notes.push(
+                "the trace gives no CPU count and no --platform was given: CPU sections only"
+                    .into(),
+            );
+        }
+        if layout.as_ref().is_none_or(|l| l.states_from.is_none()) {
+            notes.push(
             "no C-state table (the trace has none; give --platform): states are named by index, \
              over and under are left out"
                 .into(),
         );
-    }
-    let residencies = |table: &[(Option<String>, Option<u64>)]| {
-        let mut r = [None; STATES];
-        for (slot, (_, us)) in r.iter_mut().zip(table) {
-            *slot = us.map(|us| us.saturating_mul(1000));
         }
-        r
-    };
-    // Trackers: CPUs, then cores, then clusters, with each CPU's core and cluster.
-    let mut cpus: Vec<Tracker> = layout
-        .as_ref()
-        .map(|l| {
-            l.tables
-                .iter()
-                .map(|t| Tracker::new(residencies(t), 0))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut groups: Vec<Tracker> = Vec::new();
-    let mut group_names: Vec<String> = Vec::new();
-    let mut cpu_groups: Vec<(usize, usize)> = Vec::new();
-    let mut order: Vec<ClusterOrder> = Vec::new();
-    if let Some(l) = &layout {
-        let mut clusters: Vec<u32> = l.places.iter().map(|p| p.cluster).collect();
-        clusters.sort_unstable();
-        clusters.dedup();
-        cpu_groups = vec![(0, 0); l.places.len()];
-        let mut core_keys: Vec<String> = Vec::new();
-        for &cl in &clusters {
-            let mut members: Vec<&CpuPlace> = l.places.iter().filter(|p| p.cluster == cl).collect();
-            members.sort_by_key(|p| (p.core, p.cpu));
-            let first = members[0].cpu as usize;
-            let cl_index = groups.len();
-            groups.push(Tracker::new(
-                residencies(&l.tables[first]),
-                members.len() as u32,
-            ));
-            let cl_name = format!("cluster{}", char::from(b'A' + cl as u8));
-            group_names.push(cl_name.clone());
-            let mut cores: Vec<u32> = members.iter().map(|p| p.core).collect();
-            cores.dedup();
-            let mut core_list = Vec::new();
-            for core in cores {
-                let cpus_of: Vec<u32> = members
-                    .iter()
-                    .filter(|p| p.core == core)
-                    .map(|p| p.cpu)
-                    .collect();
-                let co_index = groups.len();
-                groups.push(Tracker::new(
-                    residencies(&l.tables[cpus_of[0] as usize]),
-                    cpus_of.len() as u32,
-                ));
-                let key = format!("core{core}");
-                let key = if core_keys.contains(&key) {
-                    format!("{cl_name}/core{core}")
-                } else {
-                    key
-                };
-                core_keys.push(key.clone());
-                group_names.push(key);
-                for &c in &cpus_of {
-                    cpu_groups[c as usize] = (co_index, cl_index);
-                }
-                core_list.push(((cpus_of.len() > 1).then_some(co_index), cpus_of));
+        let residencies = |table: &[(Option<String>, Option<u64>)]| {
+            let mut r = [None; STATES];
+            for (slot, (_, us)) in r.iter_mut().zip(table) {
+                *slot = us.map(|us| us.saturating_mul(1000));
             }
-            order.push((cl_index, core_list));
-        }
-    }
-    let mut dropped = IdleDropped::default();
-    let (mut events, mut first_ns, mut last_ns) = (0u64, None, None);
-    while let Some(ev) = trace.next_event()? {
-        let EventKind::CpuIdle { state, cpu_id } = ev.kind else {
-            continue;
+            r
         };
-        events += 1;
-        first_ns.get_or_insert(ev.timestamp_ns);
-        last_ns = Some(ev.timestamp_ns);
-        let ts = ev.timestamp_ns;
+        // Trackers: CPUs, then cores, then clusters, with each CPU's core and cluster.
+        let cpus: Vec<Tracker> = layout
+            .as_ref()
+            .map(|l| {
+                l.tables
+                    .iter()
+                    .map(|t| Tracker::new(residencies(t), 0))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut groups: Vec<Tracker> = Vec::new();
+        let mut group_names: Vec<String> = Vec::new();
+        let mut cpu_groups: Vec<(usize, usize)> = Vec::new();
+        let mut order: Vec<ClusterOrder> = Vec::new();
+        if let Some(l) = &layout {
+            let mut clusters: Vec<u32> = l.places.iter().map(|p| p.cluster).collect();
+            clusters.sort_unstable();
+            clusters.dedup();
+            cpu_groups = vec![(0, 0); l.places.len()];
+            let mut core_keys: Vec<String> = Vec::new();
+            for &cl in &clusters {
+                let mut members: Vec<&CpuPlace> =
+                    l.places.iter().filter(|p| p.cluster == cl).collect();
+                members.sort_by_key(|p| (p.core, p.cpu));
+                let first = members[0].cpu as usize;
+                let cl_index = groups.len();
+                groups.push(Tracker::new(
+                    residencies(&l.tables[first]),
+                    members.len() as u32,
+                ));
+                let cl_name = format!("cluster{}", char::from(b'A' + cl as u8));
+                group_names.push(cl_name.clone());
+                let mut cores: Vec<u32> = members.iter().map(|p| p.core).collect();
+                cores.dedup();
+                let mut core_list = Vec::new();
+                for core in cores {
+                    let cpus_of: Vec<u32> = members
+                        .iter()
+                        .filter(|p| p.core == core)
+                        .map(|p| p.cpu)
+                        .collect();
+                    let co_index = groups.len();
+                    groups.push(Tracker::new(
+                        residencies(&l.tables[cpus_of[0] as usize]),
+                        cpus_of.len() as u32,
+                    ));
+                    let key = format!("core{core}");
+                    let key = if core_keys.contains(&key) {
+                        format!("{cl_name}/core{core}")
+                    } else {
+                        key
+                    };
+                    core_keys.push(key.clone());
+                    group_names.push(key);
+                    for &c in &cpus_of {
+                        cpu_groups[c as usize] = (co_index, cl_index);
+                    }
+                    core_list.push(((cpus_of.len() > 1).then_some(co_index), cpus_of));
+                }
+                order.push((cl_index, core_list));
+            }
+        }
+        Ok(Analysis {
+            header,
+            layout,
+            notes,
+            cpus,
+            groups,
+            group_names,
+            cpu_groups,
+            order,
+            dropped: IdleDropped::default(),
+            events: 0,
+            first_ns: None,
+            last_ns: None,
+        })
+    }
+
+    /// Whether a `cpu_idle` event may name `cpu_id`: the reader checked it against the
+    /// header's count, but a platform may list fewer CPUs.
+    fn knows_cpu(&self, cpu_id: u32) -> bool {
+        self.layout.is_none() || (cpu_id as usize) < self.cpus.len()
+    }
+
+    /// The error for a `cpu_id` that fails [`Self::knows_cpu`].
+    fn cpu_beyond(&self, cpu_id: u32) -> String {
+        format!(
+            "cpu_id={cpu_id}, but the platform lists {} CPUs",
+            self.cpus.len()
+        )
+    }
+
+    /// One `cpu_idle` event (`state` `None` for an exit), of a CPU [`Self::knows_cpu`] accepts.
+    fn cpu_idle(&mut self, ts: u64, state: Option<u32>, cpu_id: u32) {
+        self.events += 1;
+        self.first_ns.get_or_insert(ts);
+        self.last_ns = Some(ts);
         let state = state.map_or(-1, |s| s as i32);
         let c = cpu_id as usize;
-        if c >= cpus.len() {
-            if layout.is_some() {
-                // The reader checked cpu_id against the header; a platform may list fewer.
-                return Err(InputError::at(
-                    label,
-                    ev.line,
-                    format!(
-                        "cpu_id={cpu_id}, but the platform lists {} CPUs",
-                        cpus.len()
-                    ),
-                ));
-            }
-            cpus.resize_with(c + 1, || Tracker::new([None; STATES], 0));
+        if c >= self.cpus.len() {
+            self.cpus
+                .resize_with(c + 1, || Tracker::new([None; STATES], 0));
         }
-        let cpu = &mut cpus[c];
+        let cpu = &mut self.cpus[c];
         if state == -1 && cpu.deepest == -1 {
-            dropped.exits_before_entry += 1;
-            continue;
+            self.dropped.exits_before_entry += 1;
+            return;
         }
         let before = cpu.current;
-        cpu.record(ts, state, &mut dropped);
+        cpu.record(ts, state, &mut self.dropped);
         let after = cpu.current;
-        if let Some(&(core, cluster)) = cpu_groups.get(c) {
+        if let Some(&(core, cluster)) = self.cpu_groups.get(c) {
             for g in [core, cluster] {
-                let t = &mut groups[g];
+                let t = &mut self.groups[g];
                 if before != after {
                     t.moved(before, after);
                 }
                 let least = t.least();
-                t.record(ts, least, &mut dropped);
+                t.record(ts, least, &mut self.dropped);
             }
         }
     }
-    dropped.open_at_end = cpus.iter().filter(|t| t.current != -1).count() as u64;
-    let table = layout.as_ref().is_some_and(|l| l.states_from.is_some());
-    let names_of = |cpu: usize| -> Vec<Option<String>> {
-        layout
-            .as_ref()
-            .and_then(|l| l.tables.get(cpu))
-            .map(|t| t.iter().map(|(n, _)| n.clone()).collect())
-            .unwrap_or_default()
-    };
-    let mut sections = serde_json::Map::new();
-    let mut put = |name: String, rows: Vec<Row>| {
-        if !rows.is_empty() {
-            sections.insert(name, serde_json::to_value(rows).unwrap_or_default());
-        }
-    };
-    if layout.is_some() {
-        for (cl_index, cores) in &order {
-            let first = cores[0].1[0] as usize;
-            put(
-                group_names[*cl_index].clone(),
-                groups[*cl_index].rows(&names_of(first), table),
-            );
-            for (core, members) in cores {
-                if let Some(co) = core {
-                    put(
-                        group_names[*co].clone(),
-                        groups[*co].rows(&names_of(members[0] as usize), table),
-                    );
-                }
-                for &c in members {
-                    put(
-                        format!("cpu{c}"),
-                        cpus[c as usize].rows(&names_of(c as usize), table),
-                    );
+
+    /// The report, with the reader's counts.
+    fn finish(self, counts: FtraceCounts) -> IdleStats {
+        let Analysis {
+            header,
+            layout,
+            notes,
+            cpus,
+            groups,
+            group_names,
+            order,
+            mut dropped,
+            events,
+            first_ns,
+            last_ns,
+            ..
+        } = self;
+        dropped.open_at_end = cpus.iter().filter(|t| t.current != -1).count() as u64;
+        let table = layout.as_ref().is_some_and(|l| l.states_from.is_some());
+        let names_of = |cpu: usize| -> Vec<Option<String>> {
+            layout
+                .as_ref()
+                .and_then(|l| l.tables.get(cpu))
+                .map(|t| t.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap_or_default()
+        };
+        let mut sections = serde_json::Map::new();
+        let mut put = |name: String, rows: Vec<Row>| {
+            if !rows.is_empty() {
+                sections.insert(name, serde_json::to_value(rows).unwrap_or_default());
+            }
+        };
+        if layout.is_some() {
+            for (cl_index, cores) in &order {
+                let first = cores[0].1[0] as usize;
+                put(
+                    group_names[*cl_index].clone(),
+                    groups[*cl_index].rows(&names_of(first), table),
+                );
+                for (core, members) in cores {
+                    if let Some(co) = core {
+                        put(
+                            group_names[*co].clone(),
+                            groups[*co].rows(&names_of(members[0] as usize), table),
+                        );
+                    }
+                    for &c in members {
+                        put(
+                            format!("cpu{c}"),
+                            cpus[c as usize].rows(&names_of(c as usize), table),
+                        );
+                    }
                 }
             }
+        } else {
+            for (c, t) in cpus.iter().enumerate() {
+                put(format!("cpu{c}"), t.rows(&[], false));
+            }
         }
-    } else {
-        for (c, t) in cpus.iter().enumerate() {
-            put(format!("cpu{c}"), t.rows(&[], false));
+        IdleStats {
+            sections,
+            format: header.format,
+            cpus: header
+                .cpus
+                .or(layout.as_ref().map(|l| l.places.len() as u32)),
+            topology_from: layout.as_ref().map(|l| l.topology_from),
+            states_from: layout.as_ref().and_then(|l| l.states_from),
+            states: layout.map(|l| l.states).unwrap_or_default(),
+            cpu_idle_events: events,
+            first_ns,
+            last_ns,
+            dropped,
+            trace: counts,
+            notes,
         }
     }
-    Ok(IdleStats {
-        sections,
-        format: header.format,
-        cpus: header
-            .cpus
-            .or(layout.as_ref().map(|l| l.places.len() as u32)),
-        topology_from: layout.as_ref().map(|l| l.topology_from),
-        states_from: layout.as_ref().and_then(|l| l.states_from),
-        states: layout.map(|l| l.states).unwrap_or_default(),
-        cpu_idle_events: events,
-        first_ns,
-        last_ns,
-        dropped,
-        trace: trace.counts(),
-        notes,
-    })
 }
 
+mod parallel;
 #[cfg(test)]
 mod tests;

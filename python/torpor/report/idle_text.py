@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+# Imported by the console script's fast path: no `typing` at run time (~8 ms).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RULE = "-" * 80
 HEADER = "| C-state  |   min    |   max    |   avg    |   total  | hits  |  over | under |"

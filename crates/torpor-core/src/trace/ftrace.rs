@@ -228,6 +228,8 @@ pub struct FtraceReader<R> {
     reader: R,
     file: String,
     line_no: usize,
+    /// Bytes read so far, up to the end of the line in `buf`.
+    offset: u64,
     buf: Vec<u8>,
     /// A line read while looking at the header that is already the first event line.
     pending: bool,
@@ -248,6 +250,7 @@ impl<R: BufRead> FtraceReader<R> {
             reader,
             file: file.to_string(),
             line_no: 0,
+            offset: 0,
             buf: Vec::with_capacity(256),
             pending: false,
             header: FtraceHeader {
@@ -294,10 +297,23 @@ impl<R: BufRead> FtraceReader<R> {
         InputError::at(&self.file, self.line_no, message)
     }
 
+    /// Where the event lines start, after the header: the byte offset and the 1-based line
+    /// number of the first line [`Self::next_event`] would read, so that another reader (the
+    /// parallel scan of `torpor idle stats`) can take over from there.
+    pub fn body_start(&self) -> (u64, usize) {
+        if self.pending {
+            (self.offset - self.buf.len() as u64, self.line_no)
+        } else {
+            (self.offset, self.line_no + 1)
+        }
+    }
+
     /// Reads the next line into `buf`; false at the end.
     fn next_line(&mut self) -> Result<bool, InputError> {
         self.line_no += 1;
-        Ok(read_line_bytes(&mut self.reader, &mut self.buf, &self.file, self.line_no)? > 0)
+        let n = read_line_bytes(&mut self.reader, &mut self.buf, &self.file, self.line_no)?;
+        self.offset += n as u64;
+        Ok(n > 0)
     }
 
     fn read_header(&mut self) -> Result<(), InputError> {
@@ -579,40 +595,24 @@ impl<R: BufRead> FtraceReader<R> {
     /// Checks the current line: `Some((cpu, timestamp, offset of the event name))` for an event
     /// line, `None` for a line to skip (counted), an error otherwise.
     fn classify(&mut self) -> Result<Option<(u32, u64, usize)>, InputError> {
-        let line = trim_end(&self.buf);
-        if trim(line).is_empty() {
-            return Ok(None);
-        }
-        if line.starts_with(b"#") {
-            if memmem::find(line, b"buffer started").is_some() {
-                self.counts.buffer_started_markers += 1;
+        let (cpu, ts, event_at) = match classify_line(trim_end(&self.buf)) {
+            LineClass::Skip => return Ok(None),
+            LineClass::Marker(m) => {
+                self.counts.add_marker(m);
+                return Ok(None);
             }
-            return Ok(None);
-        }
-        let body = trim(line);
-        if body.starts_with(b"CPU:") {
-            if let Some(at) = memmem::find(body, b"[LOST ") {
-                self.counts.lost_markers += 1;
-                if let Some((n, _)) = leading_u64(&body[at + 6..]) {
-                    self.counts.lost_events += n;
+            LineClass::NotEvent => {
+                let err = self.err(format!(
+                    "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
+                    shown(&String::from_utf8_lossy(trim_end(&self.buf)))
+                ));
+                if self.at_end()? {
+                    self.counts.truncated_last_line = true;
+                    return Ok(None);
                 }
-                return Ok(None);
+                return Err(err);
             }
-        }
-        if body.starts_with(b"CPU ") && body.ends_with(b" is empty") {
-            self.counts.empty_cpu_notes += 1;
-            return Ok(None);
-        }
-        let Some((cpu, ts, event_at)) = split_event_line(line) else {
-            let err = self.err(format!(
-                "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
-                shown(&String::from_utf8_lossy(trim_end(&self.buf)))
-            ));
-            if self.at_end()? {
-                self.counts.truncated_last_line = true;
-                return Ok(None);
-            }
-            return Err(err);
+            LineClass::Event { cpu, ts, event_at } => (cpu, ts, event_at),
         };
         let ts = ts.map_err(|m| self.err(m))?;
         let limit = self.header.cpus.unwrap_or(MAX_CPUS);
@@ -636,7 +636,7 @@ impl<R: BufRead> FtraceReader<R> {
     fn skip_unknown(&mut self, event_at: usize) -> Option<usize> {
         let line = trim_end(&self.buf);
         let (name, _) = event_name(&line[event_at..]);
-        if let Some(i) = KNOWN.iter().position(|k| k.as_bytes() == name) {
+        if let Some(i) = known_index(name) {
             return Some(i);
         }
         // Event names are ASCII identifiers; anything else is counted under its lossy text.
@@ -652,7 +652,96 @@ impl<R: BufRead> FtraceReader<R> {
     }
 }
 
-fn cpu_beyond(what: &str, cpu: u32, cpus: Option<u32>) -> String {
+/// What one line is, before its event is looked at.
+pub(crate) enum LineClass {
+    /// Blank, or a `#` comment.
+    Skip,
+    /// A marker only counted.
+    Marker(Marker),
+    /// Not an event line: an error, unless it is the last line (cut short).
+    NotEvent,
+    /// An event line: its CPU column, its timestamp (or why it does not parse) and the offset
+    /// of its event name.
+    Event {
+        cpu: u32,
+        ts: Result<u64, String>,
+        event_at: usize,
+    },
+}
+
+/// The markers of [`FtraceCounts`].
+pub(crate) enum Marker {
+    BufferStarted,
+    /// `CPU:N [LOST M EVENTS]`, with M when it parses.
+    Lost(Option<u64>),
+    EmptyCpu,
+}
+
+impl FtraceCounts {
+    pub(crate) fn add_marker(&mut self, marker: Marker) {
+        match marker {
+            Marker::BufferStarted => self.buffer_started_markers += 1,
+            Marker::Lost(n) => {
+                self.lost_markers += 1;
+                self.lost_events += n.unwrap_or(0);
+            }
+            Marker::EmptyCpu => self.empty_cpu_notes += 1,
+        }
+    }
+}
+
+/// Classifies one line (without its line end): the checks every reader of event lines shares.
+pub(crate) fn classify_line(line: &[u8]) -> LineClass {
+    if trim(line).is_empty() {
+        return LineClass::Skip;
+    }
+    if line.starts_with(b"#") {
+        if memmem::find(line, b"buffer started").is_some() {
+            return LineClass::Marker(Marker::BufferStarted);
+        }
+        return LineClass::Skip;
+    }
+    let body = trim(line);
+    if body.starts_with(b"CPU:") {
+        if let Some(at) = memmem::find(body, b"[LOST ") {
+            let n = leading_u64(&body[at + 6..]).map(|(n, _)| n);
+            return LineClass::Marker(Marker::Lost(n));
+        }
+    }
+    if body.starts_with(b"CPU ") && body.ends_with(b" is empty") {
+        return LineClass::Marker(Marker::EmptyCpu);
+    }
+    match split_event_line(line) {
+        Some((cpu, ts, event_at)) => LineClass::Event { cpu, ts, event_at },
+        None => LineClass::NotEvent,
+    }
+}
+
+/// The index in [`KNOWN`] of an event name: one `match` (this runs on every event line).
+pub(crate) fn known_index(name: &[u8]) -> Option<usize> {
+    Some(match name {
+        b"cpu_idle" => 0,
+        b"cpu_idle_miss" => 1,
+        b"cpu_frequency" => 2,
+        b"sched_wakeup" => 3,
+        b"sched_wakeup_new" => 4,
+        b"sched_switch" => 5,
+        b"hrtimer_start" => 6,
+        b"hrtimer_expire_entry" => 7,
+        b"hrtimer_cancel" => 8,
+        b"timer_start" => 9,
+        b"timer_expire_entry" => 10,
+        b"timer_cancel" => 11,
+        b"tick_stop" => 12,
+        b"irq_handler_entry" => 13,
+        b"ipi_raise" => 14,
+        b"ipi_entry" => 15,
+        b"ipi_exit" => 16,
+        _ => return None,
+    })
+}
+
+pub(crate) fn cpu_beyond(what: &str, cpu: u32, cpus: Option<u32>) -> String {
     match cpus {
         Some(n) => format!("{what} says CPU {cpu}, but the header says the trace has {n} CPUs"),
         None => format!("{what} says CPU {cpu}; expected a CPU below {MAX_CPUS}"),
@@ -660,7 +749,7 @@ fn cpu_beyond(what: &str, cpu: u32, cpus: Option<u32>) -> String {
 }
 
 /// The events parsed into [`EventKind`]s.
-const KNOWN: &[&str] = &[
+pub(crate) const KNOWN: &[&str] = &[
     "cpu_idle",
     "cpu_idle_miss",
     "cpu_frequency",
@@ -682,7 +771,7 @@ const KNOWN: &[&str] = &[
 
 /// The event name and its fields, from the text after the timestamp. A line without an
 /// `EVENT:` token (the function tracer's `caller <-parent`) has the empty name.
-fn event_name(rest: &[u8]) -> (&[u8], &[u8]) {
+pub(crate) fn event_name(rest: &[u8]) -> (&[u8], &[u8]) {
     let end = rest
         .iter()
         .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
@@ -779,7 +868,7 @@ fn parse_timestamp(text: &[u8]) -> Result<u64, String> {
         .ok_or_else(bad)
 }
 
-fn trim_end(line: &[u8]) -> &[u8] {
+pub(crate) fn trim_end(line: &[u8]) -> &[u8] {
     let end = line
         .iter()
         .rposition(|b| !matches!(b, b'\n' | b'\r' | b' ' | b'\t'))
@@ -796,7 +885,7 @@ fn trim(line: &[u8]) -> &[u8] {
     &line[start..]
 }
 
-fn parse_u64(digits: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() || digits.len() > 20 {
         return None;
     }
@@ -839,19 +928,22 @@ fn parse_hex(text: &[u8]) -> Option<u64> {
 
 /// The value of `key=` in `fields`: the key starts the fields or follows a space; the value
 /// runs to the next space.
+///
+/// The candidates are the start and the byte after each space, in order: the first one where
+/// `key=` stands is the first occurrence of `key` that follows a space or starts the fields
+/// (a substring search per key costs more on these short lines).
 fn field<'a>(fields: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
-    let mut from = 0;
-    while let Some(at) = memmem::find(&fields[from..], key) {
-        let at = from + at;
-        let after = at + key.len();
-        if (at == 0 || fields[at - 1] == b' ') && fields.get(after) == Some(&b'=') {
-            let value = &fields[after + 1..];
+    let value_at = |at: usize| -> Option<&'a [u8]> {
+        let rest = &fields[at..];
+        if rest.len() > key.len() && rest.starts_with(key) && rest[key.len()] == b'=' {
+            let value = &rest[key.len() + 1..];
             let end = memchr::memchr(b' ', value).unwrap_or(value.len());
-            return Some(&value[..end]);
+            Some(&value[..end])
+        } else {
+            None
         }
-        from = at + 1;
-    }
-    None
+    };
+    value_at(0).or_else(|| memchr::memchr_iter(b' ', fields).find_map(|sp| value_at(sp + 1)))
 }
 
 fn text(value: &[u8]) -> Option<&str> {
@@ -859,12 +951,13 @@ fn text(value: &[u8]) -> Option<&str> {
 }
 
 /// Parses the fields of a known event; the error is the message only.
-fn parse_kind<'a>(
+pub(crate) fn parse_kind<'a>(
     name: &[u8],
     fields: &'a [u8],
     cpus: Option<u32>,
 ) -> Result<EventKind<'a>, String> {
-    let event = String::from_utf8_lossy(name);
+    // Decoded only when an error message needs it: most lines parse.
+    let event = Lossy(name);
     let need = |key: &str| -> Result<&'a [u8], String> {
         field(fields, key.as_bytes()).ok_or_else(|| {
             format!(
@@ -1040,6 +1133,16 @@ fn parse_kind<'a>(
         b"ipi_exit" => EventKind::IpiExit { reason: reason()? },
         _ => return Err(format!("`{event}` is not an event torpor reads")),
     })
+}
+
+/// Bytes shown as text, invalid UTF-8 replaced, decoded when formatted.
+#[derive(Clone, Copy)]
+struct Lossy<'a>(&'a [u8]);
+
+impl std::fmt::Display for Lossy<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        String::from_utf8_lossy(self.0).fmt(f)
+    }
 }
 
 /// trace-cmd's compact `sched_switch`: `prev:PID [PRIO] STATE ==> next:PID [PRIO]`.

@@ -335,3 +335,23 @@ fn random_bytes_and_mutated_lines_never_panic() {
         let _ = crate::idle_stats::from_reader(&text[..], "t.trace", None, None);
     }
 }
+
+#[test]
+fn known_index_names_every_known_event() {
+    for (i, name) in KNOWN.iter().enumerate() {
+        assert_eq!(known_index(name.as_bytes()), Some(i), "{name}");
+    }
+    assert_eq!(known_index(b"cpu_idl"), None);
+    assert_eq!(known_index(b""), None);
+}
+
+#[test]
+fn field_finds_the_key_at_the_start_or_after_a_space() {
+    let f = b"prev_state=S state=1 cpu_id=3 xstate=9";
+    assert_eq!(field(f, b"state"), Some(&b"1"[..]));
+    assert_eq!(field(f, b"prev_state"), Some(&b"S"[..]));
+    assert_eq!(field(f, b"cpu_id"), Some(&b"3"[..]));
+    assert_eq!(field(b"state", b"state"), None);
+    assert_eq!(field(b"state=", b"state"), Some(&b""[..]));
+    assert_eq!(field(b"a state x=1", b"state"), None);
+}

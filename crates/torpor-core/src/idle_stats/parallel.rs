@@ -1,0 +1,399 @@
+//! `torpor idle stats` on a regular file: the trace's event lines scanned in blocks on every
+//! core, the report fed in trace order.
+//!
+//! The streaming reader ([`FtraceReader`]) reads one line at a time on one core; on a 100 MB
+//! trace that is most of the command's time. Here the header is read by the streaming reader,
+//! then the rest of the file is cut into blocks of [`BLOCK_BYTES`]; a block holds the lines that
+//! start in it (the last one may run past its end). Workers scan blocks in parallel with the
+//! same line checks as the streaming reader ([`classify_line`], [`parse_kind`]), keep only the
+//! `cpu_idle` events and the counts, and the calling thread merges the blocks in file order:
+//! the report sees the same events in the same order, so its figures are the streaming
+//! reader's. What a block cannot know alone is stitched at the merge: line numbers (each block
+//! counts its lines), timestamps going backwards across a block start (each block keeps each
+//! CPU's first timestamp), and the order in which unknown event names were first met (which
+//! decides which names the [`MAX_EVENT_NAMES`] cap keeps).
+//!
+//! Anything the streaming reader would report as an error or treat as the trace's cut-short
+//! end hands the whole file back to it ([`run`] returns `None`): the error line then comes
+//! from the one reader that defines it. So does a block with more than [`MAX_EVENT_NAMES`]
+//! distinct unknown names (which ones the cap would keep depends on earlier blocks).
+//!
+//! Memory is constant: each worker owns one block buffer, and at most [`AHEAD_PER_WORKER`]
+//! blocks per worker are scanned ahead of the one being merged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::BufReader;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex};
+
+use super::{Analysis, IdleStats, Platform};
+use crate::error::InputError;
+use crate::trace::ftrace::{
+    classify_line, event_name, known_index, parse_kind, parse_u64, trim_end, EventKind,
+    FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS,
+    MAX_EVENT_NAMES, OTHER_EVENTS,
+};
+use crate::user_file::MAX_LINE_BYTES;
+
+/// The block size: large enough that the line running past a block's end (read twice, at most
+/// [`MAX_LINE_BYTES`]) and the per-block bookkeeping cost little, small enough that the
+/// blocks in flight stay a few MiB.
+pub(super) const BLOCK_BYTES: usize = 1 << 20;
+
+/// Blocks a worker may scan ahead of the block being merged.
+const AHEAD_PER_WORKER: usize = 2;
+
+/// One `cpu_idle` event: timestamp, `cpu_id`, state ([`CPU_IDLE_EXIT`] for an exit).
+type Idle = (u64, u32, u32);
+
+/// What one block held.
+#[derive(Default)]
+struct Scanned {
+    idle: Vec<Idle>,
+    /// Lines that start in the block.
+    lines: usize,
+    /// Known events by their index in [`KNOWN`].
+    known: [u64; KNOWN.len()],
+    /// Unknown event names in the order they were first met in the block, with their counts.
+    unknown: Vec<(Box<str>, u64)>,
+    /// Each unknown name's index in `unknown`.
+    unknown_at: HashMap<Box<str>, usize>,
+    /// Per CPU column, in the order first met: its first timestamp and that line (0-based in
+    /// the block).
+    first: Vec<(u32, u64, usize)>,
+    /// Per CPU column: its last timestamp in the block.
+    last: Vec<Option<u64>>,
+    /// Timestamps going backwards within the block, and the first such line (0-based).
+    backwards: u64,
+    first_backwards: Option<usize>,
+    /// The markers (`LOST`, `buffer started`, `is empty`).
+    markers: FtraceCounts,
+}
+
+/// What the scan of one block needs to know of the trace.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// The header's CPU count, if any.
+    cpus: Option<u32>,
+    /// The CPUs the report's layout has (`cpu_id` must be below), if it has one.
+    layout_cpus: Option<usize>,
+}
+
+/// The report of the trace in `file` (already opened; `label` names it), or `None` when the
+/// file is not a regular file or the scan hands it back to the streaming reader (the module
+/// doc says when). Errors are the header's, read by the streaming reader.
+pub(super) fn run(
+    file: &File,
+    label: &str,
+    platform: Option<&Platform>,
+    platform_label: Option<&str>,
+    block_bytes: usize,
+) -> Result<Option<IdleStats>, InputError> {
+    let len = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(None),
+    };
+    let header = FtraceReader::new(BufReader::with_capacity(1 << 16, file), label)?;
+    let mut analysis = Analysis::new(header.header(), label, platform, platform_label)?;
+    let (body, first_line) = header.body_start();
+    let limits = Limits {
+        cpus: header.header().cpus,
+        layout_cpus: analysis.layout.as_ref().map(|_| analysis.cpus.len()),
+    };
+    let body = body as usize;
+    let len = len as usize;
+    let blocks = (len.saturating_sub(body)).div_ceil(block_bytes);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, blocks.max(1));
+    let ahead = workers * AHEAD_PER_WORKER;
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let merged = (Mutex::new(0usize), Condvar::new());
+    let mut merge = Merge::new(first_line);
+    let complete = std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(usize, Option<Scanned>)>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop, merged) = (&next, &stop, &merged);
+            scope.spawn(move || {
+                let mut buf = Vec::new();
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= blocks || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    {
+                        let (lock, cv) = merged;
+                        let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while k >= *done + ahead && !stop.load(Ordering::Relaxed) {
+                            done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
+                        }
+                    }
+                    let start = body + k * block_bytes;
+                    let end = (start + block_bytes).min(len);
+                    let scanned = scan_block(file, &mut buf, body, start, end, len, limits);
+                    if tx.send((k, scanned)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, Option<Scanned>> = BTreeMap::new();
+        let mut k = 0;
+        let mut complete = true;
+        'merge: for (i, scanned) in rx {
+            waiting.insert(i, scanned);
+            while let Some(scanned) = waiting.remove(&k) {
+                let Some(block) = scanned else {
+                    complete = false;
+                    break 'merge;
+                };
+                merge.block(&block, &mut analysis);
+                k += 1;
+                let (lock, cv) = &merged;
+                *lock.lock().unwrap_or_else(|e| e.into_inner()) = k;
+                cv.notify_all();
+            }
+        }
+        if !complete {
+            stop.store(true, Ordering::Relaxed);
+            merged.1.notify_all();
+        }
+        complete
+    });
+    if !complete {
+        return Ok(None);
+    }
+    Ok(Some(analysis.finish(merge.counts())))
+}
+
+/// The counts of the blocks merged so far, as the streaming reader would have them.
+struct Merge {
+    /// The line number of the next block's first line.
+    line: usize,
+    counts: FtraceCounts,
+    known: [u64; KNOWN.len()],
+    unknown: HashMap<Box<str>, u64>,
+    last: Vec<Option<u64>>,
+}
+
+impl Merge {
+    fn new(first_line: usize) -> Merge {
+        Merge {
+            line: first_line,
+            counts: FtraceCounts::default(),
+            known: [0; KNOWN.len()],
+            unknown: HashMap::new(),
+            last: Vec::new(),
+        }
+    }
+
+    fn block(&mut self, b: &Scanned, analysis: &mut Analysis) {
+        // A CPU's first timestamp in the block against its last one before the block.
+        let mut first_backwards = b.first_backwards;
+        for &(cpu, ts, line) in &b.first {
+            if self
+                .last
+                .get(cpu as usize)
+                .copied()
+                .flatten()
+                .is_some_and(|prev| ts < prev)
+            {
+                self.counts.backwards_timestamps += 1;
+                first_backwards = Some(first_backwards.map_or(line, |l| l.min(line)));
+            }
+        }
+        self.counts.backwards_timestamps += b.backwards;
+        if self.counts.first_backwards_line.is_none() {
+            self.counts.first_backwards_line = first_backwards.map(|l| self.line + l);
+        }
+        if self.last.len() < b.last.len() {
+            self.last.resize(b.last.len(), None);
+        }
+        for (slot, ts) in self.last.iter_mut().zip(&b.last) {
+            if ts.is_some() {
+                *slot = *ts;
+            }
+        }
+        for (total, n) in self.known.iter_mut().zip(b.known) {
+            *total += n;
+        }
+        self.counts.events += b.known.iter().sum::<u64>();
+        let m = &b.markers;
+        self.counts.lost_markers += m.lost_markers;
+        self.counts.lost_events += m.lost_events;
+        self.counts.buffer_started_markers += m.buffer_started_markers;
+        self.counts.empty_cpu_notes += m.empty_cpu_notes;
+        // Names in the order first met: the first MAX_EVENT_NAMES names of the trace keep
+        // their own count, as in the streaming reader.
+        for (name, n) in &b.unknown {
+            if let Some(total) = self.unknown.get_mut(name) {
+                *total += n;
+            } else if self.unknown.len() < MAX_EVENT_NAMES {
+                self.unknown.insert(name.clone(), *n);
+            } else {
+                *self.unknown.entry(OTHER_EVENTS.into()).or_insert(0) += n;
+            }
+        }
+        for &(ts, cpu_id, state) in &b.idle {
+            let state = (state != CPU_IDLE_EXIT).then_some(state);
+            analysis.cpu_idle(ts, state, cpu_id);
+        }
+        self.line += b.lines;
+    }
+
+    fn counts(self) -> FtraceCounts {
+        let mut c = self.counts;
+        c.unknown_events = self
+            .unknown
+            .into_iter()
+            .map(|(k, v)| (k.into_string(), v))
+            .collect();
+        c.known_events = KNOWN
+            .iter()
+            .zip(self.known)
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| (*name, n))
+            .collect();
+        c
+    }
+}
+
+/// Scans the lines that start in `[start, end)` of the file (the body starts at `body`, the
+/// file ends at `len`), reading into `buf`. `None` hands the file back.
+fn scan_block(
+    file: &File,
+    buf: &mut Vec<u8>,
+    body: usize,
+    start: usize,
+    end: usize,
+    len: usize,
+    limits: Limits,
+) -> Option<Scanned> {
+    // One byte before the block says whether a line starts at its first byte; the window
+    // runs far enough past the block's end to hold the longest line that may start in it.
+    let from = if start > body { start - 1 } else { start };
+    let until = (end + MAX_LINE_BYTES).min(len);
+    buf.resize(until - from, 0);
+    file.read_exact_at(buf, from as u64).ok()?;
+    let mut pos = if start == body || buf[0] == b'\n' {
+        start - from
+    } else {
+        match memchr::memchr(b'\n', &buf[start - from..]) {
+            Some(nl) => start - from + nl + 1,
+            // The line started in an earlier block, which scans it.
+            None => return Some(Scanned::default()),
+        }
+    };
+    let stop = end - from;
+    let at_file_end = until == len;
+    let mut s = Scanned::default();
+    while pos < stop {
+        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
+            Some(nl) => (&buf[pos..pos + nl + 1], pos + nl + 1),
+            None if at_file_end => (&buf[pos..], buf.len()),
+            // Longer than the window: the streaming reader's line-length error.
+            None => return None,
+        };
+        if line.len() > MAX_LINE_BYTES {
+            return None;
+        }
+        s.line(trim_end(line), limits)?;
+        s.lines += 1;
+        pos = next;
+    }
+    Some(s)
+}
+
+impl Scanned {
+    /// One line, without its line end; `None` where the streaming reader would stop (or
+    /// could, at the trace's last line).
+    fn line(&mut self, line: &[u8], limits: Limits) -> Option<()> {
+        let (cpu, ts, event_at) = match classify_line(line) {
+            LineClass::Skip => return Some(()),
+            LineClass::Marker(m) => {
+                self.markers.add_marker(m);
+                return Some(());
+            }
+            LineClass::NotEvent => return None,
+            LineClass::Event { cpu, ts, event_at } => (cpu, ts.ok()?, event_at),
+        };
+        if cpu >= limits.cpus.unwrap_or(MAX_CPUS) {
+            return None;
+        }
+        let i = cpu as usize;
+        if self.last.len() <= i {
+            self.last.resize(i + 1, None);
+        }
+        match self.last[i] {
+            None => self.first.push((cpu, ts, self.lines)),
+            Some(prev) if ts < prev => {
+                self.backwards += 1;
+                self.first_backwards.get_or_insert(self.lines);
+            }
+            Some(_) => {}
+        }
+        self.last[i] = Some(ts);
+        let (name, fields) = event_name(&line[event_at..]);
+        if name == b"cpu_idle" {
+            let (state, cpu_id) = match cpu_idle_fields(fields, limits.cpus) {
+                Some(parsed) => parsed,
+                None => match parse_kind(name, fields, limits.cpus) {
+                    Ok(EventKind::CpuIdle { state, cpu_id }) => {
+                        (state.unwrap_or(CPU_IDLE_EXIT), cpu_id)
+                    }
+                    _ => return None,
+                },
+            };
+            if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
+                return None;
+            }
+            self.known[0] += 1;
+            self.idle.push((ts, cpu_id, state));
+        } else if let Some(k) = known_index(name) {
+            parse_kind(name, fields, limits.cpus).ok()?;
+            self.known[k] += 1;
+        } else {
+            // Event names are ASCII identifiers; anything else counts under OTHER_EVENTS, as
+            // in the streaming reader.
+            let name = std::str::from_utf8(name).unwrap_or(OTHER_EVENTS);
+            if let Some(&at) = self.unknown_at.get(name) {
+                self.unknown[at].1 += 1;
+            } else if self.unknown.len() < MAX_EVENT_NAMES {
+                self.unknown_at.insert(name.into(), self.unknown.len());
+                self.unknown.push((name.into(), 1));
+            } else {
+                return None;
+            }
+        }
+        Some(())
+    }
+}
+
+/// The fields of a `cpu_idle` line in the kernel's exact form, `state=N cpu_id=M`, as
+/// (state, cpu_id); `None` for any other form (the caller then parses it as the streaming
+/// reader does) or for values it would refuse. On this form [`parse_kind`]'s key search finds
+/// the same two values.
+fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
+    let rest = fields.strip_prefix(b"state=")?;
+    let space = memchr::memchr(b' ', rest)?;
+    let state = parse_u64(&rest[..space])?;
+    let cpu_id = parse_u64(rest[space + 1..].strip_prefix(b"cpu_id=")?)?;
+    let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
+        state as u32
+    } else {
+        return None;
+    };
+    let cpu_id = u32::try_from(cpu_id)
+        .ok()
+        .filter(|&c| c < cpus.unwrap_or(MAX_CPUS))?;
+    Some((state, cpu_id))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! The parallel scan against the streaming reader: the same report, whatever the block size
+//! (down to one byte, so that every line boundary falls at a block start), and the file handed
+//! back wherever the streaming reader stops or may stop.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::idle_stats::from_reader;
+
+/// Block sizes from one byte up to the default.
+const SIZES: [usize; 6] = [1, 2, 7, 64, 4096, BLOCK_BYTES];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests")
+}
+
+/// A file under the temp dir holding `text` (unique per test and name).
+fn temp(name: &str, text: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("torpor-parallel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn streaming(path: &Path, platform: Option<&Platform>) -> Result<IdleStats, InputError> {
+    let text = std::fs::read(path).unwrap();
+    from_reader(&text[..], "t", platform, Some("p"))
+}
+
+fn parallel(path: &Path, platform: Option<&Platform>, block: usize) -> Option<IdleStats> {
+    let file = File::open(path).unwrap();
+    run(&file, "t", platform, Some("p"), block).unwrap()
+}
+
+/// Every block size gives the streaming reader's report.
+fn same(path: &Path, platform: Option<&Platform>) -> IdleStats {
+    let expected = streaming(path, platform).unwrap();
+    for block in SIZES {
+        let got = parallel(path, platform, block)
+            .unwrap_or_else(|| panic!("{} handed back at block {block}", path.display()));
+        assert_eq!(got, expected, "{} at block size {block}", path.display());
+    }
+    expected
+}
+
+#[test]
+fn fixtures_give_the_streaming_report() {
+    let dir = fixtures().join("ftrace");
+    let platform = Platform::load(&dir.join("two-clusters.toml")).unwrap();
+    for name in ["two-clusters.idlestat", "two-clusters.report.txt"] {
+        same(&dir.join(name), None);
+        same(&dir.join(name), Some(&platform));
+    }
+    same(&dir.join("replay-timers.report.txt"), None);
+}
+
+/// Markers, blank lines, unknown events, a timestamp going backwards within a block and across
+/// a block start, a last line without its newline: the counts worked out by hand.
+#[test]
+fn counts_are_stitched_across_blocks() {
+    let ev = |cpu: u32, us: u64, what: &str| {
+        format!("          <idle>-0     [{cpu:03}] d..1  1000.{us:06}: {what}\n")
+    };
+    let mut text = String::from("# tracer: nop\n#\n");
+    text += &ev(0, 10, "cpu_idle: state=1 cpu_id=0"); // line 3
+    text += &ev(1, 20, "cpu_idle: state=0 cpu_id=1"); // 4
+    text += "\n"; // 5
+    text += "CPU:1 [LOST 7 EVENTS]\n"; // 6
+    text += "##### CPU 1 buffer started ####\n"; // 7
+    text += &ev(1, 15, "foo_bar: x=1"); // 8: backwards on CPU 1 (20 -> 15)
+    text += &ev(0, 30, "cpu_idle: state=4294967295 cpu_id=0"); // 9
+    text += &ev(1, 12, "baz: y"); // 10: backwards again (15 -> 12)
+    text += &ev(1, 40, "cpu_idle: state=4294967295 cpu_id=1"); // 11
+    text += &ev(0, 50, "foo_bar: x=2"); // 12, no newline:
+    text.pop();
+    let path = temp("stitched.txt", text.as_bytes());
+    let got = same(&path, None);
+    let t = &got.trace;
+    assert_eq!(t.backwards_timestamps, 2);
+    assert_eq!(t.first_backwards_line, Some(8));
+    assert_eq!((t.lost_markers, t.lost_events), (1, 7));
+    assert_eq!(t.buffer_started_markers, 1);
+    assert_eq!(t.unknown_events.get("foo_bar"), Some(&2));
+    assert_eq!(t.unknown_events.get("baz"), Some(&1));
+    assert_eq!(t.known_events.get("cpu_idle"), Some(&4));
+    assert_eq!(got.cpu_idle_events, 4);
+    // CPU 0 in state 1 for 20 us, CPU 1 in state 0 for 20 us.
+    assert_eq!(got.sections["cpu0"][0]["total_us"], 20.0);
+    assert_eq!(got.sections["cpu1"][0]["total_us"], 20.0);
+}
+
+/// Where the streaming reader stops with an error, or skips a cut-short last line, the scan
+/// hands the file back at every block size.
+#[test]
+fn bad_input_is_handed_back() {
+    let good = "          <idle>-0     [000] d..1  1000.000010: cpu_idle: state=1 cpu_id=0\n";
+    let cases: &[(&str, String)] = &[
+        ("not-event", format!("cpus=2\n{good}garbage\n{good}")),
+        (
+            "cut-short",
+            format!("cpus=2\n{good}          <idle>-0     [000] d..1  10"),
+        ),
+        (
+            "bad-state",
+            format!("cpus=2\n{good}{}", good.replace("state=1", "state=12")),
+        ),
+        (
+            "cpu-beyond",
+            format!("cpus=2\n{good}{}", good.replace("[000]", "[005]")),
+        ),
+        (
+            "cpu-id-beyond",
+            format!("cpus=2\n{good}{}", good.replace("cpu_id=0", "cpu_id=3")),
+        ),
+        (
+            "bad-switch",
+            format!(
+                "cpus=2\n{}{good}",
+                good.replace("cpu_idle: state=1 cpu_id=0", "sched_switch: x")
+            ),
+        ),
+        (
+            "long-line",
+            format!("cpus=2\n{good}{}\n{good}", "x".repeat(MAX_LINE_BYTES + 1)),
+        ),
+    ];
+    for (name, text) in cases {
+        let path = temp(&format!("{name}.txt"), text.as_bytes());
+        let _ = streaming(&path, None);
+        for block in SIZES {
+            assert!(
+                parallel(&path, None, block).is_none(),
+                "{name} at block size {block}"
+            );
+        }
+    }
+    // A platform with fewer CPUs than a cpu_id: the report's own error, handed back too.
+    let one = Platform::parse(
+        "[[cluster]]\ncpus = [0]\n[[state]]\nname = \"W\"\ntarget_residency_us = 1\n",
+        "p",
+    )
+    .unwrap();
+    let path = temp(
+        "platform.txt",
+        format!("{good}{}", good.replace("cpu_id=0", "cpu_id=1")).as_bytes(),
+    );
+    assert!(streaming(&path, Some(&one)).is_err());
+    for block in SIZES {
+        assert!(parallel(&path, Some(&one), block).is_none());
+    }
+}
+
+#[test]
+fn a_header_error_is_the_streaming_readers() {
+    let path = temp("header.txt", b"cpus=0\n");
+    let file = File::open(&path).unwrap();
+    let err = run(&file, "t", None, None, 64).unwrap_err();
+    assert_eq!(Some(err), streaming(&path, None).err());
+}
