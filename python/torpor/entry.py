@@ -45,7 +45,7 @@ def idle_stats_args(args: list[str]) -> tuple[str, str | None, bool] | None:
     return None if trace is None else (trace, platform, as_json)
 
 
-def main() -> NoReturn:
+def main() -> None:
     parsed = idle_stats_args(sys.argv[1:])
     if parsed is not None:
         _idle_stats(*parsed)
