@@ -22,6 +22,7 @@ use crate::cpu::task::TaskFile;
 use crate::cpuidle::GovernorName;
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
+use crate::storage::ufs::devfreq::{DEFAULT_DOWNDIFFERENTIAL, DEFAULT_UPTHRESHOLD};
 use crate::storage::ufs::device::BoostNotify;
 use crate::storage::ufs::scaling::{Rounding, ScalingParams, TimerKind, VendorProfile};
 use crate::time::{parse_duration, Nanos};
@@ -199,8 +200,16 @@ impl DevfreqPolicy {
         p.hz = hz;
         p.polling_ms = self.polling_ms.unwrap_or(p.polling_ms);
         p.timer = self.timer.unwrap_or(p.timer);
-        p.ondemand.upthreshold = self.upthreshold.unwrap_or(p.ondemand.upthreshold);
-        p.ondemand.downdifferential = self.downdifferential.unwrap_or(p.ondemand.downdifferential);
+        // 0 takes the governor's default, as simple_ondemand reads its data (DFSO_*).
+        let or_default = |v: u64, default| if v == 0 { default } else { v };
+        p.ondemand.upthreshold = or_default(
+            self.upthreshold.unwrap_or(p.ondemand.upthreshold),
+            DEFAULT_UPTHRESHOLD,
+        );
+        p.ondemand.downdifferential = or_default(
+            self.downdifferential.unwrap_or(p.ondemand.downdifferential),
+            DEFAULT_DOWNDIFFERENTIAL,
+        );
         p.rounding = self.rounding.unwrap_or(p.rounding);
         p.suspend_on_no_request = self
             .suspend_on_no_request
@@ -879,12 +888,14 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
             ));
         }
     }
-    // Checked on the resolved pair: simple_ondemand refuses it at every poll (-EINVAL) and
-    // the frequency would never move, silently.
-    let p = ScalingParams::of(d.profile, 1, 2);
-    let up = d.upthreshold.unwrap_or(p.ondemand.upthreshold);
-    let down = d.downdifferential.unwrap_or(p.ondemand.downdifferential);
-    if up == 0 || up > 100 || down == 0 || up < down {
+    // Checked on the resolved pair (0 is the governor's default, as simple_ondemand reads
+    // it): simple_ondemand refuses a bad pair at every poll (-EINVAL) and the frequency would
+    // never move, silently.
+    let p = d
+        .resolved(1, 2, 250)
+        .unwrap_or_else(|| ScalingParams::of(d.profile, 1, 2));
+    let (up, down) = (p.ondemand.upthreshold, p.ondemand.downdifferential);
+    if up > 100 || up < down {
         let key = if d.upthreshold.is_some() {
             "upthreshold"
         } else {
@@ -893,9 +904,9 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
         return Err((
             format!("policy.devfreq.{key}"),
             format!(
-                "[policy.devfreq] {key}: expected 1 <= downdifferential <= upthreshold <= 100 \
-                 (simple_ondemand refuses anything else at every poll), got upthreshold {up}, \
-                 downdifferential {down}"
+                "[policy.devfreq] {key}: expected downdifferential <= upthreshold <= 100 (0 \
+                 is simple_ondemand's default, 90 and 5; it refuses anything else at every poll), \
+                 got upthreshold {up}, downdifferential {down}"
             ),
         ));
     }

@@ -382,3 +382,31 @@ fn a_policy_for_another_platform_is_refused_at_its_line() {
          it would be ignored: remove it"
     );
 }
+
+#[test]
+fn a_zero_threshold_is_simple_ondemands_default() {
+    // governor_simpleondemand.c replaces a 0 in its data by DFSO_UPTHRESHOLD (90) or
+    // DFSO_DOWNDIFFERENCTIAL (5); ufs-qcom's own pair is 70/5.
+    let base = "[platform.ufs]\npreset = \"samsung-ufs40-class\"\n[policy.devfreq]\n\
+                profile = \"ufs-qcom\"\nupthreshold = 0\n";
+    let job = "[workload]\n[[workload.job]]\nname = \"r\"\nrw = \"read\"\n";
+    let file = ScenarioFile::parse("s.toml", &format!("{base}{job}")).unwrap();
+    let p = file.variants()[0]
+        .scenario
+        .policy
+        .devfreq
+        .resolved(1, 2, 250)
+        .unwrap();
+    assert_eq!(
+        (p.ondemand.upthreshold, p.ondemand.downdifferential),
+        (90, 5)
+    );
+    // 0 -> 90 is then below a downdifferential of 95: refused at the key given.
+    let e = err(&format!("{base}downdifferential = 95\n{job}"));
+    assert_eq!(e.line, Some(5));
+    assert!(
+        e.message
+            .ends_with("got upthreshold 90, downdifferential 95"),
+        "{e}"
+    );
+}
