@@ -45,8 +45,8 @@
 //! recorded as a negative difference wraps to a huge value and counts as a long sleep.
 
 use super::teo_new_common::{
-    find_shallower_state, finish, intercept_lookup, intercepts_dominate, scan, state_ok, Bin, Exit,
-    DECAY_SHIFT, PULSE, RESIDENCY_THRESHOLD_NS,
+    candidate, find_shallower_state, finish, intercept_lookup, intercepts_dominate, state_ok, Bin,
+    Exit, DECAY_SHIFT, PULSE, RESIDENCY_THRESHOLD_NS,
 };
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX, MAX_STATES};
 
@@ -141,21 +141,10 @@ impl Teo612 {
         let n = platform.state_count();
         let tick = platform.tick_ns;
         let target = |i: usize| platform.states[i].target_residency_ns;
-        if n < 2 {
-            return Exit::OutTick(0);
-        }
-        let s = scan(platform, dev, &self.state_bins, latency_req);
-        let Some(mut idx) = s.idx else {
-            return Exit::OutTick(0);
+        let (mut idx, s) = match candidate(platform, dev, &self.state_bins, latency_req) {
+            Ok(c) => c,
+            Err(exit) => return exit,
         };
-        if idx == s.idx0 {
-            return Exit::End {
-                idx,
-                duration_ns: target(idx),
-                idx0: s.idx0,
-                delta_tick: tick / 2,
-            };
-        }
 
         // Intercepts of every bin, for the tick decision of step 7.
         let tick_intercept_sum = s

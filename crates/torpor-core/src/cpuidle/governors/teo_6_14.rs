@@ -51,8 +51,8 @@
 //! are taken to behave the same.
 
 use super::teo_new_common::{
-    find_shallower_state, finish, intercept_lookup, intercepts_dominate, scan, state_ok, Bin, Exit,
-    DECAY_SHIFT, LATENCY_THRESHOLD_NS, PULSE, RESIDENCY_THRESHOLD_NS,
+    candidate, find_shallower_state, finish, intercept_lookup, intercepts_dominate, state_ok, Bin,
+    Exit, DECAY_SHIFT, LATENCY_THRESHOLD_NS, PULSE, RESIDENCY_THRESHOLD_NS,
 };
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX, MAX_STATES};
 
@@ -146,21 +146,10 @@ impl Teo614 {
     ) -> Exit {
         let tick = platform.tick_ns;
         let target = |i: usize| platform.states[i].target_residency_ns;
-        if platform.state_count() < 2 {
-            return Exit::OutTick(0);
-        }
-        let s = scan(platform, dev, &self.state_bins, latency_req);
-        let Some(mut idx) = s.idx else {
-            return Exit::OutTick(0);
+        let (mut idx, s) = match candidate(platform, dev, &self.state_bins, latency_req) {
+            Ok(c) => c,
+            Err(exit) => return exit,
         };
-        if idx == s.idx0 {
-            return Exit::End {
-                idx,
-                duration_ns: target(idx),
-                idx0: s.idx0,
-                delta_tick: tick / 2,
-            };
-        }
 
         if intercepts_dominate(self.total, &s) {
             idx = intercept_lookup(

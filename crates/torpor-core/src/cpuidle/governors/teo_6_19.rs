@@ -51,7 +51,7 @@
 //! halves toward zero).
 
 use super::teo_new_common::{
-    find_shallower_state, finish, intercepts_dominate, scan, Bin, Exit, DECAY_SHIFT,
+    candidate, find_shallower_state, finish, intercepts_dominate, Bin, Exit, DECAY_SHIFT,
     LATENCY_THRESHOLD_NS, PULSE, RESIDENCY_THRESHOLD_NS,
 };
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX, MAX_STATES};
@@ -83,6 +83,60 @@ pub(super) fn teo_decay(m: &mut u32) {
     }
 }
 
+/// Steps 1-2 of the update from v6.19 on: `short_idles` decays; the measured idle duration
+/// (s64) is infinite after a poll time-out (read and cleared here), else the residency less
+/// half the exit latency, or half the residency when it is shorter than the exit latency; an
+/// idle period that short, or under `RESIDENCY_THRESHOLD_NS`, counts in `short_idles`.
+pub(super) fn measured_ns(platform: &Platform, dev: &mut Device, short_idles: &mut u32) -> i64 {
+    teo_decay(short_idles);
+    if dev.poll_time_limit {
+        dev.poll_time_limit = false;
+        return i64::MAX;
+    }
+    let lat_ns = platform.states[dev.last_state_idx as usize].exit_latency_ns;
+    // u64 into s64: the bits are kept.
+    let m = dev.last_residency_ns as i64;
+    if m >= lat_ns {
+        let m = m - lat_ns / 2;
+        if m < RESIDENCY_THRESHOLD_NS {
+            *short_idles = short_idles.wrapping_add(PULSE);
+        }
+        m
+    } else {
+        *short_idles = short_idles.wrapping_add(PULSE);
+        // Signed division: truncates toward zero, as C does.
+        m / 2
+    }
+}
+
+/// Step 3 of the update from v6.19 on: every bin decays and is summed (the new `total` before
+/// this event's pulse); the timer bin is the deepest state whose target residency fits the
+/// sleep length, the duration bin the deepest of those that also fits the measured duration.
+/// Returns `(sum, idx_timer, idx_duration)`.
+pub(super) fn decay_bins(
+    platform: &Platform,
+    bins: &mut [Bin],
+    sleep_length_ns: i64,
+    measured_ns: i64,
+) -> (u32, usize, usize) {
+    let mut total: u32 = 0;
+    let (mut idx_timer, mut idx_duration) = (0, 0);
+    for (i, bin) in bins.iter_mut().enumerate() {
+        teo_decay(&mut bin.hits);
+        total = total.wrapping_add(bin.hits);
+        teo_decay(&mut bin.intercepts);
+        total = total.wrapping_add(bin.intercepts);
+        let target_residency_ns = platform.states[i].target_residency_ns;
+        if target_residency_ns <= sleep_length_ns {
+            idx_timer = i;
+            if target_residency_ns <= measured_ns {
+                idx_duration = i;
+            }
+        }
+    }
+    (total, idx_timer, idx_duration)
+}
+
 impl Teo619 {
     /// `teo_enable_device`: everything zeroed.
     pub fn new(_platform: &Platform, _dev: &mut Device) -> Self {
@@ -99,43 +153,13 @@ impl Teo619 {
 
     fn update(&mut self, platform: &Platform, dev: &mut Device) {
         let n = platform.state_count();
-        teo_decay(&mut self.short_idles);
-        let measured_ns: i64 = if dev.poll_time_limit {
-            dev.poll_time_limit = false;
-            i64::MAX
-        } else {
-            let lat_ns = platform.states[dev.last_state_idx as usize].exit_latency_ns;
-            // u64 into s64: the bits are kept.
-            let m = dev.last_residency_ns as i64;
-            if m >= lat_ns {
-                let m = m - lat_ns / 2;
-                if m < RESIDENCY_THRESHOLD_NS {
-                    self.short_idles = self.short_idles.wrapping_add(PULSE);
-                }
-                m
-            } else {
-                self.short_idles = self.short_idles.wrapping_add(PULSE);
-                // Signed division: truncates toward zero, as C does.
-                m / 2
-            }
-        };
-
-        let mut total: u32 = 0;
-        let (mut idx_timer, mut idx_duration) = (0, 0);
-        for i in 0..n {
-            let bin = &mut self.state_bins[i];
-            teo_decay(&mut bin.hits);
-            total = total.wrapping_add(bin.hits);
-            teo_decay(&mut bin.intercepts);
-            total = total.wrapping_add(bin.intercepts);
-            let target_residency_ns = platform.states[i].target_residency_ns;
-            if target_residency_ns <= self.sleep_length_ns {
-                idx_timer = i;
-                if target_residency_ns <= measured_ns {
-                    idx_duration = i;
-                }
-            }
-        }
+        let measured_ns = measured_ns(platform, dev, &mut self.short_idles);
+        let (total, idx_timer, idx_duration) = decay_bins(
+            platform,
+            &mut self.state_bins[..n],
+            self.sleep_length_ns,
+            measured_ns,
+        );
         self.total = total.wrapping_add(PULSE);
 
         teo_decay(&mut self.tick_intercepts);
@@ -170,21 +194,10 @@ impl Teo619 {
     ) -> Exit {
         let tick = platform.tick_ns;
         let target = |i: usize| platform.states[i].target_residency_ns;
-        if platform.state_count() < 2 {
-            return Exit::OutTick(0);
-        }
-        let s = scan(platform, dev, &self.state_bins, latency_req);
-        let Some(mut idx) = s.idx else {
-            return Exit::OutTick(0);
+        let (mut idx, s) = match candidate(platform, dev, &self.state_bins, latency_req) {
+            Ok(c) => c,
+            Err(exit) => return exit,
         };
-        if idx == s.idx0 {
-            return Exit::End {
-                idx,
-                duration_ns: target(idx),
-                idx0: s.idx0,
-                delta_tick: tick / 2,
-            };
-        }
 
         if intercepts_dominate(self.total, &s) {
             let mut min_idx = s.idx0;

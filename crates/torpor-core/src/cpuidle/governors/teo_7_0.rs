@@ -62,9 +62,9 @@
 //! (negative) residency with no sleep length; the kernel builds with wrapping signed overflow,
 //! so it wraps here too.
 
-use super::teo_6_19::teo_decay;
+use super::teo_6_19::{decay_bins, measured_ns, teo_decay};
 use super::teo_new_common::{
-    find_shallower_state, finish, intercepts_dominate, scan, Bin, Exit, LATENCY_THRESHOLD_NS,
+    candidate, find_shallower_state, finish, intercepts_dominate, Bin, Exit, LATENCY_THRESHOLD_NS,
     PULSE, RESIDENCY_THRESHOLD_NS,
 };
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX, MAX_STATES};
@@ -116,41 +116,13 @@ impl Teo70 {
     fn update(&mut self, platform: &Platform, dev: &mut Device) {
         let n = platform.state_count();
         let lat_ns = platform.states[dev.last_state_idx as usize].exit_latency_ns;
-        teo_decay(&mut self.short_idles);
-        let measured_ns: i64 = if dev.poll_time_limit {
-            dev.poll_time_limit = false;
-            i64::MAX
-        } else {
-            // u64 into s64: the bits are kept.
-            let m = dev.last_residency_ns as i64;
-            if m >= lat_ns {
-                let m = m - lat_ns / 2;
-                if m < RESIDENCY_THRESHOLD_NS {
-                    self.short_idles = self.short_idles.wrapping_add(PULSE);
-                }
-                m
-            } else {
-                self.short_idles = self.short_idles.wrapping_add(PULSE);
-                m / 2
-            }
-        };
-
-        let mut total: u32 = 0;
-        let (mut idx_timer, mut idx_duration) = (0, 0);
-        for i in 0..n {
-            let bin = &mut self.state_bins[i];
-            teo_decay(&mut bin.hits);
-            total = total.wrapping_add(bin.hits);
-            teo_decay(&mut bin.intercepts);
-            total = total.wrapping_add(bin.intercepts);
-            let target_residency_ns = platform.states[i].target_residency_ns;
-            if target_residency_ns <= self.sleep_length_ns {
-                idx_timer = i;
-                if target_residency_ns <= measured_ns {
-                    idx_duration = i;
-                }
-            }
-        }
+        let measured_ns = measured_ns(platform, dev, &mut self.short_idles);
+        let (total, idx_timer, idx_duration) = decay_bins(
+            platform,
+            &mut self.state_bins[..n],
+            self.sleep_length_ns,
+            measured_ns,
+        );
         self.total = total.wrapping_add(PULSE);
 
         teo_decay(&mut self.tick_intercepts);
@@ -232,21 +204,10 @@ impl Teo70 {
     ) -> Exit {
         let tick = platform.tick_ns;
         let target = |i: usize| platform.states[i].target_residency_ns;
-        if platform.state_count() < 2 {
-            return Exit::OutTick(0);
-        }
-        let s = scan(platform, dev, &self.state_bins, latency_req);
-        let Some(mut idx) = s.idx else {
-            return Exit::OutTick(0);
+        let (mut idx, s) = match candidate(platform, dev, &self.state_bins, latency_req) {
+            Ok(c) => c,
+            Err(exit) => return exit,
         };
-        if idx == s.idx0 {
-            return Exit::End {
-                idx,
-                duration_ns: target(idx),
-                idx0: s.idx0,
-                delta_tick: tick / 2,
-            };
-        }
 
         if intercepts_dominate(self.total, &s) {
             idx = self.intercept_lookup(platform, dev, kernel, idx, s.idx0, s.idx_intercept_sum);

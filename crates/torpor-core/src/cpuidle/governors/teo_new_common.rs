@@ -85,6 +85,34 @@ pub(super) fn scan(platform: &Platform, dev: &Device, bins: &[Bin], latency_req:
     s
 }
 
+/// The start every `teo_select` from v6.12 on shares: with fewer than two states, or none
+/// enabled, state 0 with the tick kept; when the deepest enabled state is the first enabled one,
+/// that state for its target residency (`end:` with half a tick as the tick's delta). Otherwise
+/// the candidate and the scan, for the version's own steps.
+pub(super) fn candidate(
+    platform: &Platform,
+    dev: &Device,
+    bins: &[Bin],
+    latency_req: i64,
+) -> Result<(usize, Scan), Exit> {
+    if platform.state_count() < 2 {
+        return Err(Exit::OutTick(0));
+    }
+    let s = scan(platform, dev, bins, latency_req);
+    let Some(idx) = s.idx else {
+        return Err(Exit::OutTick(0));
+    };
+    if idx == s.idx0 {
+        return Err(Exit::End {
+            idx,
+            duration_ns: platform.states[idx].target_residency_ns,
+            idx0: s.idx0,
+            delta_tick: platform.tick_ns / 2,
+        });
+    }
+    Ok((idx, s))
+}
+
 /// `teo_state_ok()`: with the tick already stopped nothing will wake the CPU at the next tick,
 /// so a state shallower than a tick period could be stuck in for long.
 pub(super) fn state_ok(platform: &Platform, kernel: &Kernel, i: usize) -> bool {
