@@ -430,6 +430,34 @@ impl<R: BufRead + Send, F: LineFormat> BlockTraceReader for LineTrace<R, F> {
     }
 }
 
+/// The device number, start sector and size (in 512-byte sectors, at least 1) of a
+/// line-per-request format, each a whole number.
+pub(crate) fn sector_fields(
+    device: &str,
+    sector: &str,
+    size: &str,
+) -> Result<(u64, u64, u64), String> {
+    let device: u64 = device
+        .parse()
+        .map_err(|_| format!("expected a device number, got {}", shown(device)))?;
+    let sector: u64 = sector.parse().map_err(|_| {
+        format!(
+            "expected a start sector (a whole number of 512-byte sectors), got {}",
+            shown(sector)
+        )
+    })?;
+    let size: u64 = size.parse().map_err(|_| {
+        format!(
+            "expected a size in 512-byte sectors (a whole number), got {}",
+            shown(size)
+        )
+    })?;
+    if size == 0 {
+        return Err("a request of 0 sectors; expected at least 1".into());
+    }
+    Ok((device, sector, size))
+}
+
 /// The request a line-per-request format describes once it has the line's fields: a device
 /// other than the trace's first is counted (all go to the one simulated device); sectors
 /// become bytes.

@@ -20,8 +20,8 @@
 use std::io::BufRead;
 
 use super::block::{
-    decimal_to_ns, secs_text, sector_request, BlockCounts, BlockEvent, BlockOp, LineFormat,
-    LineTrace, TraceFormat,
+    decimal_to_ns, secs_text, sector_fields, sector_request, BlockCounts, BlockEvent, BlockOp,
+    LineFormat, LineTrace, TraceFormat,
 };
 use crate::error::{shown, InputError};
 use crate::user_file::read_line;
@@ -114,24 +114,7 @@ impl LineFormat for MobileCsvFormat {
             "W" => BlockOp::Write,
             _ => return Err(format!("expected rw_flag R or W, got {}", shown(rw))),
         };
-        let device: u64 = device
-            .parse()
-            .map_err(|_| format!("expected a device number, got {}", shown(device)))?;
-        let sector: u64 = sector.parse().map_err(|_| {
-            format!(
-                "expected a start sector (a whole number of 512-byte sectors), got {}",
-                shown(sector)
-            )
-        })?;
-        let size: u64 = size.parse().map_err(|_| {
-            format!(
-                "expected a size in 512-byte sectors (a whole number), got {}",
-                shown(size)
-            )
-        })?;
-        if size == 0 {
-            return Err("a request of 0 sectors; expected at least 1".into());
-        }
+        let (device, sector, size) = sector_fields(device, sector, size)?;
         let t = decimal_to_ns(time, 1_000_000_000).ok_or_else(|| {
             format!(
                 "expected a timestamp in seconds (e.g. 48746.442531), got {}",
