@@ -347,9 +347,14 @@ impl Input<'_> {
     fn max_ios(&self) -> Result<u64, InputError> {
         let s = self.scenario();
         let span = self.until(s)?.unwrap_or(Nanos::ZERO);
-        if let Some(ufs) = &s.platform.ufs {
+        // A preset that does not load is reported with its line when the variant runs.
+        let service = match (&s.platform.nvme, &s.platform.ufs) {
+            (Some(nvme), _) => match nvme.preset.as_deref().map(source::from_preset) {
+                Some(Some(Ok(d))) => d.service,
+                _ => ServiceModel::CLIENT_DEFAULT,
+            },
             // The device stage alone: faster than the whole UFS path, so still a bound.
-            let service = match crate::input::ufs_preset::find(&ufs.preset) {
+            (None, Some(ufs)) => match ufs_preset::find(&ufs.preset) {
                 Some(Ok(p)) => ServiceModel {
                     read_4k_us: p.service.read_4k_ns as f64 / 1e3,
                     write_4k_us: p.service.write_4k_ns as f64 / 1e3,
@@ -357,27 +362,9 @@ impl Input<'_> {
                     write_mb_s: p.service.write_stream_bytes_per_s as f64 / 1e6,
                     parallelism: p.service.slots,
                 },
-                // Reported with its line when the variant runs.
-                _ => ServiceModel::CLIENT_DEFAULT,
-            };
-            return Ok(s
-                .workload
-                .jobs
-                .iter()
-                .chain(self.file_jobs())
-                .map(|job| estimate::max_ios(job, span, &service))
-                .fold(0, u64::saturating_add));
-        }
-        let Some(nvme) = &s.platform.nvme else {
-            return Ok(cpu_events(s, span));
-        };
-        let service = match (&nvme.preset, &nvme.file) {
-            (Some(id), _) => match source::from_preset(id) {
-                Some(Ok(d)) => d.service,
-                // Reported with its line when the variant runs.
                 _ => ServiceModel::CLIENT_DEFAULT,
             },
-            _ => ServiceModel::CLIENT_DEFAULT,
+            (None, None) => return Ok(cpu_events(s, span)),
         };
         let workflow = s.workload.apst_workflow.and_then(workload::apst_workflow);
         Ok(workflow
