@@ -808,18 +808,8 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
         f"{d['non_positive']} periods of zero or negative length, "
         f"{d['open_at_end']} still open at the end; {d['timers_ignored']} timer starts ignored"
     )
-    t = r["trace"]
-    if t["backwards_timestamps"]:
-        console.print(
-            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
-            f"(first at line {t['first_backwards_line']})"
-        )
-    if t["truncated_last_line"]:
-        console.print("warning: the last line is cut short and was skipped")
-    if t["lost_markers"]:
-        console.print(
-            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
-        )
+    for line in idle_text.trace_warnings(r["trace"]):
+        console.print(line)
     for n in r["notes"]:
         console.print(f"note: {n}")
 

@@ -52,6 +52,18 @@ def stats_text(stats: dict[str, Any]) -> str:
         f"{d['open_at_end']} intervals still open at the end"
     )
     t = stats["trace"]
+    lines += trace_warnings(t)
+    if t["unknown_events"]:
+        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
+        lines.append(f"other events skipped: {skipped}")
+    lines += [f"note: {n}" for n in stats["notes"]]
+    return "\n".join(lines)
+
+
+def trace_warnings(t: dict[str, Any]) -> list[str]:
+    """What the parser met in a trace that may bend the figures (its counts, as `idle stats`
+    and `idle replay` both report them)."""
+    lines = []
     if t["backwards_timestamps"]:
         lines.append(
             f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
@@ -68,11 +80,7 @@ def stats_text(stats: dict[str, Any]) -> str:
             f"warning: {t['buffer_started_markers']} `buffer started` markers "
             "(earlier events were overwritten)"
         )
-    if t["unknown_events"]:
-        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
-        lines.append(f"other events skipped: {skipped}")
-    lines += [f"note: {n}" for n in stats["notes"]]
-    return "\n".join(lines)
+    return lines
 
 
 def factored_delta(us: float) -> str:
