@@ -12,6 +12,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from torpor.experiments import apst, devfreq, teo
+from torpor.report import ufs_text
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
@@ -233,7 +234,7 @@ def _ufs_run_page(report: dict[str, Any]) -> str:
             f"{v['io']['all']['mean_us']:,.1f}",
             f"{v['io']['all']['p99_us']:,.1f}",
             f"{v['io']['all']['max_us']:,.1f}",
-            f"{v['io']['bytes'] / (v['duration_s'] or 1) / 1e6:,.1f}",
+            f"{ufs_text.bandwidth_mbs(v):,.1f}",
             f"{v['ufs']['low_clock_pct']:.1f}",
             f"{v['ufs']['avg_power_mw']:,.1f}",
         ]
