@@ -119,7 +119,7 @@ pub fn ufs_random_read_for(span: Nanos, iodepth: u32) -> u64 {
         timeout_ms: 30,
         notify: BoostNotify::NextPoll,
     });
-    let mut device = UfsDevice::new(cfg);
+    let mut device = UfsDevice::new(cfg).expect("preset without FTL");
     let mut loads = vec![Workload::Job(job)];
     world::run_io(&mut device, &mut loads, span, 1)
         .expect("built-in workload")

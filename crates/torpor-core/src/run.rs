@@ -856,7 +856,7 @@ impl Input<'_> {
         cfg.hz = p.hz;
         cfg.user_min_freq_hz = policy.min_freq;
         cfg.user_max_freq_hz = policy.max_freq;
-        let mut device = UfsDevice::new(cfg);
+        let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
         let (io_section, end) = self.run_device(&mut device, watch)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \

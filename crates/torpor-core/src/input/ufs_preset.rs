@@ -148,6 +148,7 @@ impl UfsPreset {
             hz: scaling.map_or(250, |p| p.hz),
             user_min_freq_hz: None,
             user_max_freq_hz: None,
+            ftl: None,
         }
     }
 

@@ -42,9 +42,12 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::ftl::{Ftl, FtlConfig, FtlStats};
+use super::hpb::{HpbCommand, MapReq};
+use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
 use super::power::{IdleTimers, UfsPower, UfsState};
 use super::scaling::{HostScaling, ScalingParams, TimerKind};
-use super::service::{HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
+use super::service::{DeviceCmd, HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
 use crate::metrics::{EnergyMeter, StateEnergy};
 use crate::qos::Holder;
 use crate::sim::{Ctx, Shot, Timer};
@@ -102,6 +105,17 @@ pub struct UfsConfig {
     /// request).
     pub user_min_freq_hz: Option<u64>,
     pub user_max_freq_hz: Option<u64>,
+    /// The device's map cache and NAND for reads, with the host's HPB on top (`None`: reads
+    /// are served by the calibrated slots).
+    pub ftl: Option<FtlSetup>,
+}
+
+/// A device whose reads go through its FTL, and HPB when the host runs it (HPB needs the
+/// FTL: it is the device's map lookup that an HPB READ skips).
+#[derive(Clone, Debug)]
+pub struct FtlSetup {
+    pub config: FtlConfig,
+    pub hpb: Option<HpbSetup>,
 }
 
 /// devfreq's own frequency QoS requests on its device, from sysfs (`min_freq_store`,
@@ -122,6 +136,16 @@ fn user_requests(qos: &mut crate::qos::freq::FreqQos, min_hz: Option<u64>, max_h
 pub enum UfsEvent {
     /// A command completes.
     Done(IoTicket),
+    /// A command completes with an HPB response for the host to read.
+    DoneWithResponse(IoTicket, RspId),
+    /// An HPB READ BUFFER completes.
+    MapLoaded(MapReq),
+    /// An HPB WRITE BUFFER (region inactivation) completes.
+    Unmapped,
+    /// The HPB map work runs.
+    MapWork,
+    /// HPB host control mode's read-timeout poll.
+    HpbPoll(Shot),
     /// The devfreq monitor's timer expires.
     Poll(Shot),
     /// The block layer's boost work runs.
@@ -196,7 +220,9 @@ pub struct UfsDevice {
     /// The level commands are served at.
     serving_max: bool,
     scale: Option<Scale>,
-    held: VecDeque<(IoTicket, IoRequest)>,
+    held: VecDeque<Cmd>,
+    hpb: Option<HpbExchange>,
+    hpb_poll: Timer,
     /// A QoS notification arrived during a scale.
     update_pending: bool,
     /// The idle chain's start, while idle.
@@ -210,17 +236,21 @@ pub struct UfsDevice {
 }
 
 impl UfsDevice {
-    pub fn new(cfg: UfsConfig) -> UfsDevice {
+    /// The device at time 0; an error when its FTL or HPB configuration is impossible.
+    pub fn new(cfg: UfsConfig) -> Result<UfsDevice, String> {
         let names = STATE_NAMES.iter().map(|s| s.to_string()).collect();
         let power = cfg.power;
         let idle_mw = power.power_mw(UfsState::Idle, true);
-        UfsDevice {
+        Ok(UfsDevice {
             min: cfg.min,
             max: cfg.max,
             power,
             idle_timers: cfg.idle,
             costs: cfg.costs,
-            queue: UfsQueue::new(cfg.service),
+            queue: match &cfg.ftl {
+                Some(f) => UfsQueue::with_ftl(cfg.service, Ftl::new(f.config)?),
+                None => UfsQueue::new(cfg.service),
+            },
             host: cfg.scaling.map(|p| {
                 let mut host = HostScaling::new(p);
                 user_requests(&mut host.qos, cfg.user_min_freq_hz, cfg.user_max_freq_hz);
@@ -239,6 +269,11 @@ impl UfsDevice {
             serving_max: true,
             scale: None,
             held: VecDeque::new(),
+            hpb: match cfg.ftl.and_then(|f| f.hpb) {
+                Some(setup) => Some(HpbExchange::new(setup)?),
+                None => None,
+            },
+            hpb_poll: Timer::new(),
             update_pending: false,
             idle_since: Some(Nanos::ZERO),
             meter: EnergyMeter::new(names, IDLE, idle_mw),
@@ -247,7 +282,7 @@ impl UfsDevice {
             freq_timeline: vec![(Nanos::ZERO, cfg.max.freq_hz)],
             freq_changes_dropped: 0,
             counters: UfsCounters::default(),
-        }
+        })
     }
 
     fn level(&self, max: bool) -> HostLevel {
@@ -296,7 +331,7 @@ impl UfsDevice {
     }
 
     /// Sends a command to the host controller at `ctx.now()` (step 2).
-    fn send<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, ticket: IoTicket, req: &IoRequest) {
+    fn send<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, cmd: Cmd) {
         let now = ctx.now();
         let mut start = now;
         if self.active == 0 {
@@ -320,9 +355,71 @@ impl UfsDevice {
             let at = now + self.polling_period();
             self.poll.arm(ctx, at, UfsEvent::Poll);
         }
-        let done = self.queue.accept(start, req, self.level(self.serving_max));
+        let level = self.level(self.serving_max);
+        let (done, event) = match cmd {
+            Cmd::Io(ticket, req) => {
+                let hpb_entry_valid = self.hpb.as_mut().is_some_and(|h| h.prep(now, &req));
+                let io = DeviceCmd::Io {
+                    req: &req,
+                    hpb_entry_valid,
+                };
+                let accepted = self.queue.accept_cmd(start, io, level);
+                let rsp = self.hpb.as_mut().and_then(|h| h.respond(&req, accepted));
+                let event = match rsp {
+                    Some(id) => UfsEvent::DoneWithResponse(ticket, id),
+                    None => UfsEvent::Done(ticket),
+                };
+                (accepted.done, event)
+            }
+            Cmd::Hpb(HpbCommand::ReadBuffer(map_req)) => {
+                let hpb = self.hpb.as_ref().expect("HPB commands come from HPB");
+                let rb = hpb.read_buffer(&map_req);
+                let accepted = self.queue.accept_cmd(start, rb, level);
+                (accepted.done, UfsEvent::MapLoaded(map_req))
+            }
+            Cmd::Hpb(HpbCommand::InactivateRegion { .. }) => {
+                let accepted = self.queue.accept_cmd(start, DeviceCmd::WriteBuffer, level);
+                (accepted.done, UfsEvent::Unmapped)
+            }
+        };
         self.last_done = self.last_done.max(done);
-        ctx.schedule(done, UfsEvent::Done(ticket));
+        ctx.schedule(done, event);
+    }
+
+    /// Sends `cmd` now, or holds it while a scale operation blocks the queue.
+    fn send_or_hold<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, cmd: Cmd) {
+        if self.scale.is_some() {
+            self.held.push_back(cmd);
+        } else {
+            self.send(ctx, cmd);
+        }
+    }
+
+    /// A command completed at `ctx.now()` (step 3).
+    fn complete<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>) {
+        let now = ctx.now();
+        self.active -= 1;
+        if let Some(h) = self.host.as_mut() {
+            h.load.on_complete(now);
+        }
+        if self.active == 0 {
+            if self.scale.is_some() {
+                let mw = self.power.power_mw(UfsState::Idle, true);
+                self.meter.set(now, SCALING, mw);
+            } else {
+                self.idle_since = Some(now);
+            }
+        }
+    }
+
+    /// The HPB map work runs at `ctx.now()`: its READ BUFFERs and WRITE BUFFERs are sent.
+    fn map_work<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>) {
+        let Some(hpb) = self.hpb.as_mut() else {
+            return;
+        };
+        for cmd in hpb.map_work(ctx.now()) {
+            self.send_or_hold(ctx, Cmd::Hpb(cmd));
+        }
     }
 
     /// One devfreq evaluation at `ctx.now()` (step 4).
@@ -426,8 +523,8 @@ impl UfsDevice {
             self.freq_changes_dropped += 1;
         }
         self.idle_since = Some(now);
-        while let Some((ticket, req)) = self.held.pop_front() {
-            self.send(ctx, ticket, &req);
+        while let Some(cmd) = self.held.pop_front() {
+            self.send(ctx, cmd);
         }
         if std::mem::take(&mut self.update_pending) {
             self.evaluate(ctx, Trigger::Notifier);
@@ -461,8 +558,17 @@ impl UfsDevice {
                 .map(|&(t, hz)| (t.0, hz))
                 .collect(),
             freq_changes_dropped: self.freq_changes_dropped,
+            ftl: self.queue.ftl().map(|f| f.stats()),
+            hpb: self.hpb.as_ref().map(|h| h.report()),
         }
     }
+}
+
+/// A command for the host controller: a block request, or the HPB driver's own.
+#[derive(Clone, Copy, Debug)]
+enum Cmd {
+    Io(IoTicket, IoRequest),
+    Hpb(HpbCommand),
 }
 
 /// What a UFS device reports at the end of a run.
@@ -479,12 +585,24 @@ pub struct UfsStats {
     /// (time ns, first clock's Hz) at the start and at each level change.
     pub freq_timeline: Vec<(u64, u64)>,
     pub freq_changes_dropped: u64,
+    /// The device's map-cache and NAND counters, with an FTL.
+    pub ftl: Option<FtlStats>,
+    pub hpb: Option<HpbReport>,
 }
 
 impl BlockDevice for UfsDevice {
     type Event = UfsEvent;
 
     fn start<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>) {
+        if let Some(hpb) = self.hpb.as_mut() {
+            let init = hpb.init();
+            if init.map_work {
+                ctx.schedule(ctx.now(), UfsEvent::MapWork);
+            }
+            if let Some(at) = init.first_poll {
+                self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
+            }
+        }
         if self.host.is_some() {
             self.polling = true;
             let at = ctx.now() + self.polling_period();
@@ -506,30 +624,46 @@ impl BlockDevice for UfsDevice {
         if std::mem::take(&mut self.poll_deferred) {
             self.evaluate(ctx, Trigger::Monitor);
         }
-        if self.scale.is_some() {
-            self.held.push_back((ticket, *req));
-        } else {
-            self.send(ctx, ticket, req);
-        }
+        self.send_or_hold(ctx, Cmd::Io(ticket, *req));
     }
 
     fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, event: UfsEvent) -> Option<IoTicket> {
         match event {
             UfsEvent::Done(ticket) => {
-                let now = ctx.now();
-                self.active -= 1;
-                if let Some(h) = self.host.as_mut() {
-                    h.load.on_complete(now);
-                }
-                if self.active == 0 {
-                    if self.scale.is_some() {
-                        let mw = self.power.power_mw(UfsState::Idle, true);
-                        self.meter.set(now, SCALING, mw);
-                    } else {
-                        self.idle_since = Some(now);
-                    }
+                self.complete(ctx);
+                return Some(ticket);
+            }
+            UfsEvent::DoneWithResponse(ticket, rsp) => {
+                self.complete(ctx);
+                if self.hpb.as_mut().is_some_and(|h| h.on_response(rsp)) {
+                    ctx.schedule(ctx.now(), UfsEvent::MapWork);
                 }
                 return Some(ticket);
+            }
+            UfsEvent::MapLoaded(map_req) => {
+                self.complete(ctx);
+                if let Some(h) = self.hpb.as_mut() {
+                    h.map_req_done(&map_req);
+                }
+            }
+            UfsEvent::Unmapped => {
+                self.complete(ctx);
+                if let Some(h) = self.hpb.as_mut() {
+                    h.write_buffer_done();
+                }
+            }
+            UfsEvent::MapWork => self.map_work(ctx),
+            UfsEvent::HpbPoll(shot) => {
+                if !self.hpb_poll.fire(shot) {
+                    return None;
+                }
+                let now = ctx.now();
+                let hpb = self.hpb.as_mut()?;
+                let poll = hpb.poll(now);
+                self.hpb_poll.arm(ctx, poll.next_poll, UfsEvent::HpbPoll);
+                if poll.map_work {
+                    ctx.schedule(now, UfsEvent::MapWork);
+                }
             }
             UfsEvent::Poll(shot) => {
                 if !self.poll.fire(shot) {
@@ -621,6 +755,7 @@ mod tests {
             hz: 250,
             user_min_freq_hz: None,
             user_max_freq_hz: None,
+            ftl: None,
         }
     }
 
@@ -641,7 +776,7 @@ mod tests {
     /// Runs 4 KiB reads submitted at `at` until `end`; returns each read's (submitted,
     /// completed), in completion order, and the device's stats.
     fn run(cfg: UfsConfig, at: &[Nanos], end: Nanos) -> (Vec<(Nanos, Nanos)>, UfsStats) {
-        let mut dev = UfsDevice::new(cfg);
+        let mut dev = UfsDevice::new(cfg).unwrap();
         let mut q: EventQueue<Ev> = EventQueue::new();
         dev.start(&mut Ctx::new(&mut q, Ev::Dev));
         for (i, &t) in at.iter().enumerate() {
@@ -700,7 +835,7 @@ mod tests {
         // A QD1 job submits each read as the last completes: the device never idles, so the
         // meter keeps one busy period from the first read (the idle state counts only the
         // start of the run), and busy time is the whole 10 ms.
-        let mut dev = UfsDevice::new(config(None, None));
+        let mut dev = UfsDevice::new(config(None, None)).unwrap();
         let mut job = crate::workload::FioJob::new("r", crate::workload::RwMode::RandRead);
         job.time_based = true;
         let mut loads = vec![crate::workload::Workload::Job(job)];

@@ -9,6 +9,7 @@ pub mod devfreq;
 pub mod device;
 pub mod ftl;
 pub mod hpb;
+pub mod hpb_exchange;
 pub mod power;
 pub mod scaling;
 pub mod service;

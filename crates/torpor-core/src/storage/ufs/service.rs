@@ -46,6 +46,7 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
+use super::ftl::{Ftl, LOGICAL_BLOCK_BYTES};
 use crate::storage::io::{IoOp, IoRequest};
 use crate::time::Nanos;
 
@@ -258,16 +259,54 @@ pub fn link_bytes_per_s(lanes: u8, gear: u8) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub struct UfsQueue {
     model: UfsServiceModel,
+    /// The device's map cache and NAND (`ftl.rs`): when present, reads and HPB map commands
+    /// are served by it instead of the slots (writes keep the slots).
+    ftl: Option<Ftl>,
     host_free: Nanos,
     link_free: Nanos,
     busy_slots: BinaryHeap<Reverse<Nanos>>,
     last_now: Nanos,
 }
 
+/// A command as the device stage sees it.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceCmd<'a> {
+    /// A block request; `hpb_entry_valid`: an HPB READ whose entry is current (the device
+    /// skips its map lookup).
+    Io {
+        req: &'a IoRequest,
+        hpb_entry_valid: bool,
+    },
+    /// HPB READ BUFFER: the entries of `entries` LPNs from `lpn`, `alloc_len` bytes back.
+    ReadBuffer {
+        lpn: u64,
+        entries: u32,
+        alloc_len: u32,
+    },
+    /// HPB WRITE BUFFER (inactivate a region): no data either way.
+    WriteBuffer,
+}
+
+/// What accepting a command settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    pub done: Nanos,
+    /// Map pages a read had to load from NAND (always 0 without an FTL).
+    pub map_misses: u32,
+}
+
+/// The 4 KiB logical blocks a request covers: its first LPN and how many.
+pub fn lpn_range(req: &IoRequest) -> (u64, u32) {
+    let first = req.offset / LOGICAL_BLOCK_BYTES;
+    let end = (req.offset + req.bytes.max(1) as u64).div_ceil(LOGICAL_BLOCK_BYTES);
+    (first, (end - first) as u32)
+}
+
 impl UfsQueue {
     pub fn new(model: UfsServiceModel) -> UfsQueue {
         UfsQueue {
             model,
+            ftl: None,
             host_free: Nanos::ZERO,
             link_free: Nanos::ZERO,
             busy_slots: BinaryHeap::with_capacity(model.slots.max(1) as usize),
@@ -279,31 +318,93 @@ impl UfsQueue {
         &self.model
     }
 
+    /// A queue whose reads (and HPB map commands) go through `ftl`.
+    pub fn with_ftl(model: UfsServiceModel, ftl: Ftl) -> UfsQueue {
+        UfsQueue {
+            ftl: Some(ftl),
+            ..UfsQueue::new(model)
+        }
+    }
+
+    pub fn ftl(&self) -> Option<&Ftl> {
+        self.ftl.as_ref()
+    }
+
     /// Accepts `req` at `now` (taken as the previous call's `now` if earlier), served at
     /// `level` throughout, and returns its completion time. A caller that changes level
     /// passes the new one from then on; commands already accepted keep their times (the host
     /// drains them before a scale operation, spec-storage §2.5).
     pub fn accept(&mut self, now: Nanos, req: &IoRequest, level: HostLevel) -> Nanos {
+        let cmd = DeviceCmd::Io {
+            req,
+            hpb_entry_valid: false,
+        };
+        self.accept_cmd(now, cmd, level).done
+    }
+
+    /// Accepts any command (see [`UfsQueue::accept`]). With an FTL, a read's device stage is
+    /// [`Ftl::read`] from the end of its host stage, a READ BUFFER's is [`Ftl::read_map`] and
+    /// then its map crosses the link, a WRITE BUFFER's is the controller delay; a write keeps
+    /// its slot and updates the FTL's map (ASSUMPTION: reads and writes do not contend for the
+    /// NAND, whose writes the slots stand for). Map commands need an FTL (panics without one:
+    /// the device only builds HPB on a preset with `[ftl]`).
+    pub fn accept_cmd(&mut self, now: Nanos, cmd: DeviceCmd<'_>, level: HostLevel) -> Accepted {
         let now = now.max(self.last_now);
         self.last_now = now;
         let m = self.model;
         let host_done = now.max(self.host_free) + m.host_time(level.freq_hz);
         self.host_free = host_done;
-        let device = m.device_time(req.op, req.bytes);
-        let link = m.link_time(req.bytes, level.gear);
-        match req.op {
-            IoOp::Read => {
-                let device_done = self.claim_slot(host_done, device);
-                let start = device_done.max(self.link_free);
-                self.link_free = start + link;
-                self.link_free
+        let mut map_misses = 0;
+        let done = match (cmd, self.ftl.as_mut()) {
+            (
+                DeviceCmd::Io {
+                    req,
+                    hpb_entry_valid,
+                },
+                ftl,
+            ) => match (req.op, ftl) {
+                (IoOp::Read, None) => {
+                    let device_done = self.claim_slot(host_done, m.device_time(req.op, req.bytes));
+                    self.link_in(device_done, req.bytes, level)
+                }
+                (IoOp::Read, Some(ftl)) => {
+                    let (lpn, blocks) = lpn_range(req);
+                    let read = ftl.read(host_done, lpn, blocks, hpb_entry_valid);
+                    map_misses = read.map_misses;
+                    self.link_in(read.done, req.bytes, level)
+                }
+                (IoOp::Write, ftl) => {
+                    if let Some(ftl) = ftl {
+                        let (lpn, blocks) = lpn_range(req);
+                        ftl.write(lpn, blocks);
+                    }
+                    let start = host_done.max(self.link_free);
+                    self.link_free = start + m.link_time(req.bytes, level.gear);
+                    self.claim_slot(self.link_free, m.device_time(req.op, req.bytes))
+                }
+            },
+            (
+                DeviceCmd::ReadBuffer {
+                    lpn,
+                    entries,
+                    alloc_len,
+                },
+                Some(ftl),
+            ) => {
+                let ready = ftl.read_map(host_done, lpn, entries);
+                self.link_in(ready, alloc_len, level)
             }
-            IoOp::Write => {
-                let start = host_done.max(self.link_free);
-                self.link_free = start + link;
-                self.claim_slot(self.link_free, device)
-            }
-        }
+            (DeviceCmd::WriteBuffer, Some(ftl)) => host_done + Nanos(ftl.config().controller_ns),
+            (_, None) => panic!("HPB map commands need the device's FTL"),
+        };
+        Accepted { done, map_misses }
+    }
+
+    /// Moves `bytes` of DATA IN over the link once they are ready: when the transfer ends.
+    fn link_in(&mut self, ready: Nanos, bytes: u32, level: HostLevel) -> Nanos {
+        let start = ready.max(self.link_free);
+        self.link_free = start + self.model.link_time(bytes, level.gear);
+        self.link_free
     }
 
     /// The earliest slot free at or after `ready` (slots freed before `ready` are dropped);

@@ -113,7 +113,7 @@ pub(crate) struct Region {
 }
 
 /// Statistics as in `hpb_stats/` (v6.5 names; v5.15 called the three `rcmd_*` ones `rb_*`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HpbStats {
     /// Reads sent as HPB READ.
     pub hit_cnt: u64,

@@ -11,7 +11,7 @@ use super::lu::HpbLu;
 pub const HOST_MAP_KBYTES: u64 = 2048;
 
 /// The map cache's host memory, now and at its peak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct HostMemory {
     /// Sub-regions holding a map context now.
     pub mapped_srgns: u32,
