@@ -13,3 +13,6 @@ pub mod hpb_exchange;
 pub mod power;
 pub mod scaling;
 pub mod service;
+
+#[cfg(test)]
+mod hpb_on_device_tests;

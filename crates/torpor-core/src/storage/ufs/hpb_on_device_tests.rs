@@ -1,0 +1,292 @@
+//! HPB and the FTL on the engine, through the UFS device: sequences worked by hand from the
+//! service stages (service.rs), the FTL's timing (ftl.rs) and the driver's steps (docs/hpb.md),
+//! and randomized interleavings checking that no HPB READ the device serves carries a stale
+//! entry.
+
+use super::device::{FtlSetup, UfsConfig, UfsDevice, UfsEvent, UfsStats};
+use super::ftl::{FtlConfig, NandGeometry};
+use super::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
+use super::hpb_exchange::HpbSetup;
+use super::power::{IdleTimers, UfsPower};
+use super::service::{HostLevel, ScaleCosts, UfsServiceModel};
+use crate::sim::{Ctx, EventQueue, Pcg32};
+use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket};
+use crate::time::Nanos;
+
+const MAX: HostLevel = HostLevel {
+    freq_hz: 300_000_000,
+    gear: 4,
+};
+
+/// Host stage at 300 MHz: 1000 cycles = 3333 ns; 4096 B over 2 x HS-G4 at eta 0.91
+/// (2,122,265,600 B/s): 1930 ns; 8192 B: 3860 ns.
+const HOST: u64 = 3333;
+const LINK_4K: u64 = 1930;
+const LINK_8K: u64 = 3860;
+
+/// The FTL of ftl.rs's hand tests: 2 channels x 2 dies, tR 50 us, 4096 B in 10.24 us, 20 us
+/// of controller, 2 map pages of 1024 entries cached, 4 LPNs a NAND page.
+fn ftl() -> FtlConfig {
+    FtlConfig {
+        map_cache_bytes: 2 * 4096,
+        map_page_entries: 1024,
+        lpns_per_nand_page: 4,
+        controller_ns: 20_000,
+        nand: NandGeometry {
+            channels: 2,
+            dies_per_channel: 2,
+            planes_per_die: 1,
+            read_ns: 50_000,
+            channel_bytes_per_s: 400_000_000,
+        },
+    }
+}
+
+/// 4 MiB sub-regions (code 13, 1024 entries), 8 MiB regions (code 14), a 32 MiB LU (4
+/// regions), two active regions, HPB 1.0 (one block a command).
+fn geometry(control: u8) -> Geometry {
+    Geometry::new(&HpbDescriptors {
+        hpb_version: 0x0100,
+        hpb_control: control,
+        region_size: 14,
+        subregion_size: 13,
+        device_max_active_regions: 2,
+        lu_max_active_regions: 2,
+        pinned_start: 0,
+        num_pinned: 0,
+        max_data_size_single_cmd: None,
+        num_blocks: 8192,
+    })
+    .unwrap()
+}
+
+fn config(geo: Geometry, params: HcmParams, issued_writes: IssuedWrites) -> UfsConfig {
+    UfsConfig {
+        service: UfsServiceModel {
+            lanes: 2,
+            slots: 12,
+            host_cycles: 1000,
+            read_4k_ns: 120_000,
+            write_4k_ns: 240_000,
+            read_stream_bytes_per_s: 171_922_900,
+            write_stream_bytes_per_s: 85_961_500,
+        },
+        min: MAX,
+        max: MAX,
+        power: UfsPower {
+            device_active_mw: 1000.0,
+            device_idle_mw: 30.0,
+            device_hibern8_mw: 3.0,
+            host_min_mw: 40.0,
+            host_max_mw: 40.0,
+            hibern8_exit: Nanos::from_us(500),
+        },
+        idle: IdleTimers {
+            clk_gating_delay: Nanos::from_ms(5000),
+            auto_hibern8: None,
+        },
+        costs: ScaleCosts {
+            gear_switch: Nanos::ZERO,
+            clock_switch: Nanos::ZERO,
+        },
+        scaling: None,
+        boost: None,
+        hz: 250,
+        user_min_freq_hz: None,
+        user_max_freq_hz: None,
+        ftl: Some(FtlSetup {
+            config: ftl(),
+            hpb: Some(HpbSetup {
+                geometry: geo,
+                params,
+                issued_writes,
+            }),
+        }),
+    }
+}
+
+fn io(op: IoOp, lpn: u64) -> IoRequest {
+    IoRequest {
+        op,
+        offset: lpn * 4096,
+        bytes: 4096,
+        sync: true,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Submit(u32),
+    Dev(UfsEvent),
+}
+
+/// Submits `reqs` at their times until `end`; returns (index, completion) in completion order
+/// and the device's stats.
+fn drive(cfg: UfsConfig, reqs: &[(Nanos, IoRequest)], end: Nanos) -> (Vec<(u32, Nanos)>, UfsStats) {
+    let mut dev = UfsDevice::new(cfg).unwrap();
+    let mut q: EventQueue<Ev> = EventQueue::new();
+    dev.start(&mut Ctx::new(&mut q, Ev::Dev));
+    for (i, &(t, _)) in reqs.iter().enumerate() {
+        q.schedule(t, Ev::Submit(i as u32));
+    }
+    let mut done = Vec::new();
+    while let Some((now, ev)) = q.pop_until(end) {
+        match ev {
+            Ev::Submit(i) => {
+                let req = reqs[i as usize].1;
+                let ticket = IoTicket {
+                    workload: i,
+                    op: req.op,
+                    bytes: req.bytes,
+                    submitted: now,
+                };
+                dev.submit(&mut Ctx::new(&mut q, Ev::Dev), ticket, &req);
+            }
+            Ev::Dev(e) => {
+                if let Some(t) = dev.on_event(&mut Ctx::new(&mut q, Ev::Dev), e) {
+                    done.push((t.workload, now));
+                }
+            }
+        }
+    }
+    (done, dev.finish(end))
+}
+
+fn at(us: u64) -> Nanos {
+    Nanos::from_us(us)
+}
+
+#[test]
+fn device_control_a_device_map_miss_loads_the_subregion_and_later_reads_skip_the_lookup() {
+    // Map page 4 (LPNs 4096-5119) hashes to unit 1 (channel 1); LPN 4096's data is on unit
+    // (4096 / 4) mod 4 = 0 (channel 0), LPNs 4100-4103 on unit 1025 mod 4 = 1.
+    let reqs = [
+        (at(0), io(IoOp::Read, 4096)),
+        (at(200), io(IoOp::Read, 4100)),
+        (at(400), io(IoOp::Write, 4100)),
+        (at(1000), io(IoOp::Read, 4100)),
+        (at(1200), io(IoOp::Read, 4101)),
+    ];
+    let cfg = config(geometry(1), HcmParams::default(), IssuedWrites::Kept);
+    let (done, stats) = drive(cfg, &reqs, at(5000));
+    // 0: region 2 inactive -> a normal READ (miss). Host 0 -> 3333; controller -> 23333; map
+    // page 4 missing: unit 1, 23333 + 50000 tR + 10240 transfer = 83573; data on unit 0:
+    // 83573 + 60240 = 143813; link -> 145743. The device recommends (2, 0).
+    let t1 = HOST + 20_000 + 60_240 + 60_240 + LINK_4K;
+    assert_eq!(t1, 145_743);
+    // At t1 the host reads the response and the map work sends READ BUFFER 1 for (2, 0):
+    // host t1 -> t1 + 3333; controller 20 us; map page 4 now cached, no NAND read; 1024 entries
+    // x 8 B = 8192 B over the link. VALID at t2 = 172936, before the read at 200 us.
+    // 1: HPB READ: 200000 + 3333 + 20000 (no lookup) + 60240 (unit 1) + 1930 = 285503.
+    // 2: the write (slots): done long before 1000 us; it dirties LPN 4100's entry.
+    // 3: LPN 4100 is dirty -> a normal READ; its map page is cached (the write loaded it):
+    //    1000000 + 3333 + 20000 + 60240 + 1930 = 1085503, no response.
+    // 4: LPN 4101 is clean -> HPB READ: 1200000 + 85503.
+    let by_index = |i: u32| done.iter().find(|d| d.0 == i).unwrap().1;
+    assert_eq!(by_index(0), Nanos(t1));
+    assert_eq!(
+        by_index(1),
+        Nanos(200_000 + HOST + 20_000 + 60_240 + LINK_4K)
+    );
+    assert_eq!(by_index(3), Nanos(1_000_000 + 85_503));
+    assert_eq!(by_index(4), Nanos(1_200_000 + 85_503));
+    let hpb = stats.hpb.unwrap();
+    let s = hpb.stats;
+    assert_eq!((s.hit_cnt, s.miss_cnt), (2, 2));
+    assert_eq!(
+        (s.rcmd_noti_cnt, s.rcmd_active_cnt, s.rcmd_inactive_cnt),
+        (1, 1, 0)
+    );
+    assert_eq!(s.map_req_cnt, 1);
+    assert_eq!(hpb.counters.read_buffers_done, 1);
+    assert_eq!(hpb.counters.stale_entries, 0);
+    let f = stats.ftl.unwrap();
+    // Reads: 4 data reads, 2 of them HPB; lookups: read 0 missed page 4, read 3 and the
+    // READ BUFFER found it.
+    assert_eq!(
+        (f.reads, f.hpb_reads, f.map_misses, f.map_hits),
+        (4, 2, 1, 2)
+    );
+    assert_eq!((f.map_reads, f.writes), (1, 1));
+    // One sub-region of 1024 entries x 8 B = 2 pages held.
+    assert_eq!(hpb.host_memory.map_bytes, 8192);
+    // The READ BUFFER's own completion: t1 + 3333 + 20000 + 3860.
+    assert_eq!(t1 + HOST + 20_000 + LINK_8K, 172_936);
+}
+
+#[test]
+fn host_control_activates_at_the_poll_after_the_threshold() {
+    // HCM: the 8th read of sub-region (0, 0) queues its activation, which only the read-timeout
+    // poll (every 200 ms from time 0) sends. Reads 1 ms apart from 0; one at 150 ms (before the
+    // poll: still a miss) and one at 250 ms (after the READ BUFFER at 200 ms: a hit).
+    let mut reqs: Vec<_> = (0..8).map(|i| (at(1000 * i), io(IoOp::Read, i))).collect();
+    reqs.push((at(150_000), io(IoOp::Read, 8)));
+    reqs.push((at(250_000), io(IoOp::Read, 9)));
+    let cfg = config(geometry(0), HcmParams::default(), IssuedWrites::Kept);
+    let (done, stats) = drive(cfg, &reqs, at(300_000));
+    assert_eq!(done.len(), 10);
+    let hpb = stats.hpb.unwrap();
+    let s = hpb.stats;
+    assert_eq!((s.hit_cnt, s.miss_cnt), (1, 9));
+    assert_eq!((s.rcmd_active_cnt, s.map_req_cnt), (1, 1));
+    // HCM gets no device responses.
+    assert_eq!((s.rcmd_noti_cnt, hpb.counters.responses), (0, 0));
+    assert_eq!(hpb.counters.read_buffers_done, 1);
+    // The poll at 200 ms ran the map work once; no other kick.
+    assert_eq!(hpb.counters.map_work_runs, 1);
+}
+
+/// Random reads and writes over the LU's first 3 regions, dense enough that writes land on
+/// sub-regions whose READ BUFFER is in flight.
+fn random_mix(seed: u64, n: usize) -> Vec<(Nanos, IoRequest)> {
+    let mut rng = Pcg32::new(seed, 11);
+    let mut t = 0u64;
+    (0..n)
+        .map(|_| {
+            t += rng.below(40_000);
+            let op = if rng.below(4) == 0 {
+                IoOp::Write
+            } else {
+                IoOp::Read
+            };
+            // Cluster on a few sub-regions: LPNs 0-31 of sub-regions 0-5.
+            let lpn = rng.below(6) * 1024 + rng.below(32);
+            (Nanos(t), io(op, lpn))
+        })
+        .collect()
+}
+
+#[test]
+fn no_hpb_read_carries_a_stale_entry_in_random_interleavings() {
+    let mut hits = 0;
+    for seed in 0..20 {
+        for control in [0, 1] {
+            let params = HcmParams {
+                activation_thld: 2,
+                ..HcmParams::default()
+            };
+            let cfg = config(geometry(control), params, IssuedWrites::Kept);
+            let (_, stats) = drive(cfg, &random_mix(seed, 400), Nanos::from_ms(1000));
+            let hpb = stats.hpb.unwrap();
+            assert_eq!(
+                hpb.counters.stale_entries, 0,
+                "seed {seed} control {control}"
+            );
+            hits += hpb.stats.hit_cnt;
+        }
+    }
+    // The check is not empty: HPB READs were sent.
+    assert!(hits > 300, "{hits} HPB READs");
+}
+
+#[test]
+fn the_drivers_issued_write_race_reaches_the_device_as_stale_entries() {
+    let stale: u64 = (0..20)
+        .map(|seed| {
+            let cfg = config(geometry(1), HcmParams::default(), IssuedWrites::Dropped);
+            let (_, stats) = drive(cfg, &random_mix(seed, 400), Nanos::from_ms(1000));
+            stats.hpb.unwrap().counters.stale_entries
+        })
+        .sum();
+    assert!(stale > 0);
+}
