@@ -389,10 +389,10 @@ impl NandGeometry {
 }
 
 /// Reserved busy intervals `[start, end)` of one die or channel, sorted and disjoint.
-type Busy = Vec<(u64, u64)>;
+pub(super) type Busy = Vec<(u64, u64)>;
 
 /// The earliest `t ≥ from` with `[t, t + len)` free in `busy`.
-fn earliest_gap(busy: &Busy, from: u64, len: u64) -> u64 {
+pub(super) fn earliest_gap(busy: &Busy, from: u64, len: u64) -> u64 {
     let mut t = from;
     for &(s, e) in busy {
         if e <= t {
@@ -411,14 +411,14 @@ fn first_overlap_end(busy: &Busy, a: u64, b: u64) -> Option<u64> {
     busy.iter().find(|&&(s, e)| s < b && e > a).map(|&(_, e)| e)
 }
 
-fn reserve(busy: &mut Busy, s: u64, e: u64) {
+pub(super) fn reserve(busy: &mut Busy, s: u64, e: u64) {
     let at = busy.partition_point(|&(bs, _)| bs < s);
     busy.insert(at, (s, e));
 }
 
 /// Drops the intervals that ended by `now`: only reservations still ahead are kept, so memory
 /// is bounded by the operations in flight.
-fn prune(busy: &mut Busy, now: u64) {
+pub(super) fn prune(busy: &mut Busy, now: u64) {
     busy.retain(|&(_, e)| e > now);
 }
 

@@ -20,8 +20,12 @@
 //!
 //! A read completes at the end of its transfer; a write when its slot time ends. A slot is free
 //! again when its device time ends (a read's data then waits in the device's buffer for the
-//! link). The link is reserved in submission order without backfilling idle gaps: exact for one
-//! stream, conservative for a read/write mix.
+//! link). Each transfer takes the link's earliest idle gap long enough for it once its data is
+//! ready, so a transfer ready sooner passes one whose data comes later (a device with an FTL
+//! finishes reads out of order: strict submission order there cost a sixth of the throughput).
+//!
+//! With an FTL (`ftl.rs`) a read's device stage is the FTL's map lookup and NAND read instead of
+//! a slot, and HPB's READ BUFFER and WRITE BUFFER commands pass the same host stage and link.
 //!
 //! Steady state with enough commands queued, requests of `b` bytes per second:
 //! `min(N / t_d(op, b), B(g) / b, f / c_h)`; at queue depth 1 the latency is
@@ -46,7 +50,7 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
-use super::ftl::{Ftl, LOGICAL_BLOCK_BYTES};
+use super::ftl::{earliest_gap, prune, reserve, Busy, Ftl, LOGICAL_BLOCK_BYTES};
 use crate::storage::io::{IoOp, IoRequest};
 use crate::time::Nanos;
 
@@ -263,7 +267,8 @@ pub struct UfsQueue {
     /// are served by it instead of the slots (writes keep the slots).
     ftl: Option<Ftl>,
     host_free: Nanos,
-    link_free: Nanos,
+    /// The link's reserved transfers (ftl.rs's interval lists).
+    link: Busy,
     busy_slots: BinaryHeap<Reverse<Nanos>>,
     last_now: Nanos,
 }
@@ -308,7 +313,7 @@ impl UfsQueue {
             model,
             ftl: None,
             host_free: Nanos::ZERO,
-            link_free: Nanos::ZERO,
+            link: Busy::new(),
             busy_slots: BinaryHeap::with_capacity(model.slots.max(1) as usize),
             last_now: Nanos::ZERO,
         }
@@ -365,22 +370,21 @@ impl UfsQueue {
             ) => match (req.op, ftl) {
                 (IoOp::Read, None) => {
                     let device_done = self.claim_slot(host_done, m.device_time(req.op, req.bytes));
-                    self.link_in(device_done, req.bytes, level)
+                    self.link_transfer(now, device_done, req.bytes, level)
                 }
                 (IoOp::Read, Some(ftl)) => {
                     let (lpn, blocks) = lpn_range(req);
                     let read = ftl.read(host_done, lpn, blocks, hpb_entry_valid);
                     map_misses = read.map_misses;
-                    self.link_in(read.done, req.bytes, level)
+                    self.link_transfer(now, read.done, req.bytes, level)
                 }
                 (IoOp::Write, ftl) => {
                     if let Some(ftl) = ftl {
                         let (lpn, blocks) = lpn_range(req);
                         ftl.write(lpn, blocks);
                     }
-                    let start = host_done.max(self.link_free);
-                    self.link_free = start + m.link_time(req.bytes, level.gear);
-                    self.claim_slot(self.link_free, m.device_time(req.op, req.bytes))
+                    let data_out = self.link_transfer(now, host_done, req.bytes, level);
+                    self.claim_slot(data_out, m.device_time(req.op, req.bytes))
                 }
             },
             (
@@ -392,7 +396,7 @@ impl UfsQueue {
                 Some(ftl),
             ) => {
                 let ready = ftl.read_map(host_done, lpn, entries);
-                self.link_in(ready, alloc_len, level)
+                self.link_transfer(now, ready, alloc_len, level)
             }
             (DeviceCmd::WriteBuffer, Some(ftl)) => host_done + Nanos(ftl.config().controller_ns),
             (_, None) => panic!("HPB map commands need the device's FTL"),
@@ -400,11 +404,14 @@ impl UfsQueue {
         Accepted { done, map_misses }
     }
 
-    /// Moves `bytes` of DATA IN over the link once they are ready: when the transfer ends.
-    fn link_in(&mut self, ready: Nanos, bytes: u32, level: HostLevel) -> Nanos {
-        let start = ready.max(self.link_free);
-        self.link_free = start + self.model.link_time(bytes, level.gear);
-        self.link_free
+    /// Moves `bytes` over the link once they are ready at `ready`, in the earliest idle gap
+    /// long enough (a transfer ready sooner may pass one reserved later): when it ends.
+    fn link_transfer(&mut self, now: Nanos, ready: Nanos, bytes: u32, level: HostLevel) -> Nanos {
+        prune(&mut self.link, now.0);
+        let len = self.model.link_time(bytes, level.gear).0;
+        let start = earliest_gap(&self.link, ready.0, len);
+        reserve(&mut self.link, start, start + len);
+        Nanos(start + len)
     }
 
     /// The earliest slot free at or after `ready` (slots freed before `ready` are dropped);
