@@ -491,6 +491,10 @@ def reproduce(area: str, out_dir: str, as_json: bool, traces_dir: str | None) ->
     Example:
       torpor reproduce apst --out out/apst
       torpor reproduce devfreq --out out/devfreq --traces MobileBlockIOTraces/pixel6a
+      torpor reproduce hpb --out out/hpb
+
+    hpb models UFS Host Performance Booster as the Linux driver had it until v6.5 (HPB was
+    removed in v6.6): a what-if.
     """
     from torpor import reproduction as rep
 

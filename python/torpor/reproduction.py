@@ -13,12 +13,12 @@ from rich.console import Console
 from rich.progress import Progress
 
 from torpor import native
-from torpor.experiments import apst, devfreq, teo
+from torpor.experiments import apst, devfreq, hpb, teo
 from torpor.files import write_file
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
-AREAS = ("apst", "teo", "devfreq")
+AREAS = ("apst", "teo", "devfreq", "hpb")
 
 
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
@@ -109,6 +109,27 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict
     return results
 
 
+def run_hpb(out: Path, console: Console | None) -> dict[str, Any]:
+    """Seed 003: iozone over five ranges with HPB off and on, and the app-launch cycles; the
+    scenarios are kept in ``out/inputs``."""
+    work = out / "inputs"
+    rows, detail = hpb.runs(work)
+    launch = hpb.launch_runs(work)
+    results = hpb.results(rows, detail, launch)
+    out.mkdir(parents=True, exist_ok=True)
+    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_file(out / "report.md", markdown.hpb_report(results))
+    from torpor.report import html
+
+    write_file(out / "report.html", html.hpb_page(results))
+    if console is not None:
+        console.print(
+            f"hpb: {len(rows)} runs, {len(results['claims'])} claims: "
+            f"{hpb.verdict_text(results['claims'])} -> {out / 'report.md'}"
+        )
+    return results
+
+
 def run(
     area: str, out: Path, console: Console | None = None, traces: Path | None = None
 ) -> dict[str, Any]:
@@ -119,6 +140,7 @@ def run(
         "apst": lambda o: run_apst(o, console),
         "teo": lambda o: run_teo(o, console),
         "devfreq": lambda o: run_devfreq(o, console, traces),
+        "hpb": lambda o: run_hpb(o, console),
     }
     if area == "all":
         return {"experiments": [runners[a](out / a) for a in AREAS]}

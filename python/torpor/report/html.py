@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from torpor.experiments import apst, devfreq, teo
+from torpor.experiments import apst, devfreq, hpb, teo
 from torpor.report import ufs_text
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
@@ -468,3 +468,59 @@ def devfreq_page(results: dict[str, Any], timelines: list[dict[str, Any]]) -> st
             f"<figure>{freq_timeline(pixel, until_s=30.0)}</figure>",
         ]
     return _page("torpor: UFS frequency boost (seed 001)", body)
+
+
+def _hpb_plots(rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> str:
+    """Throughput against range (torpor and the seed, HPB on and off) and HPB's hit ratio."""
+    fig = Figure(figsize=(11, 3.6))
+    bw_ax, hit_ax = fig.subplots(1, 2)
+    ranges = list(hpb.RANGES_GB)
+    for on, label in ((True, "HPB on"), (False, "HPB off")):
+        got = [next(r for r in rows if r["range_gb"] == gb and r["hpb"] == on) for gb in ranges]
+        bw_ax.plot(ranges, [r["bw_mbs"] for r in got], marker="o", label=f"torpor, {label}")
+        seed = [hpb.SEED_IOZONE[gb][0 if on else 1] for gb in ranges]
+        bw_ax.plot(ranges, seed, marker="x", linestyle="--", label=f"seed, {label}")
+    bw_ax.set_xscale("log", base=2)
+    bw_ax.set_xticks(ranges, [f"{gb}" for gb in ranges])
+    bw_ax.set_xlabel("IO range, GB")
+    bw_ax.set_ylabel("MB/s")
+    bw_ax.set_ylim(bottom=0)
+    bw_ax.legend(fontsize=8)
+    bw_ax.set_title("iozone 4 KiB random read, 16 threads")
+    on_rows = [d for d in detail if d["hpb"]]
+    hit_ax.bar([str(d["range_gb"]) for d in on_rows], [d["hit_ratio"] for d in on_rows])
+    hit_ax.set_xlabel("IO range, GB")
+    hit_ax.set_ylabel("HPB READs / eligible reads")
+    hit_ax.set_ylim(0, 1)
+    hit_ax.set_title("HPB hit ratio")
+    return _svg(fig)
+
+
+def _launch_plot(launch: list[dict[str, Any]]) -> str:
+    fig = Figure(figsize=(6, 3.2))
+    ax = fig.subplots()
+    for on, label in ((False, "HPB off"), (True, "HPB on")):
+        pts = sorted((r["cycle"], r["storage_s"]) for r in launch if r["hpb"] == on)
+        ax.plot([c for c, _ in pts], [s for _, s in pts], marker="o", label=label)
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("storage time of 36 launches, s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def hpb_page(results: dict[str, Any]) -> str:
+    """Seed 003 reproduced: the claims, throughput against range and the hit ratio, and the
+    app-launch cycles."""
+    claims = results["claims"]
+    body = [
+        "<h1>UFS Host Performance Booster (seed 003), simulated</h1>",
+        "<p>HPB was removed from Linux in v6.6; torpor models the v6.5 driver as a what-if.</p>",
+        f"<p>Claims: {html.escape(hpb.verdict_text(claims))}.</p>",
+        *_claims_table(claims),
+        "<h2>Throughput against range, and the hit ratio</h2>",
+        f"<figure>{_hpb_plots(results['runs'], results['detail'])}</figure>",
+        "<h2>App launch cycles (synthetic launches; storage time only)</h2>",
+        f"<figure>{_launch_plot(results['launch'])}</figure>",
+    ]
+    return _page("torpor: UFS HPB (seed 003)", body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torpor import native
-from torpor.experiments import apst, devfreq, teo
+from torpor.experiments import apst, devfreq, hpb, teo
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -461,3 +461,121 @@ def devfreq_report(results: dict[str, Any]) -> str:
             ),
         ]
     return "\n".join(parts) + "\n"
+
+
+def hpb_report(results: dict[str, Any]) -> str:
+    """Seed 003 from torpor's runs: the claims, the iozone table beside the seed's, the device
+    and host side of each run, and the app-launch cycles."""
+    claims = results["claims"]
+    rows = results["runs"]
+
+    def bw(gb: int, on: bool) -> float:
+        return float(next(r for r in rows if r["range_gb"] == gb and r["hpb"] == on)["bw_mbs"])
+
+    iozone = [
+        [
+            f"{gb} GB",
+            f"{bw(gb, True):.1f}",
+            f"{hpb.SEED_IOZONE[gb][0]}",
+            f"{bw(gb, False):.1f}",
+            f"{hpb.SEED_IOZONE[gb][1]}",
+        ]
+        for gb in hpb.RANGES_GB
+    ]
+    detail = [
+        [
+            f"{d['range_gb']} GB",
+            "on" if d["hpb"] else "off",
+            str(d["hit_cnt"]),
+            str(d["miss_cnt"]),
+            str(d["map_req_cnt"]),
+            str(d["rcmd_inactive_cnt"]),
+            str(d["device_map_misses"]),
+            "" if d["host_map_peak_mib"] is None else f"{d['host_map_peak_mib']:.1f}",
+            f"{d['lat_avg_us']:.1f}",
+        ]
+        for d in results["detail"]
+    ]
+    launch = results["launch"]
+
+    def launch_s(cycle: int, on: bool) -> float:
+        return float(next(r for r in launch if r["cycle"] == cycle and r["hpb"] == on)["storage_s"])
+
+    cycles = sorted({r["cycle"] for r in launch})
+    launch_rows = [
+        [
+            str(c),
+            f"{launch_s(c, False):.2f}",
+            f"{launch_s(c, True):.2f}",
+            f"{launch_s(c, True) - launch_s(c, False):+.2f}",
+            f"{hpb.SEED_LAUNCH[c - 1][0]}",
+            f"{hpb.SEED_LAUNCH[c - 1][1]}",
+            f"{hpb.SEED_LAUNCH[c - 1][1] - hpb.SEED_LAUNCH[c - 1][0]:+.1f}",
+        ]
+        for c in cycles
+    ]
+    return "\n".join(
+        [
+            "# UFS Host Performance Booster (seed 003), simulated",
+            "",
+            "HPB was removed from Linux in v6.6: this is the what-if its users still ask about. "
+            f"iozone as the seed ran it (4 KiB random reads, 16 threads, each over range/16) on "
+            f"`{hpb.DEVICE}`, HPB in device control mode (the v6.5 driver's logic), clock "
+            "scaling off. Ranges are GiB (iozone's sizes are binary). The device's FTL is "
+            "calibrated to the seed's 1 GB HPB-off figure, the host's active-region budget to "
+            "its 32 GB HPB-on figure; every other value is a prediction.",
+            "",
+            f"## Claims ({hpb.verdict_text(claims)})",
+            "",
+            _claims(claims),
+            "",
+            "## iozone random read, MB/s",
+            "",
+            _table(["range", "HPB on", "seed on", "HPB off", "seed off"], iozone),
+            "",
+            "## Each run's HPB and device counters",
+            "",
+            "`hit`/`miss`: reads sent as HPB READ / eligible reads sent as normal READs; "
+            "`map req`: READ BUFFERs; `inactive`: regions the device asked the host to drop; "
+            "`device misses`: map pages the device read from NAND; `host map`: the peak host "
+            "memory of the map cache.",
+            "",
+            _table(
+                [
+                    "range",
+                    "HPB",
+                    "hit",
+                    "miss",
+                    "map req",
+                    "inactive",
+                    "device misses",
+                    "host map MiB",
+                    "read avg us",
+                ],
+                detail,
+            ),
+            "",
+            "## App launch cycles",
+            "",
+            f"A synthetic launch workload ({hpb.GAMES} games reading {hpb.GAME_READS} and "
+            f"{hpb.OTHERS} apps reading {hpb.OTHER_READS} random 4 KiB blocks at queue depth "
+            f"1, each over a {hpb.SPAN_GIB:g} GiB span, apps {hpb.STRIDE_GIB:g} GiB apart), "
+            f"launched in order, {hpb.CYCLES} cycles. torpor's figure is the storage time of "
+            "the launches; the seed's is whole start-up time (CPU and app work included), so "
+            "only the direction of the change compares.",
+            "",
+            _table(
+                [
+                    "cycle",
+                    "storage s, off",
+                    "storage s, HPB",
+                    "diff",
+                    "seed baseline s",
+                    "seed HPB s",
+                    "seed diff",
+                ],
+                launch_rows,
+            ),
+            "",
+        ]
+    )

@@ -1,0 +1,345 @@
+"""Seed 003: UFS Host Performance Booster (Daejun Park, Samsung, "[PATCH v14 0/3] scsi: ufs: Add
+Host Performance Booster Support", linux-scsi, 2020-12; the iozone table of 2020-12-17).
+
+HPB was removed from Linux in v6.6; torpor models the v6.5 driver as a what-if. The seed ran, on a
+UFS 2.1 64 GB device with kernel 4.4::
+
+    iozone -r 4k -+n -i2 -ecI -t 16 -l 16 -u 16 -s $IO_RANGE/16 -F <16 files>
+
+for IO ranges of 1, 4, 8, 16 and 32 GB, HPB on and off (MB/s), and the start-up time of 36 apps
+launched in order, 6 cycles, HPB on and off (s).
+
+torpor runs the same iozone workload (`[workload.iozone]`: 16 synchronous threads, each reading
+its own range/16 once in random 4 KiB records) on the ``ufs21-64gb-class`` preset, whose FTL
+(device map cache, NAND) is calibrated to the seed's HPB-off 1 GB figure only (ftl.rs), with HPB
+in device control mode as the 2020 series had it. Readings of the seed, stated where chosen:
+
+- iozone sizes are binary (``-s 2g`` is 2 GiB): the ranges are GiB.
+- Clock scaling is off: the seed's kernel 4.4 device ran its UFS host at full clock under this
+  load, and the FTL was calibrated there.
+- The host's active-region budget (``lu_max_active_regions``) is the preset's figure, FITTED to
+  the seed's 32 GB HPB-on point (the only other fitted number); the 32 GB claim is therefore a
+  calibration check, not a prediction, and says so.
+
+The app-launch cycles use a synthetic launch workload (``launch_jobs``): the seed names no app's
+IO. Only storage time is simulated (no CPU, page cache or app work), so the seed's absolute
+seconds cannot be compared; the claims compare how HPB's gain moves over cycles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from torpor import native
+from torpor.experiments import claims as claims_lib
+
+SEED = "003"
+DEVICE = "ufs21-64gb-class"
+
+#: The seed's iozone table, MB/s: IO range (GB) -> (HPB on, HPB off).
+SEED_IOZONE = {
+    1: (294.8, 300.87),
+    4: (293.51, 179.35),
+    8: (294.85, 162.52),
+    16: (293.45, 156.26),
+    32: (277.4, 153.25),
+}
+RANGES_GB = tuple(SEED_IOZONE)
+THREADS = 16
+
+#: The seed's app start-up cycles, s: (baseline, HPB) per cycle.
+SEED_LAUNCH = (
+    (272.4, 264.9),
+    (250.4, 248.2),
+    (226.2, 215.6),
+    (230.6, 214.8),
+    (232.0, 218.1),
+    (231.9, 212.6),
+)
+
+#: Tolerances of the claim rules, each justified where used.
+#: HPB on, 1-16 GB: within 5 % of the seed's ~294 (the model omits the host's HPB work, which
+#: costs the seed 2 % at 1 GB against HPB off; 5 % leaves room for that and the calibration).
+FLAT_TOL = 0.05
+#: HPB off at each range: within 10 % of the seed (the FTL's calibration note bounds the model's
+#: own error at 4.4 %; twice that for the engine's queueing).
+OFF_TOL = 0.10
+#: Parity at 1 GB: on and off within 5 % of each other (seed: 2.0 %).
+PARITY_TOL = 0.05
+#: "About half" at 32 GB: off(32) / off(1) in [0.45, 0.60] (seed 0.509).
+HALF_RANGE = (0.45, 0.60)
+
+# The synthetic launch workload (ESTIMATES, no source gives an app's IO at launch):
+#: 12 games and 24 other apps, as the seed's 36 ("12 game apps and 24 non-game apps").
+GAMES, OTHERS = 12, 24
+#: 4 KiB random reads per launch (the HotStorage'17 HPB paper: launch IO is dominated by small
+#: random reads): games read more than other apps. ESTIMATES, range 500-10000.
+GAME_READS, OTHER_READS = 3000, 1500
+#: Each app reads a 2 GiB span of the LU (its files, libraries and framework spread over the
+#: file system), apps 0.5 GiB apart (neighbours share libraries): 19.5 GiB in all, inside the
+#: host's HPB budget and far beyond the device's 1 GiB map cache. ESTIMATES.
+SPAN_GIB, STRIDE_GIB = 2.0, 0.5
+#: Each launch gets its own slot (the next app starts after it), s.
+SLOT_S = 2
+CYCLES = 6
+
+
+def iozone_scenario(range_gb: int) -> dict[str, Any]:
+    """One range, HPB off and on."""
+    return {
+        "platform": {"ufs": {"preset": DEVICE, "hz": 250}},
+        "policy": {"devfreq": {"enabled": False}},
+        "workload": {"iozone": {"range": f"{range_gb}g", "threads": THREADS, "record": "4k"}},
+        "run": {"seed": 1},
+        "variant": [
+            {"name": "hpb-off", "policy": {"hpb": {"enabled": False}}},
+            {"name": "hpb-on", "policy": {"hpb": {"enabled": True}}},
+        ],
+    }
+
+
+def bw_mbs(variant: dict[str, Any]) -> float:
+    """Throughput over the run (all threads' bytes / the time until the last finished), MB/s as
+    the seed prints it (10^6 B/s)."""
+    return variant["io"]["bytes"] / variant["duration_s"] / 1e6
+
+
+def iozone_row(range_gb: int, variant: dict[str, Any]) -> dict[str, Any]:
+    hpb = variant["ufs"].get("hpb")
+    stats = hpb["stats"] if hpb else {}
+    return {
+        "range_gb": range_gb,
+        "hpb": variant["name"] == "hpb-on",
+        "bw_mbs": round(bw_mbs(variant), 3),
+        "hit_cnt": stats.get("hit_cnt", 0),
+        "miss_cnt": stats.get("miss_cnt", 0),
+        "map_req_cnt": stats.get("map_req_cnt", 0),
+    }
+
+
+def _write(work: Path, name: str, scenario: dict[str, Any]) -> Path:
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / name
+    path.write_text(tomli_w.dumps(scenario))
+    return path
+
+
+def runs(work: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The `runs` rows (range x HPB off/on) and, per run, the device's side: map-cache misses,
+    READ BUFFERs and the host memory HPB held."""
+    rows: list[dict[str, Any]] = []
+    detail: list[dict[str, Any]] = []
+    for gb in RANGES_GB:
+        path = _write(work, f"iozone-{gb}g.toml", iozone_scenario(gb))
+        report = native.run_scenario_file(str(path))
+        for v in report["variants"]:
+            row = iozone_row(gb, v)
+            rows.append(row)
+            ufs = v["ufs"]
+            hpb = ufs.get("hpb")
+            detail.append(
+                row
+                | {
+                    "device_map_misses": ufs["ftl"]["map_misses"],
+                    "hit_ratio": round(hpb["hit_ratio"], 4) if hpb else None,
+                    "host_map_peak_mib": round(hpb["host_memory"]["peak_map_bytes"] / 2**20, 2)
+                    if hpb
+                    else None,
+                    "rcmd_inactive_cnt": hpb["stats"]["rcmd_inactive_cnt"] if hpb else 0,
+                    "lat_avg_us": round(v["io"]["read"]["mean_us"], 3),
+                }
+            )
+    return rows, detail
+
+
+def launch_jobs() -> list[dict[str, Any]]:
+    """The synthetic launch workload: 6 cycles of 36 launches, each a job of 4 KiB random reads
+    at queue depth 1 over its app's span, started in its own slot."""
+    jobs = []
+    apps = [("game", GAME_READS)] * GAMES + [("app", OTHER_READS)] * OTHERS
+    for cycle in range(CYCLES):
+        for k, (kind, reads) in enumerate(apps):
+            start = (cycle * len(apps) + k) * SLOT_S
+            jobs.append(
+                {
+                    "name": f"c{cycle + 1}-{kind}{k:02d}",
+                    "rw": "randread",
+                    "bs": "4k",
+                    "iodepth": 1,
+                    "size": f"{int(SPAN_GIB * 1024)}m",
+                    "offset": f"{int(k * STRIDE_GIB * 1024)}m",
+                    "number_ios": reads,
+                    "startdelay": f"{start}s",
+                }
+            )
+    return jobs
+
+
+def launch_scenario() -> dict[str, Any]:
+    return {
+        "platform": {"ufs": {"preset": DEVICE, "hz": 250}},
+        "policy": {"devfreq": {"enabled": False}},
+        "workload": {"job": launch_jobs()},
+        "run": {"seed": 1},
+        "variant": [
+            {"name": "hpb-off", "policy": {"hpb": {"enabled": False}}},
+            {"name": "hpb-on", "policy": {"hpb": {"enabled": True}}},
+        ],
+    }
+
+
+def launch_runs(work: Path) -> list[dict[str, Any]]:
+    """Per cycle and HPB setting: the storage time of the 36 launches (each job's run from its
+    start to its last completion), s."""
+    report = native.run_scenario_file(str(_write(work, "launch.toml", launch_scenario())))
+    starts = {j["name"]: _seconds(j["startdelay"]) for j in launch_jobs()}
+    out = []
+    for v in report["variants"]:
+        per_cycle = [0.0] * CYCLES
+        for w in v["io"]["workloads"]:
+            cycle = int(w["name"].split("-")[0][1:]) - 1
+            per_cycle[cycle] += w["finished_s"] - starts[w["name"]]
+        for c, s in enumerate(per_cycle):
+            out.append({"cycle": c + 1, "hpb": v["name"] == "hpb-on", "storage_s": round(s, 4)})
+    return out
+
+
+def _seconds(text: str) -> float:
+    return float(text.removesuffix("s"))
+
+
+def _row(rows: list[dict[str, Any]], gb: int, hpb: bool) -> dict[str, Any]:
+    return next(r for r in rows if r["range_gb"] == gb and r["hpb"] == hpb)
+
+
+def claim_flat(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: with HPB, 1-16 GB each within FLAT_TOL of the seed's HPB-on figure.
+    got = {gb: _row(rows, gb, True)["bw_mbs"] for gb in RANGES_GB[:-1]}
+    ok = all(abs(got[gb] - SEED_IOZONE[gb][0]) <= FLAT_TOL * SEED_IOZONE[gb][0] for gb in got)
+    return claims_lib.claim(
+        SEED,
+        "With HPB, random-read throughput stays flat (~294 MB/s) from 1 to 16 GB",
+        ", ".join(f"{gb} GB {SEED_IOZONE[gb][0]}" for gb in got),
+        ", ".join(f"{gb} GB {v:.1f}" for gb, v in got.items()) + f" (each within {FLAT_TOL:.0%})",
+        ok,
+    )
+
+
+def claim_off_curve(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: without HPB, each range within OFF_TOL of the seed (1 GB is the calibration point).
+    got = {gb: _row(rows, gb, False)["bw_mbs"] for gb in RANGES_GB}
+    ok = all(abs(got[gb] - SEED_IOZONE[gb][1]) <= OFF_TOL * SEED_IOZONE[gb][1] for gb in got)
+    return claims_lib.claim(
+        SEED,
+        "Without HPB, throughput falls as the range outgrows the device's map cache",
+        ", ".join(f"{gb} GB {SEED_IOZONE[gb][1]}" for gb in got),
+        ", ".join(f"{gb} GB {v:.1f}" for gb, v in got.items())
+        + f" (each within {OFF_TOL:.0%}; 1 GB is the FTL's calibration point)",
+        ok,
+    )
+
+
+def claim_parity(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: at 1 GB, HPB on and off within PARITY_TOL of each other.
+    on, off = _row(rows, 1, True)["bw_mbs"], _row(rows, 1, False)["bw_mbs"]
+    return claims_lib.claim(
+        SEED,
+        "At 1 GB HPB brings nothing: the device's own map cache covers the range",
+        "294.8 on vs 300.87 off",
+        f"{on:.1f} on vs {off:.1f} off",
+        abs(on - off) <= PARITY_TOL * off,
+    )
+
+
+def claim_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: off(32) / off(1) within HALF_RANGE.
+    r = _row(rows, 32, False)["bw_mbs"] / _row(rows, 1, False)["bw_mbs"]
+    lo, hi = HALF_RANGE
+    return claims_lib.claim(
+        SEED,
+        "Without HPB, 32 GB reaches about half the 1 GB throughput",
+        f"153.25 / 300.87 = {153.25 / 300.87:.3f}",
+        f"{r:.3f} (rule: {lo}-{hi})",
+        lo <= r <= hi,
+    )
+
+
+def claim_drop_32(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: with HPB, 32 GB is 2-10 % below 16 GB (seed 5.5 %): the host's active-region budget
+    # no longer covers the range. The budget is fitted to this point (module docs).
+    on16, on32 = _row(rows, 16, True)["bw_mbs"], _row(rows, 32, True)["bw_mbs"]
+    drop = 100 * (on16 - on32) / on16
+    seed_drop = 100 * (293.45 - 277.4) / 293.45
+    return claims_lib.claim(
+        SEED,
+        "With HPB, 32 GB dips a little: the host's active regions no longer cover the range",
+        f"277.4 vs 293.45 ({seed_drop:.1f} % lower)",
+        f"{on32:.1f} vs {on16:.1f} ({drop:.1f} % lower; the region budget is FITTED to this "
+        "point: a calibration check)",
+        2.0 <= drop <= 10.0,
+    )
+
+
+def _launch(launch: list[dict[str, Any]], cycle: int, hpb: bool) -> float:
+    return float(next(r for r in launch if r["cycle"] == cycle and r["hpb"] == hpb)["storage_s"])
+
+
+def claim_launch_warms(launch: list[dict[str, Any]]) -> dict[str, Any]:
+    # Rule: with HPB, every later cycle's launch storage time is below cycle 1's, and HPB's gain
+    # (baseline - HPB) at the last cycle exceeds its gain at the first.
+    first = _launch(launch, 1, True)
+    later = [_launch(launch, c, True) for c in range(2, CYCLES + 1)]
+    gain1 = _launch(launch, 1, False) - first
+    gain_last = _launch(launch, CYCLES, False) - later[-1]
+    ok = all(t < first for t in later) and gain_last > gain1
+    return claims_lib.claim(
+        SEED,
+        "App start-up with HPB gets faster over cycles as the host's map cache warms; the gain "
+        "grows",
+        "HPB -7.5 s at cycle 1, -19.3 s at cycle 6 (of ~230-270 s)",
+        f"storage time with HPB {first:.2f} s at cycle 1, {later[-1]:.2f} s at cycle "
+        f"{CYCLES}; gain {gain1:.2f} s -> {gain_last:.2f} s (synthetic launches)",
+        ok,
+    )
+
+
+def claim_launch_seconds() -> dict[str, Any]:
+    return claims_lib.claim(
+        SEED,
+        "Start-up time of 36 apps per cycle: 272.4 s falling to 231.9 s (baseline), 264.9 s to "
+        "212.6 s (HPB)",
+        "kernel 4.4, UFS 2.1 64 GB, 8 GB RAM",
+        "not checkable: launch time is mostly CPU and app work, and torpor simulates only the "
+        "storage; the launches' IO is synthetic",
+        None,
+    )
+
+
+def claims(rows: list[dict[str, Any]], launch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        claim_flat(rows),
+        claim_off_curve(rows),
+        claim_parity(rows),
+        claim_half(rows),
+        claim_drop_32(rows),
+        claim_launch_warms(launch),
+        claim_launch_seconds(),
+    ]
+
+
+def results(
+    rows: list[dict[str, Any]], detail: list[dict[str, Any]], launch: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "experiment": "hpb",
+        "claims": claims(rows, launch),
+        "runs": rows,
+        "detail": detail,
+        "launch": launch,
+    }
+
+
+verdict_text = claims_lib.verdict_text
