@@ -8,6 +8,7 @@
 //! reference for users is `docs/scenario.md`; Python passes scenario text through and never
 //! restates this schema.
 
+mod hpb;
 mod layers;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 use toml::{Table, Value};
 
+pub use hpb::{HpbPolicy, ResolvedHpb};
 pub use layers::set_field;
 use layers::{deep_merge, join, Lines};
 
@@ -135,6 +137,8 @@ pub struct Policy {
     pub devfreq: DevfreqPolicy,
     #[serde(default)]
     pub boost: BoostPolicy,
+    /// `[policy.hpb]`: UFS HPB, on when the table is present.
+    pub hpb: Option<HpbPolicy>,
 }
 
 /// `[policy.devfreq]`: the UFS host's clock scaling. A driver's profile, then any field of it
@@ -691,11 +695,12 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// The platform each policy table (and `[run] timeline`) acts on. A table given for another
 /// platform would be read and ignored, silently: refused instead.
-const POLICY_PLATFORMS: [(&str, &str); 5] = [
+const POLICY_PLATFORMS: [(&str, &str); 6] = [
     ("policy.apst", "nvme"),
     ("policy.cpuidle", "cpu"),
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
+    ("policy.hpb", "ufs"),
     ("run.timeline", "nvme"),
 ];
 
@@ -920,6 +925,9 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                 ),
             ));
         }
+    }
+    if let Some(hpb) = &s.policy.hpb {
+        hpb.check()?;
     }
     let w = &s.workload;
     if !w.tasks.is_empty() {
