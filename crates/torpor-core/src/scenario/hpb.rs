@@ -135,8 +135,12 @@ impl HpbPolicy {
         if let Some(mode) = self.mode {
             d.hpb_control = mode.byte();
         }
-        let geometry = Geometry::new(&d)
-            .map_err(|e| ("policy.hpb".to_string(), format!("[policy.hpb]: expected {e}")))?;
+        let geometry = Geometry::new(&d).map_err(|e| {
+            (
+                "policy.hpb".to_string(),
+                format!("[policy.hpb]: expected {e}"),
+            )
+        })?;
         self.check_mode(Some(geometry.mode))?;
         self.check_params(geometry.entries_per_srgn, queue_depth)?;
         Ok(Some(ResolvedHpb {
@@ -166,7 +170,11 @@ impl HpbPolicy {
 
     /// [`HcmParams::validate`], reported at the first key its complaint names that the
     /// scenario wrote (the defaults alone pass whenever the device allows them).
-    fn check_params(&self, entries_per_srgn: u32, queue_depth: u32) -> Result<(), (String, String)> {
+    fn check_params(
+        &self,
+        entries_per_srgn: u32,
+        queue_depth: u32,
+    ) -> Result<(), (String, String)> {
         let Err(what) = self.hcm_params().validate(entries_per_srgn, queue_depth) else {
             return Ok(());
         };
@@ -185,7 +193,10 @@ impl HpbPolicy {
                 format!("policy.hpb.{key}"),
                 format!("[policy.hpb] {key} = {v}: expected {what}"),
             ),
-            None => ("policy.hpb".into(), format!("[policy.hpb]: expected {what}")),
+            None => (
+                "policy.hpb".into(),
+                format!("[policy.hpb]: expected {what}"),
+            ),
         })
     }
 }

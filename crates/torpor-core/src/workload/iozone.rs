@@ -80,7 +80,9 @@ impl IozoneSpec {
             );
         }
         let file = self.range / u64::from(self.threads);
-        if self.range % u64::from(self.threads) != 0 || file % self.record != 0 || file == 0 {
+        let whole =
+            self.range.is_multiple_of(u64::from(self.threads)) && file.is_multiple_of(self.record);
+        if !whole || file == 0 {
             return err(
                 "range",
                 format!(
@@ -173,8 +175,22 @@ mod tests {
     fn bad_shapes_name_their_key() {
         let seed = IozoneSpec::seed(1 << 30);
         let bad = |s: IozoneSpec| s.validate().unwrap_err();
-        assert_eq!(bad(IozoneSpec { threads: 0, ..seed.clone() }).key, "threads");
-        assert_eq!(bad(IozoneSpec { record: 0, ..seed.clone() }).key, "record");
+        assert_eq!(
+            bad(IozoneSpec {
+                threads: 0,
+                ..seed.clone()
+            })
+            .key,
+            "threads"
+        );
+        assert_eq!(
+            bad(IozoneSpec {
+                record: 0,
+                ..seed.clone()
+            })
+            .key,
+            "record"
+        );
         // 1 GiB + 4 KiB over 16 threads: not a whole number of bytes each.
         let e = bad(IozoneSpec {
             range: (1 << 30) + 4096,
@@ -186,7 +202,14 @@ mod tests {
              65536 bytes, got 1073745920"
         );
         // Fewer bytes than one record a thread.
-        assert_eq!(bad(IozoneSpec { range: 0, ..seed.clone() }).key, "range");
+        assert_eq!(
+            bad(IozoneSpec {
+                range: 0,
+                ..seed.clone()
+            })
+            .key,
+            "range"
+        );
         assert_eq!(
             bad(IozoneSpec {
                 offset: u64::MAX - 10,
