@@ -305,11 +305,16 @@ impl Input<'_> {
     }
 
     /// Reads `[workload] fio`, the job file: a problem with the file as a whole is reported at
-    /// the scenario's line, one inside it at its own line.
+    /// the scenario's line, one inside it at its own line. `[workload.iozone]`'s threads join
+    /// its jobs (checked by the scenario's parse).
     fn job_file(&self) -> Result<Option<JobFile>, InputError> {
         let s = self.scenario();
+        let iozone = s.workload.iozone.as_ref().map(|io| io.jobs());
         let Some(name) = &s.workload.fio else {
-            return Ok(None);
+            return Ok(iozone.map(|jobs| JobFile {
+                jobs,
+                notes: Vec::new(),
+            }));
         };
         let (full, label) = self.locate(name);
         let text = user_file::read_text(
@@ -320,21 +325,27 @@ impl Input<'_> {
             Decoding::Strict,
         )
         .map_err(|e| self.named("workload.fio", name, e))?;
-        let jobs = fio_file::parse(&label, &text.text)?;
-        let total = s.workload.jobs.len() + jobs.jobs.len();
+        let mut jobs = fio_file::parse(&label, &text.text)?;
+        let beside = s.workload.jobs.len() + iozone.as_ref().map_or(0, Vec::len);
+        let total = beside + jobs.jobs.len();
         if total > crate::scenario::MAX_JOBS {
             return Err(self.at(
                 "workload.fio",
                 format!(
-                    "`workload.fio`: {} defines {} jobs beside {} [[workload.job]]s: at most {} \
+                    "`workload.fio`: {} defines {} jobs beside {} [[workload.job]]s{}: at most {} \
                      in one variant",
                     shown(name),
                     jobs.jobs.len(),
                     s.workload.jobs.len(),
+                    iozone.as_ref().map_or(String::new(), |t| format!(
+                        " and {} iozone threads",
+                        t.len()
+                    )),
                     crate::scenario::MAX_JOBS
                 ),
             ));
         }
+        jobs.jobs.extend(iozone.into_iter().flatten());
         Ok(Some(jobs))
     }
 

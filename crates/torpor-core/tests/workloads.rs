@@ -774,3 +774,38 @@ fn a_log_naming_many_distinct_files_is_read_to_its_end() {
     assert_eq!(r.counts().reads, n);
     assert_eq!(r.counts().file_actions, 2 * n);
 }
+
+// ---------------------------------------------------------------- iozone
+
+#[test]
+fn an_iozone_run_reads_each_threads_file_once_over() {
+    use std::path::Path;
+    use torpor_core::run::{run_text, Limits};
+    // 1 MiB over 4 threads = 256 KiB each = 64 records of 4 KiB: 4 workloads of 64 reads,
+    // 256 reads and 1 MiB in all, every one finished well before the 10 s run ends (at most
+    // 256 reads at QD1 on a device of ~150 us: < 40 ms each).
+    let text = "[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[workload.iozone]\n\
+                range = \"1m\"\nthreads = 4\n[run]\nduration = \"10s\"\n";
+    let report = run_text(
+        text,
+        "s.toml",
+        Path::new("."),
+        &[],
+        &Limits::default(),
+        &mut (),
+    )
+    .expect("runs");
+    let io = &report.variants[0].io;
+    let names: Vec<&str> = io.workloads.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["iozone-0", "iozone-1", "iozone-2", "iozone-3"]);
+    for w in &io.workloads {
+        assert_eq!(
+            (w.issued, w.ios, w.bytes),
+            (64, 64, 64 * 4096),
+            "{}",
+            w.name
+        );
+        assert!(w.finished_s.is_some_and(|s| s < 0.04), "{}", w.name);
+    }
+    assert_eq!((io.ios, io.bytes, io.write.count), (256, 1 << 20, 0));
+}

@@ -20,7 +20,24 @@
 //! [power]         # device_active_w, device_idle_w, device_hibern8_w, host_max_w, host_min_w
 //! [latency]       # hibern8_exit_us, gear_switch_us, clock_switch_us
 //! [idle]          # clk_gating_delay_ms, auto_hibern8_ms
+//! [ftl]           # optional: map_cache_kib, map_page_entries, lpns_per_nand_page,
+//!                 # controller_us, nand_channels, dies_per_channel, planes_per_die,
+//!                 # nand_read_us, channel_mb_s
+//! [hpb]           # optional: hpb_version, control = "device" | "host", region_size,
+//!                 # subregion_size, device_max_active_regions, lu_max_active_regions,
+//!                 # pinned_start, num_pinned, max_data_size_single_cmd (optional), num_blocks
 //! ```
+//!
+//! `[ftl]` is the device side of a read (`storage::ufs::ftl`: the SRAM map cache, the NAND
+//! array behind it); `[hpb]` the HPB descriptor values (`storage::ufs::hpb::HpbDescriptors`):
+//! `region_size` and `subregion_size` are the descriptor codes (bytes = 512 x 2^code), the
+//! version a number (`0x0100` is HPB 1.0, `0x0200` HPB 2.0), `num_blocks` the HPB LU's capacity
+//! in 4 KiB logical blocks (`qLogicalBlockCount`; a block count, not GiB, so the geometry's
+//! partial last sub-region is exact). `control` is the one value that is not a figure: the
+//! version's source says why. Both sections are checked when the preset loads (`Ftl::new`,
+//! `Geometry::new`), with the model's complaint at the section's line. A preset without them
+//! has an unknown FTL or no HPB: only `ufs21-64gb-class` carries them today, calibrated on the
+//! HPB cover letter's device.
 
 use std::ops::Range;
 
@@ -29,6 +46,8 @@ use toml::Spanned;
 
 use crate::error::{self, InputError};
 use crate::storage::ufs::device::UfsConfig;
+use crate::storage::ufs::ftl::{Ftl, FtlConfig, NandGeometry};
+use crate::storage::ufs::hpb::{ControlMode, Geometry, HpbDescriptors};
 use crate::storage::ufs::power::{IdleTimers, UfsPower};
 use crate::storage::ufs::scaling::ScalingParams;
 use crate::storage::ufs::service::{Calibration, HostLevel, ScaleCosts, UfsServiceModel};
@@ -72,6 +91,72 @@ pub struct UfsPreset {
     pub figures: Vec<(String, Figure)>,
     /// The calibrated service-time model.
     pub service: UfsServiceModel,
+    /// `[ftl]`, when the device's map cache and NAND array are known.
+    pub ftl: Option<FtlFigures>,
+    /// `[hpb]`, when the device's HPB descriptors are known.
+    pub hpb: Option<HpbFigures>,
+}
+
+/// `[ftl]`: the device side of a read (see `storage::ufs::ftl`'s "Calibration").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FtlFigures {
+    pub map_cache_kib: Figure,
+    pub map_page_entries: Figure,
+    pub lpns_per_nand_page: Figure,
+    pub controller_us: Figure,
+    pub nand_channels: Figure,
+    pub dies_per_channel: Figure,
+    pub planes_per_die: Figure,
+    pub nand_read_us: Figure,
+    /// MB/s = 10^6 bytes per second.
+    pub channel_mb_s: Figure,
+}
+
+/// Who decides which HPB regions are active (`bHPBControl`), as presets and scenarios write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HpbControl {
+    /// 01h: the device recommends in its responses (DCM; the only mode of HPB 1.0).
+    Device,
+    /// 00h: the host activates from its read counters (HCM, HPB 2.0).
+    Host,
+}
+
+impl HpbControl {
+    pub fn mode(self) -> ControlMode {
+        match self {
+            HpbControl::Device => ControlMode::Device,
+            HpbControl::Host => ControlMode::Host,
+        }
+    }
+
+    /// The `bHPBControl` byte.
+    pub fn byte(self) -> u8 {
+        match self {
+            HpbControl::Host => 0,
+            HpbControl::Device => 1,
+        }
+    }
+}
+
+/// `[hpb]`: the descriptor values of the HPB LU (see `storage::ufs::hpb::HpbDescriptors`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HpbFigures {
+    pub hpb_version: Figure,
+    pub control: HpbControl,
+    /// `bHPBRegionSize`: bytes = 512 x 2^code.
+    pub region_size: Figure,
+    /// `bHPBSubRegionSize`: bytes = 512 x 2^code.
+    pub subregion_size: Figure,
+    pub device_max_active_regions: Figure,
+    pub lu_max_active_regions: Figure,
+    pub pinned_start: Figure,
+    pub num_pinned: Figure,
+    /// `bMAX_DATA_SIZE_FOR_HPB_SINGLE_CMD`; absent as when the query fails (HPB 1.0 never
+    /// reads it).
+    pub max_data_size_single_cmd: Option<Figure>,
+    /// The HPB LU's capacity in 4 KiB logical blocks.
+    pub num_blocks: Figure,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -152,6 +237,16 @@ impl UfsPreset {
         }
     }
 
+    /// The device's FTL at the central values; `None` when the preset has no `[ftl]`.
+    pub fn ftl_config(&self) -> Option<FtlConfig> {
+        self.ftl.as_ref().map(FtlFigures::config)
+    }
+
+    /// The HPB descriptors at the central values; `None` when the preset has no `[hpb]`.
+    pub fn hpb_descriptors(&self) -> Option<HpbDescriptors> {
+        self.hpb.as_ref().map(HpbFigures::descriptors)
+    }
+
     /// The host's idle timers at the central values (an auto-hibern8 of 0 is disabled).
     pub fn idle_timers(&self) -> IdleTimers {
         let ms = |f: &Figure| Nanos((f.central * 1e6).round() as u64);
@@ -167,6 +262,45 @@ fn us(v: f64) -> Nanos {
     Nanos((v * 1e3).round() as u64)
 }
 
+impl FtlFigures {
+    /// At the central values (whole numbers and ranges checked when the preset loaded).
+    fn config(&self) -> FtlConfig {
+        let n = |f: &Figure| f.central as u64;
+        FtlConfig {
+            map_cache_bytes: n(&self.map_cache_kib) * 1024,
+            map_page_entries: n(&self.map_page_entries),
+            lpns_per_nand_page: n(&self.lpns_per_nand_page),
+            controller_ns: us(self.controller_us.central).0,
+            nand: NandGeometry {
+                channels: n(&self.nand_channels) as u32,
+                dies_per_channel: n(&self.dies_per_channel) as u32,
+                planes_per_die: n(&self.planes_per_die) as u32,
+                read_ns: us(self.nand_read_us.central).0,
+                channel_bytes_per_s: (self.channel_mb_s.central * 1e6).round() as u64,
+            },
+        }
+    }
+}
+
+impl HpbFigures {
+    /// At the central values (whole numbers within each field's width, checked at load).
+    fn descriptors(&self) -> HpbDescriptors {
+        let n = |f: &Figure| f.central as u64;
+        HpbDescriptors {
+            hpb_version: n(&self.hpb_version) as u16,
+            hpb_control: self.control.byte(),
+            region_size: n(&self.region_size) as u8,
+            subregion_size: n(&self.subregion_size) as u8,
+            device_max_active_regions: n(&self.device_max_active_regions) as u16,
+            lu_max_active_regions: n(&self.lu_max_active_regions) as u16,
+            pinned_start: n(&self.pinned_start) as u16,
+            num_pinned: n(&self.num_pinned) as u16,
+            max_data_size_single_cmd: self.max_data_size_single_cmd.as_ref().map(|f| n(f) as u8),
+            num_blocks: n(&self.num_blocks),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PresetFile {
@@ -180,6 +314,8 @@ struct PresetFile {
     power: PowerFile,
     latency: LatencyFile,
     idle: IdleFile,
+    ftl: Option<FtlFile>,
+    hpb: Option<HpbFile>,
 }
 
 type F = Spanned<FigureFile>;
@@ -247,6 +383,39 @@ struct IdleFile {
     auto_hibern8_ms: F,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FtlFile {
+    map_cache_kib: F,
+    map_page_entries: F,
+    lpns_per_nand_page: F,
+    controller_us: F,
+    nand_channels: F,
+    dies_per_channel: F,
+    planes_per_die: F,
+    nand_read_us: F,
+    channel_mb_s: F,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HpbFile {
+    hpb_version: F,
+    control: HpbControl,
+    region_size: F,
+    subregion_size: F,
+    device_max_active_regions: F,
+    lu_max_active_regions: F,
+    pinned_start: F,
+    num_pinned: F,
+    max_data_size_single_cmd: Option<F>,
+    num_blocks: F,
+}
+
+/// The most a delay of the `[ftl]` section may be, µs (one second: far beyond any NAND or
+/// controller, and it keeps every sum of delays far from the clock's end).
+const MAX_FTL_DELAY_US: f64 = 1e6;
+
 /// Reads the figures in file order, checking each.
 struct Reader<'a> {
     at: &'a dyn Fn(Range<usize>, String) -> InputError,
@@ -302,7 +471,13 @@ impl Reader<'_> {
 
     /// A whole number (the central value) within `range`.
     fn whole(&mut self, key: &str, f: &F, range: Range<u64>) -> Result<u64, InputError> {
-        let v = self.figure(key, f, 1.0)?.central;
+        Ok(self.whole_figure(key, f, range)?.central as u64)
+    }
+
+    /// A figure whose central value is a whole number within `range`.
+    fn whole_figure(&mut self, key: &str, f: &F, range: Range<u64>) -> Result<Figure, InputError> {
+        let fig = self.figure(key, f, 1.0)?;
+        let v = fig.central;
         if v.fract() != 0.0 || !range.contains(&(v as u64)) {
             return Err((self.at)(
                 f.span(),
@@ -313,7 +488,88 @@ impl Reader<'_> {
                 ),
             ));
         }
-        Ok(v as u64)
+        Ok(fig)
+    }
+
+    /// A figure whose central value lies in `[min, max]`, in the unit the key names.
+    fn within(&mut self, key: &str, f: &F, min: f64, max: f64) -> Result<Figure, InputError> {
+        let fig = self.figure(key, f, 1.0)?;
+        if !(min..=max).contains(&fig.central) {
+            return Err((self.at)(
+                f.span(),
+                format!("`{key}`: expected {min}..={max}, got {}", fig.central),
+            ));
+        }
+        Ok(fig)
+    }
+
+    /// `[ftl]`, its figures checked one by one.
+    fn ftl(&mut self, t: &FtlFile) -> Result<FtlFigures, InputError> {
+        let whole = |r: &mut Self, key: &str, f: &F, range: Range<u64>| {
+            r.whole_figure(&format!("ftl.{key}"), f, range)
+        };
+        Ok(FtlFigures {
+            map_cache_kib: whole(self, "map_cache_kib", &t.map_cache_kib, 1..(1 << 20) + 1)?,
+            map_page_entries: whole(
+                self,
+                "map_page_entries",
+                &t.map_page_entries,
+                1..(1 << 20) + 1,
+            )?,
+            lpns_per_nand_page: whole(self, "lpns_per_nand_page", &t.lpns_per_nand_page, 1..65)?,
+            controller_us: self.within(
+                "ftl.controller_us",
+                &t.controller_us,
+                0.0,
+                MAX_FTL_DELAY_US,
+            )?,
+            nand_channels: whole(self, "nand_channels", &t.nand_channels, 1..65)?,
+            dies_per_channel: whole(self, "dies_per_channel", &t.dies_per_channel, 1..65)?,
+            planes_per_die: whole(self, "planes_per_die", &t.planes_per_die, 1..17)?,
+            nand_read_us: self.within(
+                "ftl.nand_read_us",
+                &t.nand_read_us,
+                0.0,
+                MAX_FTL_DELAY_US,
+            )?,
+            channel_mb_s: self.within("ftl.channel_mb_s", &t.channel_mb_s, 1.0, 1e6)?,
+        })
+    }
+
+    /// `[hpb]`, each number checked against its descriptor field's width.
+    fn hpb(&mut self, t: &HpbFile) -> Result<HpbFigures, InputError> {
+        let whole = |r: &mut Self, key: &str, f: &F, range: Range<u64>| {
+            r.whole_figure(&format!("hpb.{key}"), f, range)
+        };
+        const U8: Range<u64> = 0..(u8::MAX as u64 + 1);
+        const U16: Range<u64> = 0..(u16::MAX as u64 + 1);
+        let max_single = match &t.max_data_size_single_cmd {
+            Some(f) => Some(whole(self, "max_data_size_single_cmd", f, U8)?),
+            None => None,
+        };
+        Ok(HpbFigures {
+            hpb_version: whole(self, "hpb_version", &t.hpb_version, U16)?,
+            control: t.control,
+            region_size: whole(self, "region_size", &t.region_size, U8)?,
+            subregion_size: whole(self, "subregion_size", &t.subregion_size, U8)?,
+            device_max_active_regions: whole(
+                self,
+                "device_max_active_regions",
+                &t.device_max_active_regions,
+                U16,
+            )?,
+            lu_max_active_regions: whole(
+                self,
+                "lu_max_active_regions",
+                &t.lu_max_active_regions,
+                U16,
+            )?,
+            pinned_start: whole(self, "pinned_start", &t.pinned_start, U16)?,
+            num_pinned: whole(self, "num_pinned", &t.num_pinned, U16)?,
+            max_data_size_single_cmd: max_single,
+            // 2^48 blocks (1 EiB): far beyond any LU; the geometry bounds the regions anyway.
+            num_blocks: whole(self, "num_blocks", &t.num_blocks, 0..(1 << 48) + 1)?,
+        })
     }
 }
 
@@ -410,6 +666,31 @@ pub fn parse_preset(file: &str, text: &str) -> Result<UfsPreset, InputError> {
             format!("[performance] cannot be reproduced: {e}"),
         )
     })?;
+    // The models' own checks, at the section's line.
+    let section_error = |section: &str, msg: String| {
+        InputError::at(
+            file,
+            error::line_of_toml_key(text, &format!("[{section}]")).unwrap_or(1),
+            format!("[{section}] cannot be used: {msg}"),
+        )
+    };
+    let ftl = match &raw.ftl {
+        Some(t) => {
+            let figures = r.ftl(t)?;
+            Ftl::new(figures.config()).map_err(|e| section_error("ftl", e))?;
+            Some(figures)
+        }
+        None => None,
+    };
+    let hpb = match &raw.hpb {
+        Some(t) => {
+            let figures = r.hpb(t)?;
+            Geometry::new(&figures.descriptors())
+                .map_err(|e| section_error("hpb", format!("expected {e}")))?;
+            Some(figures)
+        }
+        None => None,
+    };
     Ok(UfsPreset {
         id: raw.id,
         name: raw.name,
@@ -429,6 +710,8 @@ pub fn parse_preset(file: &str, text: &str) -> Result<UfsPreset, InputError> {
         idle_ms,
         figures: r.figures,
         service,
+        ftl,
+        hpb,
     })
 }
 
@@ -811,5 +1094,160 @@ mod tests {
             "u.toml:{}: unknown field `wake`",
             line_of("[idle]") + 1
         )));
+    }
+
+    /// The embedded text of preset `id`.
+    fn text_of(id: &str) -> &'static str {
+        super::super::embedded::PRESETS
+            .iter()
+            .find(|(k, p, _)| *k == KIND && *p == id)
+            .unwrap()
+            .2
+    }
+
+    #[test]
+    fn the_ufs21_ftl_is_ftl_rs_calibration_and_the_others_have_none() {
+        use crate::storage::ufs::ftl::UFS21_64GB_CLASS;
+        assert_eq!(
+            preset("ufs21-64gb-class").ftl_config(),
+            Some(UFS21_64GB_CLASS)
+        );
+        for id in ["samsung-eufs31-512gb", "samsung-ufs40-class"] {
+            let p = preset(id);
+            assert_eq!((p.ftl_config(), p.hpb_descriptors()), (None, None), "{id}");
+        }
+    }
+
+    #[test]
+    fn the_ufs21_hpb_descriptors_and_their_geometry_by_hand() {
+        let d = preset("ufs21-64gb-class").hpb_descriptors().unwrap();
+        assert_eq!(
+            d,
+            HpbDescriptors {
+                hpb_version: 0x0100,
+                hpb_control: 1,
+                region_size: 15,
+                subregion_size: 13,
+                device_max_active_regions: 1920,
+                lu_max_active_regions: 1920,
+                pinned_start: 0,
+                num_pinned: 0,
+                max_data_size_single_cmd: None,
+                num_blocks: 15_625_000,
+            }
+        );
+        let g = Geometry::new(&d).unwrap();
+        // 512 x 2^15 = 16 MiB = 4096 entries; 512 x 2^13 = 4 MiB = 1024 entries.
+        assert_eq!((g.entries_per_rgn, g.entries_per_srgn), (4096, 1024));
+        // 64e9 / 4096 = 15,625,000 blocks: 4096 x 3814 = 15,622,144, so 3815 regions;
+        // 1024 x 15258 = 15,624,192, so 15,259 sub-regions, the last holding 808 entries.
+        assert_eq!((g.rgns_per_lu, g.srgns_per_lu), (3815, 15_259));
+        assert_eq!(g.last_srgn_entries, 808);
+        // HPB 1.0: 4 KiB reads only; the LRU holds 1920 regions = 30 GiB of LBA.
+        assert_eq!((g.legacy, g.max_single_cmd_blocks), (true, 1));
+        assert_eq!(g.max_lru_active as u64 * g.rgn_bytes, 30 << 30);
+        assert_eq!(g.mode, ControlMode::Device);
+        // Every new figure is in the listing, estimates labelled (checked for all figures in
+        // `estimated_power_and_latency_follow_the_rules`).
+        let p = preset("ufs21-64gb-class");
+        let keys: Vec<&str> = p.figures.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(keys.contains(&"ftl.controller_us") && keys.contains(&"hpb.num_blocks"));
+        assert_eq!(p.hpb.unwrap().hpb_version.central, 256.0);
+    }
+
+    #[test]
+    fn bad_ftl_and_hpb_sections_are_reported_at_their_line() {
+        let good = text_of("ufs21-64gb-class");
+        let line_of = |needle: &str| good.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
+        let err = |text: String| parse_preset("u.toml", &text).unwrap_err().to_string();
+        // An unknown key, by the TOML reader, at its own line.
+        let t = good.replace("[hpb]\n", "[hpb]\nregions = 3\n");
+        assert!(err(t).starts_with(&format!(
+            "u.toml:{}: unknown field `regions`, expected one of `hpb_version`, `control`",
+            line_of("[hpb]") + 1
+        )));
+        let t = good.replace("[ftl]\n", "[ftl]\nsram_kib = 3\n");
+        assert!(err(t).starts_with(&format!(
+            "u.toml:{}: unknown field `sram_kib`",
+            line_of("[ftl]") + 1
+        )));
+        // A control mode that is not one.
+        let t = good.replace("control = \"device\"", "control = \"hybrid\"");
+        assert!(err(t).starts_with(&format!(
+            "u.toml:{}: unknown variant `hybrid`, expected `device` or `host`",
+            line_of("control =")
+        )));
+        // A sub-region larger than its region: the geometry refuses it at the section's line.
+        let t = good.replace(
+            "subregion_size = { low = 12, central = 13, high = 15,",
+            "subregion_size = { low = 16, central = 16, high = 16,",
+        );
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: [hpb] cannot be used: expected bHPBSubRegionSize in 3..=15 (one 4 KiB \
+                 entry block up to the region size), got 16",
+                line_of("[hpb]")
+            )
+        );
+        // A version the driver does not know.
+        let t = good.replace("value = 0x0100,", "value = 0x0300,");
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: [hpb] cannot be used: expected wHPBVersion 0x0100 or 0x0200, got \
+                 0x0300",
+                line_of("[hpb]")
+            )
+        );
+        // A field wider than its descriptor: bHPBRegionSize is one byte.
+        let t = good.replace(
+            "region_size = { low = 13, central = 15, high = 17,",
+            "region_size = { low = 13, central = 256, high = 300,",
+        );
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: `hpb.region_size`: expected a whole number in 0..=255, got 256",
+                line_of("region_size")
+            )
+        );
+        // A map cache smaller than one map page (1 KiB against 1024 x 4 B): Ftl::new refuses.
+        let t = good.replace(
+            "map_cache_kib = { low = 768, central = 1024, high = 1536,",
+            "map_cache_kib = { value = 1,",
+        );
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: [ftl] cannot be used: a map cache of 1024 bytes holds no map page of \
+                 1024 entries; expected at least 4096 bytes and at least one entry a page",
+                line_of("[ftl]")
+            )
+        );
+        // No NAND channel.
+        let t = good.replace(
+            "nand_channels = { low = 2, central = 2, high = 2,",
+            "nand_channels = { value = 0,",
+        );
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: `ftl.nand_channels`: expected a whole number in 1..=64, got 0",
+                line_of("nand_channels")
+            )
+        );
+        // A channel at 0 MB/s.
+        let t = good.replace(
+            "channel_mb_s = { low = 200, central = 400, high = 533,",
+            "channel_mb_s = { low = 0, central = 0.5, high = 533,",
+        );
+        assert_eq!(
+            err(t),
+            format!(
+                "u.toml:{}: `ftl.channel_mb_s`: expected 1..=1000000, got 0.5",
+                line_of("channel_mb_s")
+            )
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! reference for users is `docs/scenario.md`; Python passes scenario text through and never
 //! restates this schema.
 
+mod hpb;
 mod layers;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 use toml::{Table, Value};
 
+pub use hpb::{HpbPolicy, ResolvedHpb};
 pub use layers::set_field;
 use layers::{deep_merge, join, Lines};
 
@@ -28,7 +30,7 @@ use crate::storage::ufs::scaling::{Rounding, ScalingParams, TimerKind, VendorPro
 use crate::time::{parse_duration, Nanos};
 use crate::trace::blkparse::ReplayedAction;
 use crate::trace::block::TraceFormat;
-use crate::workload::{FioJob, ReplayOptions};
+use crate::workload::{FioJob, IozoneSpec, ReplayOptions};
 
 /// Simulated time when `[run] duration` is absent and nothing is replayed.
 pub const DEFAULT_DURATION: Nanos = Nanos::from_secs(60);
@@ -135,6 +137,8 @@ pub struct Policy {
     pub devfreq: DevfreqPolicy,
     #[serde(default)]
     pub boost: BoostPolicy,
+    /// `[policy.hpb]`: UFS HPB, on when the table is present.
+    pub hpb: Option<HpbPolicy>,
 }
 
 /// `[policy.devfreq]`: the UFS host's clock scaling. A driver's profile, then any field of it
@@ -279,6 +283,8 @@ pub struct WorkloadSpec {
     pub fio: Option<String>,
     /// A trace to replay: a fio iolog or a block trace.
     pub replay: Option<ReplaySpec>,
+    /// iozone's random-read phase: one job per thread, beside the other jobs.
+    pub iozone: Option<IozoneSpec>,
     /// Tasks pinned to CPUs.
     #[serde(default, rename = "task")]
     pub tasks: Vec<TaskFile>,
@@ -691,11 +697,12 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// The platform each policy table (and `[run] timeline`) acts on. A table given for another
 /// platform would be read and ignored, silently: refused instead.
-const POLICY_PLATFORMS: [(&str, &str); 5] = [
+const POLICY_PLATFORMS: [(&str, &str); 6] = [
     ("policy.apst", "nvme"),
     ("policy.cpuidle", "cpu"),
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
+    ("policy.hpb", "ufs"),
     ("run.timeline", "nvme"),
 ];
 
@@ -839,6 +846,14 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
                 .into(),
         ));
     }
+    if w.iozone.is_some() {
+        return Err((
+            "workload.iozone".into(),
+            "[workload.iozone]: iozone reads a storage device: it needs `[platform.nvme]` or \
+             `[platform.ufs]`; CPUs run `[[workload.task]]`s"
+                .into(),
+        ));
+    }
     if w.tasks.is_empty() {
         return Err((
             "workload".into(),
@@ -921,12 +936,15 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
             ));
         }
     }
+    if let Some(hpb) = &s.policy.hpb {
+        hpb.check()?;
+    }
     let w = &s.workload;
     if !w.tasks.is_empty() {
         return Err((
             "workload".into(),
             "[workload]: `[[workload.task]]` runs on `[platform.cpu]`; a UFS device takes IO \
-             (`[[workload.job]]`, `fio`, `[workload.replay]`)"
+             (`[[workload.job]]`, `fio`, `[workload.replay]`, `[workload.iozone]`)"
                 .into(),
         ));
     }
@@ -938,15 +956,15 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                 .into(),
         ));
     }
-    if w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() {
+    if w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() && w.iozone.is_none() {
         return Err((
             "workload".into(),
-            "[workload]: expected `[[workload.job]]`, `fio = \"<job file>\"` or \
-             `[workload.replay]`"
+            "[workload]: expected `[[workload.job]]`, `fio = \"<job file>\"`, \
+             `[workload.replay]` or `[workload.iozone]`"
                 .into(),
         ));
     }
-    Ok(())
+    validate_io(w)
 }
 
 fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, String)> {
@@ -1013,11 +1031,16 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
             ));
         }
     }
-    if w.apst_workflow.is_none() && w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() {
+    if w.apst_workflow.is_none()
+        && w.jobs.is_empty()
+        && w.replay.is_none()
+        && w.fio.is_none()
+        && w.iozone.is_none()
+    {
         return Err((
             "workload".into(),
             "[workload]: expected `apst_workflow`, `[[workload.job]]` tables, `fio` (a job \
-             file) or `[workload.replay]`"
+             file), `[workload.replay]` or `[workload.iozone]`"
                 .into(),
         ));
     }
@@ -1027,6 +1050,12 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
             "[[workload.task]]: tasks run on CPUs: they need `[platform.cpu]`".into(),
         ));
     }
+    validate_io(w)
+}
+
+/// The IO workloads' own checks, for a drive or a UFS device: the jobs (at most [`MAX_JOBS`],
+/// counting iozone's threads), the replay's options, iozone's shape.
+fn validate_io(w: &WorkloadSpec) -> Result<(), (String, String)> {
     if w.jobs.len() > MAX_JOBS {
         return Err((
             format!("workload.job[{MAX_JOBS}]"),
@@ -1051,6 +1080,25 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
                 format!("[workload.replay] `{}`: {}", e.key, e.message),
             )
         })?;
+    }
+    if let Some(io) = &w.iozone {
+        io.validate().map_err(|e| {
+            (
+                format!("workload.iozone.{}", e.key),
+                format!("[workload.iozone] `{}`: {}", e.key, e.message),
+            )
+        })?;
+        let threads = io.threads as usize;
+        if w.jobs.len() + threads > MAX_JOBS {
+            return Err((
+                "workload.iozone.threads".into(),
+                format!(
+                    "[workload.iozone] `threads`: at most {MAX_JOBS} jobs in one variant, \
+                     counting each thread; got {threads} beside {} [[workload.job]]s",
+                    w.jobs.len()
+                ),
+            ));
+        }
     }
     Ok(())
 }

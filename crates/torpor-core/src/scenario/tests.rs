@@ -318,7 +318,7 @@ fn every_example_in_the_reference_parses() {
         }
         examples += 1;
     }
-    assert_eq!(examples, 5);
+    assert_eq!(examples, 6);
 }
 
 /// Every example scenario shipped in the repository parses under the current schema (sweep
@@ -407,6 +407,250 @@ fn a_zero_threshold_is_simple_ondemands_default() {
     assert!(
         e.message
             .ends_with("got upthreshold 90, downdifferential 95"),
+        "{e}"
+    );
+}
+
+/// A UFS 2.1 scenario with `hpb` as its `[policy.hpb]` table's lines (table header on line 3,
+/// the first key on line 4).
+fn with_hpb(hpb: &str) -> String {
+    format!(
+        "[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[policy.hpb]\n{hpb}[workload]\n\
+         [[workload.job]]\nname = \"r\"\nrw = \"randread\"\n"
+    )
+}
+
+fn hpb_of(text: &str) -> Option<HpbPolicy> {
+    let f = ScenarioFile::parse("s.toml", text).unwrap();
+    f.variants()[0].scenario.policy.hpb.clone()
+}
+
+#[test]
+fn hpb_is_on_with_its_table_and_takes_the_drivers_defaults() {
+    use crate::storage::ufs::hpb::{HcmParams, IssuedWrites};
+    let no_table = "[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[workload]\n\
+                    [[workload.job]]\nname = \"r\"\nrw = \"randread\"\n";
+    assert!(hpb_of(no_table).is_none());
+    let p = hpb_of(&with_hpb("")).unwrap();
+    assert!(p.enabled);
+    assert_eq!(p.mode, None);
+    assert_eq!(p.issued_writes, IssuedWrites::Kept);
+    assert_eq!(p.hcm_params(), HcmParams::default());
+    // Every key: the written values replace the defaults one by one.
+    let p = hpb_of(&with_hpb(
+        "enabled = false\nmode = \"host\"\nissued_writes = \"dropped\"\nactivation_thld = 4\n\
+         normalization_factor = 2\neviction_thld_enter = 64\neviction_thld_exit = 32\n\
+         read_timeout_ms = 500\nread_timeout_expiries = 10\ntimeout_polling_interval_ms = 100\n\
+         inflight_map_req = 2\n",
+    ))
+    .unwrap();
+    assert!(!p.enabled);
+    assert_eq!(p.mode, Some(crate::input::ufs_preset::HpbControl::Host));
+    assert_eq!(p.issued_writes, IssuedWrites::Dropped);
+    assert_eq!(
+        p.hcm_params(),
+        HcmParams {
+            activation_thld: 4,
+            normalization_factor: 2,
+            eviction_thld_enter: 64,
+            eviction_thld_exit: 32,
+            read_timeout_ms: 500,
+            read_timeout_expiries: 10,
+            timeout_polling_interval_ms: 100,
+            inflight_map_req: 2,
+        }
+    );
+}
+
+#[test]
+fn bad_hpb_keys_are_refused_at_their_line() {
+    let e = err(&with_hpb("mode = \"hybrid\"\n"));
+    assert_eq!(e.line, Some(4));
+    assert_eq!(
+        e.message,
+        "`policy.hpb.mode`: unknown variant `hybrid`, expected `device` or `host`"
+    );
+    let e = err(&with_hpb("enabled = true\nissued_writes = \"lost\"\n"));
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.message,
+        "`policy.hpb.issued_writes`: unknown variant `lost`, expected `kept` or `dropped`"
+    );
+    let e = err(&with_hpb("activation = 4\n"));
+    assert_eq!(e.line, Some(4));
+    assert!(
+        e.message.starts_with(
+            "`policy.hpb.activation`: unknown field `activation`, expected one of `enabled`"
+        ),
+        "{e}"
+    );
+    // Host-control parameters under device control would be ignored.
+    let e = err(&with_hpb("mode = \"device\"\nread_timeout_ms = 500\n"));
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.message,
+        "[policy.hpb] read_timeout_ms: a host control mode parameter, ignored in device control \
+         mode: remove it or set `mode = \"host\"`"
+    );
+    // The sysfs stores' relations, at the key written: exit 8 is not above the threshold 8.
+    let e = err(&with_hpb("eviction_thld_exit = 8\n"));
+    assert_eq!(e.line, Some(4));
+    assert_eq!(
+        e.message,
+        "[policy.hpb] eviction_thld_exit = 8: expected eviction_thld_exit > activation_thld (8)"
+    );
+    // 300 ms is under twice the default 200 ms poll: at read_timeout_ms, the key written.
+    let e = err(&with_hpb("mode = \"host\"\nread_timeout_ms = 300\n"));
+    assert_eq!(e.line, Some(5));
+    assert!(
+        e.message
+            .starts_with("[policy.hpb] read_timeout_ms = 300: expected "),
+        "{e}"
+    );
+    let e = err(&with_hpb("activation_thld = 0\n"));
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (
+            Some(4),
+            "[policy.hpb] activation_thld = 0: expected activation_thld > 0"
+        )
+    );
+    // On another platform, refused as every misplaced policy is.
+    let nvme = "[platform.nvme]\npreset = \"x\"\n[policy.hpb]\n[workload]\napst_workflow = 1\n";
+    let e = err(nvme);
+    assert_eq!(e.line, Some(3));
+    assert!(
+        e.message
+            .starts_with("[policy.hpb] acts on `[platform.ufs]`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hpb_resolves_against_the_presets_descriptors() {
+    use crate::storage::ufs::hpb::ControlMode;
+    let preset = crate::input::ufs_preset::find("ufs21-64gb-class")
+        .unwrap()
+        .unwrap();
+    let d = preset.hpb_descriptors();
+    // The preset's device control; its geometry (16 MiB regions of 4 MiB sub-regions).
+    let r = hpb_of(&with_hpb(""))
+        .unwrap()
+        .resolve(d, 32)
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.geometry.mode, ControlMode::Device);
+    assert_eq!(
+        (r.geometry.entries_per_rgn, r.geometry.entries_per_srgn),
+        (4096, 1024)
+    );
+    // `mode` overrides the preset's control byte.
+    let r = hpb_of(&with_hpb("mode = \"host\"\n"))
+        .unwrap()
+        .resolve(d, 32)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (r.descriptors.hpb_control, r.geometry.mode),
+        (0, ControlMode::Host)
+    );
+    // The device's bounds: 1024 entries a sub-region allow a shift of at most log2 1024 = 10;
+    // a queue of 32 allows 31 map requests in flight.
+    let bad = |hpb: &str| hpb_of(&with_hpb(hpb)).unwrap().resolve(d, 32).unwrap_err();
+    assert_eq!(
+        bad("mode = \"host\"\nnormalization_factor = 11\n"),
+        (
+            "policy.hpb.normalization_factor".to_string(),
+            "[policy.hpb] normalization_factor = 11: expected normalization_factor in 1..=10"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        bad("mode = \"host\"\ninflight_map_req = 32\n").1,
+        "[policy.hpb] inflight_map_req = 32: expected inflight_map_req in 1..=31"
+    );
+    // The preset's device control with a host parameter written: refused at the key.
+    assert_eq!(bad("activation_thld = 4\n").0, "policy.hpb.activation_thld");
+    // A preset without [hpb], and HPB turned off (nothing to check).
+    assert_eq!(
+        hpb_of(&with_hpb(""))
+            .unwrap()
+            .resolve(None, 32)
+            .unwrap_err()
+            .0,
+        "policy.hpb"
+    );
+    assert_eq!(
+        hpb_of(&with_hpb("enabled = false\n"))
+            .unwrap()
+            .resolve(None, 32),
+        Ok(None)
+    );
+}
+
+/// A UFS scenario whose workload is `[workload.iozone]` with `keys` (header on line 3).
+fn with_iozone(keys: &str) -> String {
+    format!("[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[workload.iozone]\n{keys}")
+}
+
+#[test]
+fn iozone_takes_the_seeds_defaults_and_fios_sizes() {
+    let f = ScenarioFile::parse("s.toml", &with_iozone("range = \"32g\"\n")).unwrap();
+    let io = f.variants()[0].scenario.workload.iozone.clone().unwrap();
+    assert_eq!(io, IozoneSpec::seed(32 << 30));
+    let f = ScenarioFile::parse(
+        "s.toml",
+        &with_iozone("range = \"1m\"\nthreads = 4\nrecord = \"8k\"\noffset = \"1g\"\n"),
+    )
+    .unwrap();
+    let io = f.variants()[0].scenario.workload.iozone.clone().unwrap();
+    assert_eq!(
+        (io.range, io.threads, io.record, io.offset),
+        (1 << 20, 4, 8192, 1 << 30)
+    );
+}
+
+#[test]
+fn bad_iozone_shapes_are_refused_at_their_line() {
+    // 1 GiB + 4 KiB is not 16 files of whole 4 KiB records (16 x 4096 = 65536 bytes).
+    let e = err(&with_iozone("threads = 16\nrange = 1073745920\n"));
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.message,
+        "[workload.iozone] `range`: expected 16 files of whole 4096-byte records: a multiple of \
+         threads x record = 65536 bytes, got 1073745920"
+    );
+    let e = err(&with_iozone("range = \"1g\"\nthreads = 0\n"));
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.message,
+        "[workload.iozone] `threads`: expected at least 1 thread"
+    );
+    let e = err(&with_iozone("range = \"1g\"\nthreads = 512\n"));
+    assert_eq!(e.line, Some(5));
+    assert_eq!(
+        e.message,
+        "[workload.iozone] `threads`: at most 256 jobs in one variant, counting each thread; got \
+         512 beside 0 [[workload.job]]s"
+    );
+    let e = err(&with_iozone("threads = 4\n"));
+    assert_eq!(e.line, Some(3));
+    assert_eq!(e.message, "[workload.iozone]: missing field `range`");
+    let e = err(&with_iozone("range = \"1g\"\nfiles = 4\n"));
+    assert_eq!(e.line, Some(5));
+    assert!(
+        e.message
+            .starts_with("`workload.iozone.files`: unknown field `files`"),
+        "{e}"
+    );
+    // On CPUs there is no storage to read.
+    let cpu = "[platform.cpu]\npreset = \"qcom-msm8916\"\n[workload.iozone]\nrange = \"1g\"\n\
+               [[workload.task]]\nname = \"t\"\ncpu = 0\nperiod = \"10ms\"\nrun = \"5us\"\n";
+    let e = err(cpu);
+    assert_eq!(e.line, Some(3));
+    assert!(
+        e.message
+            .starts_with("[workload.iozone]: iozone reads a storage device"),
         "{e}"
     );
 }

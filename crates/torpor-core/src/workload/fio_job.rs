@@ -262,7 +262,7 @@ pub(super) fn iodepth_too_deep(asked: u32) -> JobError {
 }
 
 /// Sizes as fio writes them (`"4k"`, `"1g"`) or as a plain integer number of bytes.
-mod size_serde {
+pub(super) mod size_serde {
     use super::*;
 
     #[derive(Deserialize)]

@@ -1,16 +1,18 @@
-//! Workloads that drive a block device: fio-like jobs (from scenario tables or fio job
-//! files), the seven APST workflows of the ebd8a93aa4f5 commit message, and trace replay (fio
-//! iologs, block traces), all issued by [`IoIssuer`] on the world's engine.
+//! Workloads that drive a block device: fio-like jobs (from scenario tables, fio job files or
+//! an iozone random-read run), the seven APST workflows of the ebd8a93aa4f5 commit message, and
+//! trace replay (fio iologs, block traces), all issued by [`IoIssuer`] on the world's engine.
 
 mod apst_workflows;
 pub mod estimate;
 pub mod fio_file;
 mod fio_job;
+mod iozone;
 mod issuer;
 mod job_progress;
 mod replay;
 
 pub use apst_workflows::{apst_workflow, APST_WORKFLOW_TITLES};
 pub use fio_job::{FioJob, JobError, PerDir, RwMode, MAX_IODEPTH};
+pub use iozone::IozoneSpec;
 pub use issuer::{Due, IoIssuer, IoReport, Workload, WorkloadReport};
 pub use replay::{ReplayOptions, TraceCounts, TraceReplay};
