@@ -28,7 +28,9 @@ use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
-use crate::storage::ufs::device::{BoostConfig, UfsDevice};
+use crate::storage::ufs::device::{BoostConfig, FtlSetup, UfsDevice};
+use crate::storage::ufs::hpb::ControlMode;
+use crate::storage::ufs::hpb_exchange::HpbSetup;
 use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
@@ -37,6 +39,10 @@ use crate::view;
 use crate::workload::fio_file::{self, JobFile};
 use crate::workload::{self, estimate, FioJob, TraceReplay, Workload};
 use crate::world;
+
+/// Commands a UFS LU takes at once: the host's transfer request slots (UFSHCI `nutrs`, 32 on
+/// UFS 2.x-4.x hosts), which bounds HPB's `inflight_map_req`.
+const UFS_QUEUE_DEPTH: u32 = 32;
 
 /// How much work a run may ask for before it is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -568,9 +574,19 @@ impl Input<'_> {
     }
 
     /// How long to run: `[run] duration`, else until the replay ends, else the default.
+    /// The IO is iozone's alone (no job, job file, replay or workflow beside it).
+    fn only_iozone(&self, s: &Scenario) -> bool {
+        let w = &s.workload;
+        w.jobs.is_empty() && w.fio.is_none() && w.replay.is_none() && w.apst_workflow.is_none()
+    }
+
     fn until(&self, s: &Scenario) -> Result<Option<Nanos>, InputError> {
         if let Some(d) = s.run.duration {
             return Ok(Some(d));
+        }
+        if s.workload.iozone.is_some() && self.only_iozone(s) {
+            // iozone runs until its threads have read their files, as iozone does.
+            return Ok(None);
         }
         if s.workload.replay.is_none() {
             return Ok(Some(DEFAULT_DURATION));
@@ -837,6 +853,40 @@ impl Input<'_> {
 
     /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]` and
     /// `[policy.boost]`, under the variant's IO.
+    /// The device's FTL from the preset's `[ftl]`, with HPB when `[policy.hpb]` turns it on
+    /// (HPB needs the FTL: an HPB READ skips the device's map lookup, which only the FTL
+    /// models).
+    fn ftl_setup(&self, preset: &ufs_preset::UfsPreset) -> Result<Option<FtlSetup>, InputError> {
+        let hpb = match &self.scenario().policy.hpb {
+            Some(policy) => policy
+                .resolve(preset.hpb_descriptors(), UFS_QUEUE_DEPTH)
+                .map_err(|(path, message)| self.at(&path, message))?,
+            None => None,
+        };
+        let Some(config) = preset.ftl_config() else {
+            return match hpb {
+                Some(_) => Err(self.at(
+                    "policy.hpb",
+                    format!(
+                        "[policy.hpb]: the UFS preset {} has no [ftl] section (HPB skips the \
+                         device's map lookup, which only a preset with an FTL models): remove \
+                         the table or change the preset",
+                        shown(&preset.id)
+                    ),
+                )),
+                None => Ok(None),
+            };
+        };
+        Ok(Some(FtlSetup {
+            config,
+            hpb: hpb.map(|r| HpbSetup {
+                geometry: r.geometry,
+                params: r.params,
+                issued_writes: r.issued_writes,
+            }),
+        }))
+    }
+
     fn run_ufs(
         &self,
         p: &UfsPlatformSpec,
@@ -867,6 +917,13 @@ impl Input<'_> {
         cfg.hz = p.hz;
         cfg.user_min_freq_hz = policy.min_freq;
         cfg.user_max_freq_hz = policy.max_freq;
+        cfg.ftl = self.ftl_setup(&preset)?;
+        let hpb_mode = cfg
+            .ftl
+            .as_ref()
+            .and_then(|f| f.hpb.as_ref())
+            .map(|h| h.geometry.mode);
+        let has_ftl = cfg.ftl.is_some();
         let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
         let (io_section, end) = self.run_device(&mut device, watch)?;
         let mut notes = vec![
@@ -885,6 +942,25 @@ impl Input<'_> {
                  the longest deferral)"
                     .into(),
             );
+        }
+        if has_ftl {
+            notes.push(
+                "reads are served by the preset's FTL model (the device's map cache and NAND \
+                 dies; ftl.rs): its placement, cache policy and NAND figures are estimates, its \
+                 controller delay fitted to one published figure"
+                    .into(),
+            );
+        }
+        if let Some(mode) = hpb_mode {
+            notes.push(format!(
+                "HPB ({} control mode) follows the Linux driver as of v6.5; HPB was removed in \
+                 v6.6, so this is a what-if. The HPB and system workqueues run their work at \
+                 once (ASSUMPTION)",
+                match mode {
+                    ControlMode::Device => "device",
+                    ControlMode::Host => "host",
+                }
+            ));
         }
         if boost.is_some() && scaling.is_none() {
             notes.push("the boost has no effect with clock scaling off".into());

@@ -183,7 +183,7 @@ def launch_scenario() -> dict[str, Any]:
         "platform": {"ufs": {"preset": DEVICE, "hz": 250}},
         "policy": {"devfreq": {"enabled": False}},
         "workload": {"job": launch_jobs()},
-        "run": {"seed": 1},
+        "run": {"seed": 1, "duration": f"{CYCLES * (GAMES + OTHERS) * SLOT_S}s"},
         "variant": [
             {"name": "hpb-off", "policy": {"hpb": {"enabled": False}}},
             {"name": "hpb-on", "policy": {"hpb": {"enabled": True}}},

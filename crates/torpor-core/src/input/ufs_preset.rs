@@ -1128,8 +1128,8 @@ mod tests {
                 hpb_control: 1,
                 region_size: 15,
                 subregion_size: 13,
-                device_max_active_regions: 1920,
-                lu_max_active_regions: 1920,
+                device_max_active_regions: 2016,
+                lu_max_active_regions: 2016,
                 pinned_start: 0,
                 num_pinned: 0,
                 max_data_size_single_cmd: None,
@@ -1143,9 +1143,9 @@ mod tests {
         // 1024 x 15258 = 15,624,192, so 15,259 sub-regions, the last holding 808 entries.
         assert_eq!((g.rgns_per_lu, g.srgns_per_lu), (3815, 15_259));
         assert_eq!(g.last_srgn_entries, 808);
-        // HPB 1.0: 4 KiB reads only; the LRU holds 1920 regions = 30 GiB of LBA.
+        // HPB 1.0: 4 KiB reads only; the LRU holds 2016 regions = 31.5 GiB of LBA.
         assert_eq!((g.legacy, g.max_single_cmd_blocks), (true, 1));
-        assert_eq!(g.max_lru_active as u64 * g.rgn_bytes, 30 << 30);
+        assert_eq!(g.max_lru_active as u64 * g.rgn_bytes, 63 << 29);
         assert_eq!(g.mode, ControlMode::Device);
         // Every new figure is in the listing, estimates labelled (checked for all figures in
         // `estimated_power_and_latency_follow_the_rules`).

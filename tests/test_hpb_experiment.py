@@ -1,0 +1,163 @@
+"""`torpor reproduce hpb` (seed 003): its rows against values worked out by hand from the
+preset's FTL and HPB figures (ftl.rs's calibration, the driver's geometry), its claims, and the
+report files."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET = tomllib.loads((ROOT / "presets" / "ufs" / "ufs21-64gb-class.toml").read_text())
+GIB = 2**30
+
+
+def central(figure: dict) -> float:
+    return figure["value"] if "value" in figure else figure["central"]
+
+
+def ftl(key: str) -> float:
+    return central(PRESET["ftl"][key])
+
+
+def hpb_fig(key: str) -> float:
+    return central(PRESET["hpb"][key])
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from click.testing import CliRunner
+
+    from torpor.cli import main
+
+    out = tmp_path_factory.mktemp("hpb")
+    got = CliRunner().invoke(main, ["reproduce", "hpb", "--out", str(out)])
+    assert got.exit_code == 0, got.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(out: Path) -> dict:
+    return json.loads((out / "results.json").read_text())
+
+
+def row(results: dict, gb: int, hpb: bool) -> dict:
+    return next(r for r in results["runs"] if r["range_gb"] == gb and r["hpb"] == hpb)
+
+
+def test_rows_have_exactly_the_issue_columns(results: dict) -> None:
+    cols = ["range_gb", "hpb", "bw_mbs", "hit_cnt", "miss_cnt", "map_req_cnt"]
+    assert [list(r) for r in results["runs"]] == [cols] * 10
+    assert sorted((r["range_gb"], r["hpb"]) for r in results["runs"]) == [
+        (gb, on) for gb in (1, 4, 8, 16, 32) for on in (False, True)
+    ]
+
+
+def test_every_read_is_counted_once_as_hit_or_miss(results: dict) -> None:
+    # iozone reads each thread's file once in 4 KiB records: range / 4 KiB reads in all, and
+    # HPB 1.0 makes every one-block read eligible (hit or miss). HPB off counts nothing.
+    for gb in (1, 4, 8, 16, 32):
+        on, off = row(results, gb, True), row(results, gb, False)
+        assert on["hit_cnt"] + on["miss_cnt"] == gb * GIB // 4096
+        assert (off["hit_cnt"], off["miss_cnt"], off["map_req_cnt"]) == (0, 0, 0)
+
+
+def test_each_subregion_is_loaded_once_while_the_budget_covers_the_range(results: dict) -> None:
+    # A device map page holds map_page_entries entries (4 MiB of LBA), a sub-region is
+    # 512 B x 2^subregion_size: the same 4 MiB. The first read of each sub-region is the first
+    # of its map page, so it misses the device's cache, which recommends the sub-region once;
+    # with the range inside the active-region budget nothing is evicted, so exactly one READ
+    # BUFFER per sub-region: range / 4 MiB. Every such first read is a miss on the host too.
+    srgn_bytes = 512 * 2 ** int(hpb_fig("subregion_size"))
+    assert srgn_bytes == ftl("map_page_entries") * 4096
+    region_bytes = 512 * 2 ** int(hpb_fig("region_size"))
+    budget = hpb_fig("lu_max_active_regions") * region_bytes
+    for gb in (1, 4, 8, 16):
+        assert gb * GIB <= budget
+        on = row(results, gb, True)
+        assert on["map_req_cnt"] == gb * GIB // srgn_bytes
+        assert on["map_req_cnt"] <= on["miss_cnt"] <= 0.02 * (on["hit_cnt"] + on["miss_cnt"])
+
+
+def test_hpb_off_falls_as_the_hit_ratio_of_the_device_cache(results: dict) -> None:
+    # ftl.rs's shape by hand: with the NAND dies the bottleneck, a map miss adds one NAND read,
+    # so throughput falls as 1 / (1 + m), m = 1 - coverage / range, coverage = the cache's map
+    # pages x 4 MiB = 1 GiB. The model falls a little less (16 outstanding reads keep the dies
+    # busier when reads get longer; ftl.rs: 0.530 against 0.509 at 32 GB): ratio to the hand
+    # value within [1.0, 1.1].
+    coverage = ftl("map_cache_kib") * 1024 / 4 * 4096
+    assert coverage == GIB
+    base = row(results, 1, False)["bw_mbs"]
+    for gb in (4, 8, 16, 32):
+        m = 1 - coverage / (gb * GIB)
+        hand = 1 / (1 + m)
+        got = row(results, gb, False)["bw_mbs"] / base
+        assert 1.0 <= got / hand <= 1.1, (gb, got, hand)
+
+
+def test_one_gib_is_the_calibration_point_and_below_the_qd16_bound(results: dict) -> None:
+    # The controller delay is fitted to the seed's 300.87 MB/s at 1 GB HPB off (ftl.rs). Bound:
+    # 16 reads in flight, each at least host 1000 cycles / 200 MHz + controller + tR + 4 KiB
+    # over the channel + 4 KiB over 2 x HS-G3 (eta 0.91): 16 x 4096 / that.
+    f_max = central(PRESET["host"]["max_freq_hz"])
+    link = 2 * 145.76e6 * 4 * 0.91
+    qd1 = (
+        1000 / f_max
+        + ftl("controller_us") * 1e-6
+        + ftl("nand_read_us") * 1e-6
+        + 4096 / (ftl("channel_mb_s") * 1e6)
+        + 4096 / link
+    )
+    bound = 16 * 4096 / qd1 / 1e6
+    for on in (False, True):
+        bw = row(results, 1, on)["bw_mbs"]
+        assert abs(bw - 300.87) <= 0.02 * 300.87
+        assert bw < bound
+
+
+def test_hpb_on_is_flat_while_the_budget_covers_the_range(results: dict) -> None:
+    # With every sub-region loaded a read skips the device's lookup at any range: the same
+    # NAND-bound throughput as 1 GB (within 2 %: the loads at the start).
+    base = row(results, 1, True)["bw_mbs"]
+    for gb in (4, 8, 16):
+        assert abs(row(results, gb, True)["bw_mbs"] - base) <= 0.02 * base
+
+
+def test_launch_storage_time_lies_between_all_hpb_and_all_miss(results: dict) -> None:
+    # One cycle: 12 x 3000 + 24 x 1500 reads at queue depth 1. Each takes at least the
+    # HPB READ's QD1 time (no lookup) and at most that plus one map-page read (tR + 4 KiB over
+    # the channel), plus a hibern8 exit per launch (each starts after >150 ms idle).
+    f_max = central(PRESET["host"]["max_freq_hz"])
+    link = 2 * 145.76e6 * 4 * 0.91
+    t_read = (
+        1000 / f_max
+        + ftl("controller_us") * 1e-6
+        + ftl("nand_read_us") * 1e-6
+        + 4096 / (ftl("channel_mb_s") * 1e6)
+        + 4096 / link
+    )
+    t_miss = ftl("nand_read_us") * 1e-6 + 4096 / (ftl("channel_mb_s") * 1e6)
+    exit_s = central(PRESET["latency"]["hibern8_exit_us"]) * 1e-6
+    reads = 12 * 3000 + 24 * 1500
+    launch = results["launch"]
+    assert len(launch) == 12
+    for r in launch:
+        assert reads * t_read <= r["storage_s"] <= reads * (t_read + t_miss) + 36 * exit_s
+    first_on = next(r for r in launch if r["cycle"] == 1 and r["hpb"])["storage_s"]
+    last_on = next(r for r in launch if r["cycle"] == 6 and r["hpb"])["storage_s"]
+    assert last_on < first_on
+
+
+def test_claims_and_reports(results: dict, out: Path) -> None:
+    claims = results["claims"]
+    assert len(claims) == 7
+    assert all(c["seed"] == "003" for c in claims)
+    # The absolute launch seconds are not checkable; the rest are judged.
+    assert [c["ok"] is None for c in claims] == [False] * 6 + [True]
+    md = (out / "report.md").read_text()
+    assert "| 32 GB |" in md and "removed from Linux in v6.6" in md
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") == 2
