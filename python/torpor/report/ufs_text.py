@@ -1,6 +1,6 @@
 """Terminal view of UFS runs: latency, bandwidth, time at the low clock and power per variant,
-then (with detail) fio-style latency, the devfreq parameters, what the host did, and the
-device's time and energy per state."""
+then (with detail) fio-style latency, the devfreq parameters, what the host did, the device's
+map cache and HPB's counters, and the device's time and energy per state."""
 
 from __future__ import annotations
 
@@ -66,7 +66,33 @@ def print_ufs_run(console: Console, report: dict[str, Any], detail: bool = True)
             f"{c['boost_sets']}/{c['boost_removals']}, hibern8 exits={c['hibern8_exits']}",
             markup=False,
         )
+        for line in map_lines(ufs):
+            console.print(f"  {line}", markup=False)
         console.print(state_table(v))
+
+
+def map_lines(ufs: dict[str, Any]) -> list[str]:
+    """The device's map cache (with an FTL) and HPB's counters, as ``hpb_stats`` names them."""
+    lines = []
+    f = ufs.get("ftl")
+    if f:
+        lines.append(
+            f"device map: reads={f['reads']} (HPB {f['hpb_reads']}), map pages hit/missed="
+            f"{f['map_hits']}/{f['map_misses']}, map loads served={f['map_reads']}"
+        )
+    h = ufs.get("hpb")
+    if h:
+        s, c, m = h["stats"], h["counters"], h["host_memory"]
+        lines.append(
+            f"HPB ({h['mode']} control; removed from Linux in v6.6, a what-if): "
+            f"hit_cnt={s['hit_cnt']} miss_cnt={s['miss_cnt']} ({100 * h['hit_ratio']:.1f} % hit), "
+            f"rcmd_noti_cnt={s['rcmd_noti_cnt']} rcmd_active_cnt={s['rcmd_active_cnt']} "
+            f"rcmd_inactive_cnt={s['rcmd_inactive_cnt']} map_req_cnt={s['map_req_cnt']} "
+            f"umap_req_cnt={s['umap_req_cnt']}; stale entries={c['stale_entries']}; host map "
+            f"{m['map_bytes'] / 2**20:.1f} MiB (peak {m['peak_map_bytes'] / 2**20:.1f}, "
+            f"bound {m['max_map_bytes'] / 2**20:.1f})"
+        )
+    return lines
 
 
 def policy_line(ufs: dict[str, Any]) -> str:
