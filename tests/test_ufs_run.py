@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import torpor
@@ -508,3 +509,20 @@ def test_every_ufs_example_in_the_scenario_reference_runs():
         names = [v["name"] for v in tomllib.loads(text).get("variant", [])] or ["base"]
         r = torpor.run(text)
         assert list(r.summary[r.summary.component == "ufs"].variant) == names
+
+
+def test_the_api_summary_has_hpbs_hit_ratio():
+    # iozone over 256 MiB: 65536 reads over 64 sub-regions of 4 MiB. With HPB each sub-region's
+    # first read is a miss (its map is not loaded), and so is every read that arrives while its
+    # READ BUFFER is in flight, at most the other 15 threads' one each: between 64 and 64 x 16
+    # misses. Without HPB there is no ratio.
+    text = (
+        '[platform.ufs]\npreset = "ufs21-64gb-class"\n[policy.devfreq]\nenabled = false\n'
+        '[policy.hpb]\n[workload.iozone]\nrange = "256m"\n'
+        '[[variant]]\nname = "off"\n[variant.policy.hpb]\nenabled = false\n'
+        '[[variant]]\nname = "on"\n'
+    )
+    ufs = torpor.run(text).summary.set_index("variant")
+    ufs = ufs[ufs.component == "ufs"]
+    assert pd.isna(ufs.loc["off", "hpb_hit_ratio"])
+    assert 1 - 64 * 16 / 65536 <= ufs.loc["on", "hpb_hit_ratio"] <= 1 - 64 / 65536

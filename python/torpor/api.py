@@ -251,6 +251,8 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "low_clock_pct": ufs["low_clock_pct"],
                     "scale_ups": ufs["counters"]["scale_ups"],
                     "scale_downs": ufs["counters"]["scale_downs"],
+                    # HPB (None without [policy.hpb]): reads sent as HPB READ over eligible ones.
+                    "hpb_hit_ratio": ufs["hpb"]["hit_ratio"] if ufs.get("hpb") else None,
                 }
             )
     # Counts stay integers where a component has none (pandas' nullable integer).
