@@ -4,7 +4,7 @@
 //! `torpor bench` times, measured by criterion over a fixed simulated span.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::bench::ufs_random_read_for;
+use torpor_core::bench::{hpb_iozone_for, ufs_random_read_for};
 use torpor_core::Nanos;
 
 fn ufs(c: &mut Criterion) {
@@ -18,5 +18,18 @@ fn ufs(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, ufs);
+fn hpb(c: &mut Criterion) {
+    let mut g = c.benchmark_group("ufs iozone 4K random read, 16 threads, 32 GiB");
+    g.sample_size(10);
+    let reads = 1 << 15;
+    for on in [true, false] {
+        g.throughput(Throughput::Elements(hpb_iozone_for(reads, on)));
+        g.bench_function(if on { "HPB on" } else { "HPB off" }, |b| {
+            b.iter(|| hpb_iozone_for(reads, on))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, ufs, hpb);
 criterion_main!(benches);

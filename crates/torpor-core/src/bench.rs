@@ -13,10 +13,12 @@ use crate::input::ufs_preset;
 use crate::sim::Pcg32;
 use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
-use crate::storage::ufs::device::{BoostConfig, BoostNotify, UfsDevice};
+use crate::storage::ufs::device::{BoostConfig, BoostNotify, FtlSetup, UfsDevice};
+use crate::storage::ufs::hpb::{Geometry, HcmParams, IssuedWrites};
+use crate::storage::ufs::hpb_exchange::HpbSetup;
 use crate::storage::ufs::scaling::{ScalingParams, VendorProfile};
 use crate::time::Nanos;
-use crate::workload::{self, FioJob, RwMode, Workload};
+use crate::workload::{self, FioJob, IozoneSpec, RwMode, Workload};
 use crate::world;
 
 /// One benchmark's figure.
@@ -45,6 +47,8 @@ pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
         nvme_workflow(seconds, 1, "nvme: sustained QD2 writes (SN530, v5.14)"),
         ufs_random_read(seconds, 32),
         ufs_random_read(seconds, 1),
+        hpb_iozone(seconds, true),
+        hpb_iozone(seconds, false),
         governor(seconds, GovernorName::Teo619),
         governor(seconds, GovernorName::Teo66),
         governor(seconds, GovernorName::Menu619),
@@ -79,6 +83,61 @@ fn nvme_workflow(seconds: f64, n: u8, name: &str) -> BenchResult {
         }
         span = Nanos(span.0 * 2);
     }
+}
+
+/// The seed-003 iozone run at 32 GiB on the UFS 2.1 preset's FTL, HPB in device control mode
+/// or off, doubling the reads per thread until the wall time exceeds the budget.
+fn hpb_iozone(seconds: f64, hpb: bool) -> BenchResult {
+    let mut reads = 1 << 14;
+    loop {
+        let start = Instant::now();
+        let ios = hpb_iozone_for(reads, hpb);
+        let wall = start.elapsed().as_secs_f64();
+        if wall >= seconds || reads >= 1 << 40 {
+            return BenchResult {
+                name: format!(
+                    "ufs: iozone 4K random read, 16 threads, 32 GiB, HPB {} (UFS 2.1 FTL)",
+                    if hpb { "on" } else { "off" }
+                ),
+                count: ios,
+                unit: "IOs".into(),
+                wall_s: wall,
+                per_s: ios as f64 / wall,
+            };
+        }
+        reads *= 2;
+    }
+}
+
+/// Runs `reads_per_thread` reads of each of the 16 iozone threads over 32 GiB on
+/// `ufs21-64gb-class` (clock scaling off), with HPB in device control mode or without; returns
+/// the IOs completed. Shared with the criterion bench.
+pub fn hpb_iozone_for(reads_per_thread: u64, hpb: bool) -> u64 {
+    let preset = ufs_preset::find("ufs21-64gb-class")
+        .expect("built-in preset")
+        .expect("valid preset");
+    let mut cfg = preset.device_config(None, None);
+    let descriptors = preset.hpb_descriptors().expect("the preset has [hpb]");
+    cfg.ftl = Some(FtlSetup {
+        config: preset.ftl_config().expect("the preset has [ftl]"),
+        hpb: hpb.then(|| HpbSetup {
+            geometry: Geometry::new(&descriptors).expect("the preset's geometry is checked"),
+            params: HcmParams::default(),
+            issued_writes: IssuedWrites::Kept,
+        }),
+    });
+    let mut device = UfsDevice::new(cfg).expect("the preset's FTL is checked");
+    let mut loads: Vec<Workload> = IozoneSpec::seed(32 << 30)
+        .jobs()
+        .into_iter()
+        .map(|mut job| {
+            job.number_ios = Some(reads_per_thread);
+            Workload::Job(job)
+        })
+        .collect();
+    world::run_io(&mut device, &mut loads, Nanos::MAX, 1)
+        .expect("built-in workload")
+        .ios
 }
 
 /// A 4 KiB random-read job at `iodepth` on the eUFS 3.1 preset behind a `ufs-qcom` host (60 ms

@@ -394,7 +394,9 @@ pub(super) type Busy = Vec<(u64, u64)>;
 /// The earliest `t ≥ from` with `[t, t + len)` free in `busy`.
 pub(super) fn earliest_gap(busy: &Busy, from: u64, len: u64) -> u64 {
     let mut t = from;
-    for &(s, e) in busy {
+    // Disjoint intervals sorted by start are sorted by end too: skip those over by `from`.
+    let first = busy.partition_point(|&(_, e)| e <= t);
+    for &(s, e) in &busy[first..] {
         if e <= t {
             continue;
         }
@@ -419,7 +421,9 @@ pub(super) fn reserve(busy: &mut Busy, s: u64, e: u64) {
 /// Drops the intervals that ended by `now`: only reservations still ahead are kept, so memory
 /// is bounded by the operations in flight.
 pub(super) fn prune(busy: &mut Busy, now: u64) {
-    busy.retain(|&(_, e)| e > now);
+    // Sorted by end as by start (disjoint): the ended ones are a prefix.
+    let ended = busy.partition_point(|&(_, e)| e <= now);
+    busy.drain(..ended);
 }
 
 /// The NAND array as parallel servers: each read unit and each channel keeps its reservations
