@@ -478,9 +478,9 @@ def run(
     "--traces",
     "traces_dir",
     type=click.Path(exists=True, file_okay=False),
-    help="devfreq: a folder with the Pixel 6a block traces of acsl-technion/"
+    help="devfreq and hpb: a folder with the Pixel 6a block traces of acsl-technion/"
     "MobileBlockIOTraces (not shipped: they carry no licence), replayed with the boost off, "
-    "at the next poll and at once.",
+    "at the next poll and at once (devfreq), and with HPB off and on (hpb).",
 )
 def reproduce(area: str, out_dir: str, as_json: bool, traces_dir: str | None) -> None:
     """Re-run a built-in experiment and check the seed document's claims.

@@ -109,13 +109,15 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict
     return results
 
 
-def run_hpb(out: Path, console: Console | None) -> dict[str, Any]:
-    """Seed 003: iozone over five ranges with HPB off and on, and the app-launch cycles; the
-    scenarios are kept in ``out/inputs``."""
+def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str, Any]:
+    """Seed 003: iozone over five ranges with HPB off and on, the app-launch cycles, and the
+    Pixel 6a traces with HPB when `traces` holds them; the scenarios are kept in
+    ``out/inputs``."""
     work = out / "inputs"
     rows, detail = hpb.runs(work)
     launch = hpb.launch_runs(work)
-    results = hpb.results(rows, detail, launch)
+    pixel, pixel_note = hpb.pixel_runs(traces, work)
+    results = hpb.results(rows, detail, launch, pixel, pixel_note)
     out.mkdir(parents=True, exist_ok=True)
     write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
     write_file(out / "report.md", markdown.hpb_report(results))
@@ -127,6 +129,8 @@ def run_hpb(out: Path, console: Console | None) -> dict[str, Any]:
             f"hpb: {len(rows)} runs, {len(results['claims'])} claims: "
             f"{hpb.verdict_text(results['claims'])} -> {out / 'report.md'}"
         )
+        if pixel_note:
+            console.print(f"hpb: Pixel 6a traces {pixel_note}")
     return results
 
 
@@ -134,13 +138,13 @@ def run(
     area: str, out: Path, console: Console | None = None, traces: Path | None = None
 ) -> dict[str, Any]:
     """Runs one experiment into ``out``, or all of them, each into its own folder under it
-    (then the result is ``{"experiments": [...]}``). ``traces`` is where devfreq finds the
-    Pixel 6a block traces (not shipped)."""
+    (then the result is ``{"experiments": [...]}``). ``traces`` is where devfreq and hpb find
+    the Pixel 6a block traces (not shipped)."""
     runners = {
         "apst": lambda o: run_apst(o, console),
         "teo": lambda o: run_teo(o, console),
         "devfreq": lambda o: run_devfreq(o, console, traces),
-        "hpb": lambda o: run_hpb(o, console),
+        "hpb": lambda o: run_hpb(o, console, traces),
     }
     if area == "all":
         return {"experiments": [runners[a](out / a) for a in AREAS]}

@@ -966,6 +966,12 @@ impl Input<'_> {
             notes.push("the boost has no effect with clock scaling off".into());
         }
         let stats = device.finish(end);
+        if let Some(outside) = stats.hpb.map(|h| h.counters.outside_lu).filter(|&n| n > 0) {
+            notes.push(format!(
+                "{outside} requests reached past the HPB LU's last block (the preset's \
+                 num_blocks): served without HPB"
+            ));
+        }
         Ok(VariantReport {
             name: name.to_string(),
             duration_s: end.as_secs_f64(),

@@ -211,6 +211,59 @@ def _seconds(text: str) -> float:
     return float(text.removesuffix("s"))
 
 
+#: The Pixel 6a app traces (acsl-technion/MobileBlockIOTraces; no licence, so never shipped:
+#: `--traces DIR` points at a copy), captured with HPB off: replayed here with it on, the what-if.
+PIXEL_TRACES = ("pubg_exec.csv.gz", "genshin_impact_exec.csv.gz", "telegram_precond.csv.gz")
+
+
+def pixel_scenario(trace: Path) -> dict[str, Any]:
+    """One Pixel 6a trace at its own timestamps on the UFS 2.1 preset, HPB off and on."""
+    return {
+        "platform": {"ufs": {"preset": DEVICE, "hz": 250}},
+        "policy": {"devfreq": {"enabled": False}},
+        "workload": {"replay": {"file": str(trace), "format": "mobile-csv"}},
+        "run": {"seed": 1},
+        "variant": [
+            {"name": "hpb-off", "policy": {"hpb": {"enabled": False}}},
+            {"name": "hpb-on", "policy": {"hpb": {"enabled": True}}},
+        ],
+    }
+
+
+def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """Per trace, HPB off and on: read latency and HPB's counters; or why they were not run."""
+    if traces is None:
+        return [], (
+            "not run: the Pixel 6a app traces (acsl-technion/MobileBlockIOTraces) carry no "
+            "licence, so torpor does not ship them; pass `--traces DIR` with a copy"
+        )
+    missing = [t for t in PIXEL_TRACES if not (traces / t).is_file()]
+    if missing:
+        return [], f"not run: {traces} lacks {', '.join(missing)}"
+    out = []
+    for name in PIXEL_TRACES:
+        stem = name.split(".")[0]
+        path = _write(work, f"pixel-{stem}.toml", pixel_scenario((traces / name).resolve()))
+        report = native.run_scenario_file(str(path))
+        for v in report["variants"]:
+            read, hpb = v["io"]["read"], v["ufs"]["hpb"]
+            out.append(
+                {
+                    "trace": stem,
+                    "hpb": v["name"] == "hpb-on",
+                    "reads": read["count"],
+                    "read_avg_us": round(read["mean_us"], 3) if read["count"] else None,
+                    "read_p99_us": round(read["p99_us"], 3) if read["count"] else None,
+                    "hit_cnt": hpb["stats"]["hit_cnt"] if hpb else 0,
+                    "miss_cnt": hpb["stats"]["miss_cnt"] if hpb else 0,
+                    "map_req_cnt": hpb["stats"]["map_req_cnt"] if hpb else 0,
+                    "outside_lu": hpb["counters"]["outside_lu"] if hpb else 0,
+                    "energy_mj": round(v["ufs"]["energy_mj"], 3),
+                }
+            )
+    return out, None
+
+
 def _row(rows: list[dict[str, Any]], gb: int, hpb: bool) -> dict[str, Any]:
     return next(r for r in rows if r["range_gb"] == gb and r["hpb"] == hpb)
 
@@ -331,7 +384,11 @@ def claims(rows: list[dict[str, Any]], launch: list[dict[str, Any]]) -> list[dic
 
 
 def results(
-    rows: list[dict[str, Any]], detail: list[dict[str, Any]], launch: list[dict[str, Any]]
+    rows: list[dict[str, Any]],
+    detail: list[dict[str, Any]],
+    launch: list[dict[str, Any]],
+    pixel: list[dict[str, Any]],
+    pixel_note: str | None,
 ) -> dict[str, Any]:
     return {
         "experiment": "hpb",
@@ -339,6 +396,8 @@ def results(
         "runs": rows,
         "detail": detail,
         "launch": launch,
+        "pixel": pixel,
+        "pixel_note": pixel_note,
     }
 
 

@@ -88,7 +88,8 @@ def map_lines(ufs: dict[str, Any]) -> list[str]:
             f"hit_cnt={s['hit_cnt']} miss_cnt={s['miss_cnt']} ({100 * h['hit_ratio']:.1f} % hit), "
             f"rcmd_noti_cnt={s['rcmd_noti_cnt']} rcmd_active_cnt={s['rcmd_active_cnt']} "
             f"rcmd_inactive_cnt={s['rcmd_inactive_cnt']} map_req_cnt={s['map_req_cnt']} "
-            f"umap_req_cnt={s['umap_req_cnt']}; stale entries={c['stale_entries']}; host map "
+            f"umap_req_cnt={s['umap_req_cnt']}; stale entries={c['stale_entries']}, past the "
+            f"LU={c['outside_lu']}; host map "
             f"{m['map_bytes'] / 2**20:.1f} MiB (peak {m['peak_map_bytes'] / 2**20:.1f}, "
             f"bound {m['max_map_bytes'] / 2**20:.1f})"
         )

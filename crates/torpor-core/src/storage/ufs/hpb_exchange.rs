@@ -65,6 +65,9 @@ pub struct ExchangeCounters {
     pub write_buffers_done: u64,
     /// Map-work runs.
     pub map_work_runs: u64,
+    /// Requests reaching past the HPB LU's last block (a trace from a larger device), served
+    /// without HPB: the driver never sees a command the device would reject.
+    pub outside_lu: u64,
 }
 
 /// What the HPB side reports at the end of a run.
@@ -132,6 +135,10 @@ impl HpbExchange {
     /// entry (the device then skips its map lookup).
     pub fn prep(&mut self, now: Nanos, req: &IoRequest) -> bool {
         let (lpn, blocks) = lpn_range(req);
+        if !self.inside(lpn, blocks) {
+            self.counters.outside_lu += 1;
+            return false;
+        }
         let op = match req.op {
             IoOp::Read => Op::Read,
             IoOp::Write => {
@@ -157,6 +164,10 @@ impl HpbExchange {
         current
     }
 
+    fn inside(&self, lpn: u64, blocks: u32) -> bool {
+        lpn + blocks as u64 <= self.lu.geometry().num_blocks
+    }
+
     /// Step 2: the recommendations the device puts in `req`'s response, held for its
     /// completion.
     pub fn respond(&mut self, req: &IoRequest, accepted: Accepted) -> Option<RspId> {
@@ -164,6 +175,9 @@ impl HpbExchange {
             return None;
         }
         let (lpn, blocks) = lpn_range(req);
+        if !self.inside(lpn, blocks) {
+            return None;
+        }
         let rec = self.recommender.as_mut()?.on_read_miss(lpn, blocks);
         if rec.is_empty() {
             return None;

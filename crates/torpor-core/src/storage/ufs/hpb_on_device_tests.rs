@@ -290,3 +290,26 @@ fn the_drivers_issued_write_race_reaches_the_device_as_stale_entries() {
         .sum();
     assert!(stale > 0);
 }
+
+#[test]
+fn requests_past_the_lu_are_served_without_hpb_and_counted() {
+    // The LU has 8192 blocks: a read of LPN 8191 is inside, one of LPN 8192 (or a 2-block read
+    // from 8191) past its end. Both past-the-end reads are normal reads, counted, never HPB.
+    let two_blocks = IoRequest {
+        bytes: 8192,
+        ..io(IoOp::Read, 8191)
+    };
+    let reqs = [
+        (at(0), io(IoOp::Read, 8191)),
+        (at(1000), io(IoOp::Read, 8192)),
+        (at(2000), two_blocks),
+        (at(3000), io(IoOp::Write, 9000)),
+    ];
+    let cfg = config(geometry(1), HcmParams::default(), IssuedWrites::Kept);
+    let (done, stats) = drive(cfg, &reqs, at(10_000));
+    assert_eq!(done.len(), 4);
+    let hpb = stats.hpb.unwrap();
+    assert_eq!(hpb.counters.outside_lu, 3);
+    // Only the read inside was seen by the driver: one eligible read, a miss.
+    assert_eq!((hpb.stats.hit_cnt, hpb.stats.miss_cnt), (0, 1));
+}
