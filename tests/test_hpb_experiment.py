@@ -28,6 +28,21 @@ def hpb_fig(key: str) -> float:
     return central(PRESET["hpb"][key])
 
 
+def qd1_read_s() -> float:
+    """A 4 KiB read whose map entry needs no NAND read, alone on the device: host 1000 cycles at
+    the max clock + controller + tR + 4 KiB over a NAND channel + 4 KiB over 2 x HS-G3
+    (lanes x 145.76 MB/s x 2^(3-1) x 0.91)."""
+    f_max = central(PRESET["host"]["max_freq_hz"])
+    link = 2 * 145.76e6 * 4 * 0.91
+    return (
+        1000 / f_max
+        + ftl("controller_us") * 1e-6
+        + ftl("nand_read_us") * 1e-6
+        + 4096 / (ftl("channel_mb_s") * 1e6)
+        + 4096 / link
+    )
+
+
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from click.testing import CliRunner
@@ -101,18 +116,8 @@ def test_hpb_off_falls_as_the_hit_ratio_of_the_device_cache(results: dict) -> No
 
 def test_one_gib_is_the_calibration_point_and_below_the_qd16_bound(results: dict) -> None:
     # The controller delay is fitted to the seed's 300.87 MB/s at 1 GB HPB off (ftl.rs). Bound:
-    # 16 reads in flight, each at least host 1000 cycles / 200 MHz + controller + tR + 4 KiB
-    # over the channel + 4 KiB over 2 x HS-G3 (eta 0.91): 16 x 4096 / that.
-    f_max = central(PRESET["host"]["max_freq_hz"])
-    link = 2 * 145.76e6 * 4 * 0.91
-    qd1 = (
-        1000 / f_max
-        + ftl("controller_us") * 1e-6
-        + ftl("nand_read_us") * 1e-6
-        + 4096 / (ftl("channel_mb_s") * 1e6)
-        + 4096 / link
-    )
-    bound = 16 * 4096 / qd1 / 1e6
+    # 16 reads in flight, each taking at least the QD1 read time: 16 x 4096 / that.
+    bound = 16 * 4096 / qd1_read_s() / 1e6
     for on in (False, True):
         bw = row(results, 1, on)["bw_mbs"]
         assert abs(bw - 300.87) <= 0.02 * 300.87
@@ -131,15 +136,7 @@ def test_launch_storage_time_lies_between_all_hpb_and_all_miss(results: dict) ->
     # One cycle: 12 x 3000 + 24 x 1500 reads at queue depth 1. Each takes at least the
     # HPB READ's QD1 time (no lookup) and at most that plus one map-page read (tR + 4 KiB over
     # the channel), plus a hibern8 exit per launch (each starts after >150 ms idle).
-    f_max = central(PRESET["host"]["max_freq_hz"])
-    link = 2 * 145.76e6 * 4 * 0.91
-    t_read = (
-        1000 / f_max
-        + ftl("controller_us") * 1e-6
-        + ftl("nand_read_us") * 1e-6
-        + 4096 / (ftl("channel_mb_s") * 1e6)
-        + 4096 / link
-    )
+    t_read = qd1_read_s()
     t_miss = ftl("nand_read_us") * 1e-6 + 4096 / (ftl("channel_mb_s") * 1e6)
     exit_s = central(PRESET["latency"]["hibern8_exit_us"]) * 1e-6
     reads = 12 * 3000 + 24 * 1500

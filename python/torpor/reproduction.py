@@ -14,6 +14,7 @@ from rich.progress import Progress
 
 from torpor import native
 from torpor.experiments import apst, devfreq, hpb, teo
+from torpor.experiments import claims as claims_lib
 from torpor.files import write_file
 from torpor.report import markdown
 
@@ -41,9 +42,6 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
         {end: apst.claims(end_rows, tabs) for end, end_rows in grids.items()},
     )
     results: dict[str, Any] = {"experiment": "apst", "claims": claims, "runs": rows}
-    out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
-    write_file(out / "report.md", markdown.apst_report(results, tabs))
     from torpor.report import html  # matplotlib: loaded only when a report is drawn
 
     # The seed's picture: the SN530 on workflow 7, where the two builders differ most.
@@ -52,12 +50,8 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
         "<apst wdc-pc-sn530-256gb workflow 7>",
         overrides_json=json.dumps({"run.timeline": "1s"}),
     )
-    write_file(out / "report.html", html.apst_page(results, picture))
-    if console is not None:
-        console.print(
-            f"apst: {len(rows)} runs, {len(results['claims'])} claims: "
-            f"{apst.verdict_text(claims)} -> {out / 'report.md'}"
-        )
+    page = html.apst_page(results, picture)
+    _publish(out, results, markdown.apst_report(results, tabs), page, len(rows), console)
     return results
 
 
@@ -71,17 +65,10 @@ def run_teo(out: Path, console: Console | None) -> dict[str, Any]:
         "runs": teo.public(rows),
         "revert": revert,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
-    write_file(out / "report.md", markdown.teo_report(results, rows))
     from torpor.report import html
 
-    write_file(out / "report.html", html.teo_page(results, rows))
-    if console is not None:
-        console.print(
-            f"teo: {len(rows)} runs, {len(claims)} claims: {teo.verdict_text(claims)} -> "
-            f"{out / 'report.md'}"
-        )
+    page = html.teo_page(results, rows)
+    _publish(out, results, markdown.teo_report(results, rows), page, len(rows), console)
     return results
 
 
@@ -92,20 +79,13 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict
     rows, extra = devfreq.runs(work)
     pixel_rows, pixel_timelines, pixel_note = devfreq.pixel_runs(traces, work)
     results = devfreq.results(rows, extra, pixel_rows, pixel_note)
-    out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
-    write_file(out / "report.md", markdown.devfreq_report(results))
     from torpor.report import html
 
     timelines = [*extra["timelines"].values(), *pixel_timelines.values()]
-    write_file(out / "report.html", html.devfreq_page(results, timelines))
-    if console is not None:
-        console.print(
-            f"devfreq: {len(rows)} runs, {len(results['claims'])} claims: "
-            f"{devfreq.verdict_text(results['claims'])} -> {out / 'report.md'}"
-        )
-        if pixel_note:
-            console.print(f"devfreq: Pixel 6a traces {pixel_note}")
+    page = html.devfreq_page(results, timelines)
+    _publish(out, results, markdown.devfreq_report(results), page, len(rows), console)
+    if console is not None and pixel_note:
+        console.print(f"devfreq: Pixel 6a traces {pixel_note}")
     return results
 
 
@@ -118,20 +98,33 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str
     launch = hpb.launch_runs(work)
     pixel, pixel_note = hpb.pixel_runs(traces, work)
     results = hpb.results(rows, detail, launch, pixel, pixel_note)
-    out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
-    write_file(out / "report.md", markdown.hpb_report(results))
     from torpor.report import html
 
-    write_file(out / "report.html", html.hpb_page(results))
-    if console is not None:
-        console.print(
-            f"hpb: {len(rows)} runs, {len(results['claims'])} claims: "
-            f"{hpb.verdict_text(results['claims'])} -> {out / 'report.md'}"
-        )
-        if pixel_note:
-            console.print(f"hpb: Pixel 6a traces {pixel_note}")
+    _publish(out, results, markdown.hpb_report(results), html.hpb_page(results), len(rows), console)
+    if console is not None and pixel_note:
+        console.print(f"hpb: Pixel 6a traces {pixel_note}")
     return results
+
+
+def _publish(
+    out: Path,
+    results: dict[str, Any],
+    report_md: str,
+    report_html: str,
+    runs: int,
+    console: Console | None,
+) -> None:
+    """Writes an experiment's results.json, report.md and report.html into `out`, and says so."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_file(out / "report.md", report_md)
+    write_file(out / "report.html", report_html)
+    if console is not None:
+        claims = results["claims"]
+        console.print(
+            f"{results['experiment']}: {runs} runs, {len(claims)} claims: "
+            f"{claims_lib.verdict_text(claims)} -> {out / 'report.md'}"
+        )
 
 
 def run(

@@ -36,6 +36,7 @@ import tomli_w
 
 from torpor import native
 from torpor.experiments import claims as claims_lib
+from torpor.experiments import pixel
 
 SEED = "001"
 
@@ -59,9 +60,6 @@ CASE1_MIN_GAIN_PCT = 10.0
 #: 1 % and at most 10 % ("a few percent, not a different device").
 CASE2_GAIN_RANGE_PCT = (1.0, 10.0)
 
-#: The Pixel 6a app traces (acsl-technion/MobileBlockIOTraces; no licence, so never shipped:
-#: `--traces DIR` points at a copy) and the boost settings they run under.
-PIXEL_TRACES = ("pubg_exec.csv.gz", "genshin_impact_exec.csv.gz", "telegram_precond.csv.gz")
 #: The Pixel 6a's UFS 3.1 behind a Qualcomm-style host (the phone's Exynos-derived host's
 #: clocks are not in torpor's data: a what-if on the closest preset).
 PIXEL_DEVICE = "samsung-eufs31-512gb"
@@ -307,34 +305,25 @@ def pixel_runs(
     """Per trace and boost mode: latency, energy and clock; the clock timelines (by trace and
     mode); or why they were not run."""
     timelines: dict[str, Any] = {}
-    if traces is None:
-        return (
-            [],
-            timelines,
-            (
-                "not run: the Pixel 6a app traces (acsl-technion/MobileBlockIOTraces) carry no "
-                "licence, so torpor does not ship them; pass `--traces DIR` with a copy"
-            ),
-        )
-    missing = [t for t in PIXEL_TRACES if not (traces / t).is_file()]
-    if missing:
-        return [], timelines, f"not run: {traces} lacks {', '.join(missing)}"
+    note = pixel.why_not_run(traces)
+    if traces is None or note:
+        return [], timelines, note
     out = []
     work.mkdir(parents=True, exist_ok=True)
-    for name in PIXEL_TRACES:
-        path = work / f"pixel-{name.split('.')[0]}.toml"
+    for name in pixel.TRACES:
+        path = work / f"pixel-{pixel.stem(name)}.toml"
         path.write_text(tomli_w.dumps(pixel_scenario((traces / name).resolve())))
         report = native.run_scenario_file(str(path))
         for v in report["variants"]:
             lat, ufs = v["io"]["all"], v["ufs"]
-            timelines[f"{name.split('.')[0]}, boost {v['name']}"] = {
-                "name": f"{name.split('.')[0]}, boost {v['name']}",
+            timelines[f"{pixel.stem(name)}, boost {v['name']}"] = {
+                "name": f"{pixel.stem(name)}, boost {v['name']}",
                 "duration_s": v["duration_s"],
                 "ufs": {k: ufs[k] for k in ("freq_timeline", "min_hz", "max_hz")},
             }
             out.append(
                 {
-                    "trace": name.split(".")[0],
+                    "trace": pixel.stem(name),
                     "boost": v["name"],
                     "ios": v["io"]["ios"],
                     "lat_avg_us": round(lat["mean_us"], 3),

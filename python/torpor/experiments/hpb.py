@@ -35,6 +35,7 @@ import tomli_w
 
 from torpor import native
 from torpor.experiments import claims as claims_lib
+from torpor.experiments import pixel
 
 SEED = "003"
 DEVICE = "ufs21-64gb-class"
@@ -211,11 +212,6 @@ def _seconds(text: str) -> float:
     return float(text.removesuffix("s"))
 
 
-#: The Pixel 6a app traces (acsl-technion/MobileBlockIOTraces; no licence, so never shipped:
-#: `--traces DIR` points at a copy), captured with HPB off: replayed here with it on, the what-if.
-PIXEL_TRACES = ("pubg_exec.csv.gz", "genshin_impact_exec.csv.gz", "telegram_precond.csv.gz")
-
-
 def pixel_scenario(trace: Path) -> dict[str, Any]:
     """One Pixel 6a trace at its own timestamps on the UFS 2.1 preset, HPB off and on."""
     return {
@@ -232,17 +228,12 @@ def pixel_scenario(trace: Path) -> dict[str, Any]:
 
 def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], str | None]:
     """Per trace, HPB off and on: read latency and HPB's counters; or why they were not run."""
-    if traces is None:
-        return [], (
-            "not run: the Pixel 6a app traces (acsl-technion/MobileBlockIOTraces) carry no "
-            "licence, so torpor does not ship them; pass `--traces DIR` with a copy"
-        )
-    missing = [t for t in PIXEL_TRACES if not (traces / t).is_file()]
-    if missing:
-        return [], f"not run: {traces} lacks {', '.join(missing)}"
+    note = pixel.why_not_run(traces)
+    if traces is None or note:
+        return [], note
     out = []
-    for name in PIXEL_TRACES:
-        stem = name.split(".")[0]
+    for name in pixel.TRACES:
+        stem = pixel.stem(name)
         path = _write(work, f"pixel-{stem}.toml", pixel_scenario((traces / name).resolve()))
         report = native.run_scenario_file(str(path))
         for v in report["variants"]:

@@ -702,7 +702,7 @@ impl BlockDevice for UfsDevice {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sim::EventQueue;
 
@@ -721,7 +721,7 @@ mod tests {
     /// Gear 700 us + clock 300 us: a scale between the two levels stalls 1 ms.
     const STALL: Nanos = Nanos::from_us(1000);
 
-    fn config(scaling: Option<ScalingParams>, boost: Option<BoostConfig>) -> UfsConfig {
+    pub(crate) fn config(scaling: Option<ScalingParams>, boost: Option<BoostConfig>) -> UfsConfig {
         UfsConfig {
             service: UfsServiceModel {
                 lanes: 2,

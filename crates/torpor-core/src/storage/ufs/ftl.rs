@@ -757,7 +757,7 @@ impl DcmRecommender {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sim::Pcg32;
     use crate::storage::ufs::service::{link_bytes_per_s, HOST_CYCLES_PER_COMMAND};
@@ -767,7 +767,7 @@ mod tests {
     /// A made-up device worked by hand: 2 channels x 2 dies (4 units; channel = unit mod 2),
     /// tR 50 us, 400 MB/s (4096 B in 10.24 us), 20 us of controller, 2 map pages of 1024
     /// entries (4 KiB each), 4 LPNs a NAND page.
-    fn hand() -> FtlConfig {
+    pub(crate) fn hand() -> FtlConfig {
         FtlConfig {
             map_cache_bytes: 2 * 4096,
             map_page_entries: 1024,

@@ -3,44 +3,21 @@
 //! and randomized interleavings checking that no HPB READ the device serves carries a stale
 //! entry.
 
+use super::device::tests::config as device_config;
 use super::device::{FtlSetup, UfsConfig, UfsDevice, UfsEvent, UfsStats};
-use super::ftl::{FtlConfig, NandGeometry};
+use super::ftl::tests::hand as hand_ftl;
 use super::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use super::hpb_exchange::HpbSetup;
-use super::power::{IdleTimers, UfsPower};
-use super::service::{HostLevel, ScaleCosts, UfsServiceModel};
+use super::power::IdleTimers;
 use crate::sim::{Ctx, EventQueue, Pcg32};
 use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket};
 use crate::time::Nanos;
-
-const MAX: HostLevel = HostLevel {
-    freq_hz: 300_000_000,
-    gear: 4,
-};
 
 /// Host stage at 300 MHz: 1000 cycles = 3333 ns; 4096 B over 2 x HS-G4 at eta 0.91
 /// (2,122,265,600 B/s): 1930 ns; 8192 B: 3860 ns.
 const HOST: u64 = 3333;
 const LINK_4K: u64 = 1930;
 const LINK_8K: u64 = 3860;
-
-/// The FTL of ftl.rs's hand tests: 2 channels x 2 dies, tR 50 us, 4096 B in 10.24 us, 20 us
-/// of controller, 2 map pages of 1024 entries cached, 4 LPNs a NAND page.
-fn ftl() -> FtlConfig {
-    FtlConfig {
-        map_cache_bytes: 2 * 4096,
-        map_page_entries: 1024,
-        lpns_per_nand_page: 4,
-        controller_ns: 20_000,
-        nand: NandGeometry {
-            channels: 2,
-            dies_per_channel: 2,
-            planes_per_die: 1,
-            read_ns: 50_000,
-            channel_bytes_per_s: 400_000_000,
-        },
-    }
-}
 
 /// 4 MiB sub-regions (code 13, 1024 entries), 8 MiB regions (code 14), a 32 MiB LU (4
 /// regions), two active regions, HPB 1.0 (one block a command).
@@ -60,49 +37,26 @@ fn geometry(control: u8) -> Geometry {
     .unwrap()
 }
 
+/// device.rs's hand-worked device at its max level only (3333 ns host stage, 1930 ns a 4 KiB
+/// transfer), no auto-hibern8, with ftl.rs's hand FTL (2 channels x 2 dies, tR 50 us, 4096 B
+/// in 10.24 us, 20 us of controller, 2 map pages of 1024 entries cached, 4 LPNs a NAND page)
+/// and HPB on `geo`.
 fn config(geo: Geometry, params: HcmParams, issued_writes: IssuedWrites) -> UfsConfig {
-    UfsConfig {
-        service: UfsServiceModel {
-            lanes: 2,
-            slots: 12,
-            host_cycles: 1000,
-            read_4k_ns: 120_000,
-            write_4k_ns: 240_000,
-            read_stream_bytes_per_s: 171_922_900,
-            write_stream_bytes_per_s: 85_961_500,
-        },
-        min: MAX,
-        max: MAX,
-        power: UfsPower {
-            device_active_mw: 1000.0,
-            device_idle_mw: 30.0,
-            device_hibern8_mw: 3.0,
-            host_min_mw: 40.0,
-            host_max_mw: 40.0,
-            hibern8_exit: Nanos::from_us(500),
-        },
-        idle: IdleTimers {
-            clk_gating_delay: Nanos::from_ms(5000),
-            auto_hibern8: None,
-        },
-        costs: ScaleCosts {
-            gear_switch: Nanos::ZERO,
-            clock_switch: Nanos::ZERO,
-        },
-        scaling: None,
-        boost: None,
-        hz: 250,
-        user_min_freq_hz: None,
-        user_max_freq_hz: None,
-        ftl: Some(FtlSetup {
-            config: ftl(),
-            hpb: Some(HpbSetup {
-                geometry: geo,
-                params,
-                issued_writes,
-            }),
+    let mut cfg = device_config(None, None);
+    cfg.min = cfg.max;
+    cfg.idle = IdleTimers {
+        clk_gating_delay: Nanos::from_ms(5000),
+        auto_hibern8: None,
+    };
+    cfg.ftl = Some(FtlSetup {
+        config: hand_ftl(),
+        hpb: Some(HpbSetup {
+            geometry: geo,
+            params,
+            issued_writes,
         }),
-    }
+    });
+    cfg
 }
 
 fn io(op: IoOp, lpn: u64) -> IoRequest {
