@@ -473,3 +473,79 @@ fn transition_power_is_a_share_of_the_way_from_idle_to_max_power() {
         assert_mj(stats.energy_mj, 180.0 + mj + 22.4025);
     }
 }
+
+// A latency-tolerance write mid-run (storage::nvme::tolerance): the driver rebuilds the table
+// with the new limit and the drive adopts it at the write (device.rs step 7).
+
+#[test]
+fn a_lowered_latency_tolerance_sends_a_table_without_ps3_and_auto_restores_v514() {
+    use torpor_core::storage::nvme::apst::{ApstConfig, ApstParams};
+    use torpor_core::storage::nvme::tolerance::{device_schedule, table_changes};
+
+    // v5.14 with its default limit (100 ms): PS3 at 100 ms, PS4 at 2000 ms (sn530_v514).
+    // Writes: 10000 us at 300 ms (PS3's EXLAT 11 ms and PS4's 39 ms exceed it: APST stays
+    // enabled with no target, as the kernel's "no non-operational states" case); the same
+    // value again at 400 ms (no change, no command); `auto` at 1500 ms (the user request is
+    // dropped: no limit, and v5.14's own tolerances give back PS3 at 100 ms and PS4 at 2 s).
+    let writes = [(ms(300.0), 10_000), (ms(400.0), 10_000), (ms(1500.0), -1)];
+    let changes = table_changes(&sn530(), &ApstParams::default(), &writes).unwrap();
+    let empty = ApstTable {
+        apste: true,
+        entries: [0; APST_ENTRIES],
+    };
+    let got: Vec<_> = changes
+        .iter()
+        .map(|c| {
+            (
+                c.at_ns,
+                c.tolerance_us,
+                c.ps_max_latency_us,
+                c.config.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (ms(300.0).0, 10_000, 10_000, ApstConfig::Sent(empty)),
+            (ms(1500.0).0, -1, u64::MAX, ApstConfig::Sent(sn530_v514())),
+        ]
+    );
+    let mut d =
+        sn530_device(Some(&sn530_v514()), 1).with_scheduled_tables(device_schedule(&changes));
+    // In PS3 since 103.9 ms; the table at 300 ms does not wake it, so a read at 500 ms pays
+    // PS3's 11 ms exit: 511.06 ms.
+    assert_eq!(d.accept(ms(500.0), &READ_4K), ms(511.06));
+    // Back in PS0 with no target: a read at 1000 ms finds it operational (v5.14 would have
+    // had it in PS3 since 614.96 ms and cost 11 ms).
+    assert_eq!(d.accept(ms(1000.0), &READ_4K), ms(1000.06));
+    // `auto` at 1500 ms: v5.14 again, PS0's timer from 1500 ms: PS3 entry 1600 -> 1603.9 ms; a
+    // read at 1700 ms waits 11 ms.
+    assert_eq!(d.accept(ms(1700.0), &READ_4K), ms(1711.06));
+    let stats = d.finish(ms(1800.0));
+    assert_eq!(
+        (stats.transitions, stats.wakeups, stats.table_changes),
+        (2, 2, 2)
+    );
+}
+
+#[test]
+fn a_tolerance_of_zero_disables_apst_and_a_negative_write_is_refused() {
+    use torpor_core::storage::nvme::apst::{ApstConfig, ApstParams};
+    use torpor_core::storage::nvme::tolerance::table_changes;
+
+    // 0 us: the builder sends APSTE = 0 with an all-zero table (apst.rs step 2).
+    let changes = table_changes(&sn530(), &ApstParams::default(), &[(ms(10.0), 0)]).unwrap();
+    assert_eq!(changes.len(), 1);
+    match &changes[0].config {
+        ApstConfig::Sent(t) => assert!(!t.apste && t.entries.iter().all(|&e| e == 0)),
+        other => panic!("expected a sent table, got {other:?}"),
+    }
+    // The sysfs store refuses negatives other than `auto`'s -1; the error names the write.
+    let bad = table_changes(
+        &sn530(),
+        &ApstParams::default(),
+        &[(ms(1.0), 5), (ms(2.0), -7)],
+    );
+    assert_eq!(bad.unwrap_err().0, 1);
+}

@@ -89,7 +89,7 @@
 //! - it belongs to a state the drive does not report (the spec wants those entries zero).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use serde::Serialize;
 
@@ -246,6 +246,9 @@ pub struct NvmeDevice {
     counters: Counters,
     ignored_entries: u32,
     table_changes: u32,
+    /// Tables the host sends later, in time order (step 7), applied when the drive's clock
+    /// reaches them.
+    scheduled_tables: VecDeque<(Nanos, Option<ApstTable>)>,
 }
 
 impl NvmeDevice {
@@ -289,6 +292,30 @@ impl NvmeDevice {
             counters: Counters::default(),
             ignored_entries,
             table_changes: 0,
+            scheduled_tables: VecDeque::new(),
+        }
+    }
+
+    /// The tables the host will send, each at its time (in non-decreasing order; as
+    /// `nvme_set_latency_tolerance` does when a latency-tolerance request changes,
+    /// `storage::nvme::tolerance`). Each is adopted as [`NvmeDevice::set_table`] adopts one,
+    /// when the first submission at or after its time, or the run's end, reaches it: a table
+    /// and an IO at the same instant, the table first.
+    pub fn with_scheduled_tables(mut self, tables: Vec<(Nanos, Option<ApstTable>)>) -> NvmeDevice {
+        debug_assert!(tables.windows(2).all(|w| w[0].0 <= w[1].0));
+        self.scheduled_tables = tables.into();
+        self
+    }
+
+    /// Adopts every scheduled table due by `now`.
+    fn adopt_due_tables(&mut self, now: Nanos) {
+        while self
+            .scheduled_tables
+            .front()
+            .is_some_and(|(at, _)| *at <= now)
+        {
+            let (at, table) = self.scheduled_tables.pop_front().expect("checked");
+            self.set_table(at, table.as_ref());
         }
     }
 
@@ -303,6 +330,7 @@ impl NvmeDevice {
     /// metered up to `end` only. An `end` before the last submission is taken as that
     /// submission's time. The drive stays usable for submissions at or after `end`.
     pub fn finish(&mut self, end: Nanos) -> NvmeStats {
+        self.adopt_due_tables(end);
         let end = end.max(self.last_now);
         self.catch_up(end);
         match self.busy {
@@ -564,6 +592,9 @@ impl TimedDevice for NvmeDevice {
     /// its completion time.
     #[inline]
     fn accept(&mut self, now: Nanos, req: &IoRequest) -> Nanos {
+        if !self.scheduled_tables.is_empty() {
+            self.adopt_due_tables(now);
+        }
         let now = now.max(self.last_now);
         self.last_now = now;
         let ready = self.ready_for_io(now);

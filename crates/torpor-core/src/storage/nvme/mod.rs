@@ -7,3 +7,4 @@ pub mod device;
 pub mod idle_schedule;
 pub mod psd;
 pub mod service;
+pub mod tolerance;
