@@ -122,6 +122,7 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
         } = self;
         device.start(&mut Ctx::new(&mut queue, Event::Device));
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
+        let open_ended = until == Nanos::MAX;
         let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
             let w = match event {
                 Event::Issuer(due) => issuer.on_due(due),
@@ -146,6 +147,11 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
                 issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))?
             {
                 device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req);
+            }
+            // A run without a deadline ends with its workloads: a device's own timers (a
+            // periodic driver work) would otherwise keep it going for ever.
+            if open_ended && issuer.all_finished() {
+                queue.clear();
             }
             Ok(())
         })?;

@@ -54,6 +54,12 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// Drops every pending event (the run has nothing left to do; components' own timers
+    /// would otherwise keep an open-ended run going for ever).
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
     /// Creates a queue whose heap can hold `n` events without reallocating.
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {

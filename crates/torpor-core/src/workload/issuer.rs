@@ -130,6 +130,11 @@ impl<'a> IoIssuer<'a> {
         Ok(IoIssuer { runners })
     }
 
+    /// Every workload has stopped issuing and seen its last IO complete.
+    pub fn all_finished(&self) -> bool {
+        self.runners.iter().all(|r| r.out.finished.is_some())
+    }
+
     /// Events the run needs room for at once: one completion per slot and one due event per
     /// workload. A huge `iodepth` from a user file must not become a huge allocation, so each
     /// workload counts at most 4096 slots (the queue grows beyond that as needed).

@@ -267,3 +267,26 @@ fn requests_past_the_lu_are_served_without_hpb_and_counted() {
     // Only the read inside was seen by the driver: one eligible read, a miss.
     assert_eq!((hpb.stats.hit_cnt, hpb.stats.miss_cnt), (0, 1));
 }
+
+#[test]
+fn an_open_ended_run_ends_with_its_workloads_despite_the_hcm_poll() {
+    // Host control mode re-arms its read-timeout poll for ever (as the driver does); a run
+    // without a deadline still ends at the last completion, not when time runs out.
+    use crate::workload::{FioJob, RwMode, Workload};
+    let mut dev = UfsDevice::new(config(
+        geometry(0),
+        HcmParams::default(),
+        IssuedWrites::Kept,
+    ))
+    .unwrap();
+    let mut job = FioJob::new("r", RwMode::RandRead);
+    job.size = 32 << 20;
+    job.number_ios = Some(100);
+    let mut loads = vec![Workload::Job(job)];
+    let io = crate::world::run_io(&mut dev, &mut loads, Nanos::MAX, 1).unwrap();
+    assert_eq!(io.ios, 100);
+    assert_eq!(io.per_workload[0].finished, Some(io.end));
+    // 100 QD1 reads take at least 100 x 85.5 us (each an HPB READ at best) and far less than
+    // the first poll at 200 ms with room to spare for misses: the run stopped with them.
+    assert!(io.end >= Nanos(100 * 85_503) && io.end < Nanos::from_ms(200));
+}
