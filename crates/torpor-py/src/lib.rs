@@ -78,7 +78,7 @@ fn ufs_presets() -> PyResult<String> {
             let at = |level| {
                 serde_json::json!({
                     "level": level,
-                    "qd1_read_4k_us": p.service.qd1_latency(IoOp::Read, 4096, level).0 as f64 / 1e3,
+                    "qd1_read_4k_us": p.qd1_read_4k(level).0 as f64 / 1e3,
                     "seq_read_mb_s": p.service.saturated_rate(IoOp::Read, SEQ_REFERENCE_BYTES, level)
                         * SEQ_REFERENCE_BYTES as f64 / 1e6,
                 })

@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::{self, InputError};
+use crate::storage::io::IoOp;
 use crate::storage::ufs::device::UfsConfig;
 use crate::storage::ufs::ftl::{Ftl, FtlConfig, NandGeometry};
 use crate::storage::ufs::hpb::{ControlMode, Geometry, HpbDescriptors};
@@ -245,6 +246,17 @@ impl UfsPreset {
     /// The HPB descriptors at the central values; `None` when the preset has no `[hpb]`.
     pub fn hpb_descriptors(&self) -> Option<HpbDescriptors> {
         self.hpb.as_ref().map(HpbFigures::descriptors)
+    }
+
+    /// A 4 KiB read alone on the device at `level`: the calibrated slots' time, or with an FTL
+    /// its host stage, controller, one NAND read and the link, the map entry cached.
+    pub fn qd1_read_4k(&self, level: HostLevel) -> Nanos {
+        let Some(config) = self.ftl_config() else {
+            return self.service.qd1_latency(IoOp::Read, 4096, level);
+        };
+        let mut ftl = Ftl::new(config).expect("checked when the preset was read");
+        let device = ftl.read(Nanos::ZERO, 0, 1, true).done;
+        self.service.host_time(level.freq_hz) + device + self.service.link_time(4096, level.gear)
     }
 
     /// The host's idle timers at the central values (an auto-hibern8 of 0 is disabled).
@@ -1116,6 +1128,22 @@ mod tests {
             let p = preset(id);
             assert_eq!((p.ftl_config(), p.hpb_descriptors()), (None, None), "{id}");
         }
+    }
+
+    #[test]
+    fn the_qd1_read_uses_the_ftl_where_the_preset_has_one() {
+        // ufs21-64gb-class: host 1000 cycles at 200 MHz = 5 us, controller 90 us, tR 58 us,
+        // 4 KiB over a 400 MB/s channel 10.24 us, 4096 B over 2 x HS-G3 (1,061,132,800 B/s)
+        // 3.86 us: 167.10 us. At the min level: 20 us at 50 MHz, HS-G1 15.44 us: 193.68 us.
+        let p = preset("ufs21-64gb-class");
+        assert_eq!(p.qd1_read_4k(p.max_level), Nanos(167_100));
+        assert_eq!(p.qd1_read_4k(p.min_level), Nanos(20_000 + 158_240 + 15_440));
+        // Without an FTL: the slots' own QD1 latency.
+        let q = preset("samsung-ufs40-class");
+        assert_eq!(
+            q.qd1_read_4k(q.max_level),
+            q.service.qd1_latency(IoOp::Read, 4096, q.max_level)
+        );
     }
 
     #[test]
