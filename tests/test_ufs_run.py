@@ -526,3 +526,25 @@ def test_the_api_summary_has_hpbs_hit_ratio():
     ufs = ufs[ufs.component == "ufs"]
     assert pd.isna(ufs.loc["off", "hpb_hit_ratio"])
     assert 1 - 64 * 16 / 65536 <= ufs.loc["on", "hpb_hit_ratio"] <= 1 - 64 / 65536
+
+
+def test_an_iolog_replays_with_hpb(tmp_path):
+    # fio iolog v3 (times in ms): four one-block reads and a 16 KiB read, with a write in
+    # between. HPB 1.0 counts exactly the one-block reads, as a hit or a miss; the 16 KiB read
+    # and the write are never HPB READs. The first read of sub-region 0 cannot be a hit (no
+    # map is loaded yet).
+    (tmp_path / "t.iolog").write_text(
+        "fio version 3 iolog\n0 /dev/sda add\n0 /dev/sda open\n"
+        "0 /dev/sda read 0 4096\n10 /dev/sda read 4096 4096\n20 /dev/sda write 0 4096\n"
+        "30 /dev/sda read 0 4096\n40 /dev/sda read 8192 4096\n50 /dev/sda read 16384 16384\n"
+        "60 /dev/sda close\n"
+    )
+    (tmp_path / "s.toml").write_text(
+        '[platform.ufs]\npreset = "ufs21-64gb-class"\n[policy.devfreq]\nenabled = false\n'
+        '[policy.hpb]\n[workload.replay]\nfile = "t.iolog"\n'
+    )
+    v = only_variant(torpor.run(str(tmp_path / "s.toml")).report)
+    hpb = v["ufs"]["hpb"]["stats"]
+    assert hpb["hit_cnt"] + hpb["miss_cnt"] == 4
+    assert hpb["miss_cnt"] >= 1
+    assert v["io"]["ios"] == 6
