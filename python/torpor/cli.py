@@ -162,8 +162,8 @@ def devices(as_json: bool) -> None:
     console.print(ufs_table(ufs))
     console.print(
         "UFS: levels = the host's first clock and link gear at min / max. QD1 us and seq MB/s: "
-        "the calibrated model's 4 KiB read latency (with an FTL: its map entry cached) and "
-        "512 KiB read bandwidth at min / max. "
+        "the model's 4 KiB read latency (through the FTL where the preset has one, its map "
+        "entry cached) and the calibrated 512 KiB read bandwidth at min / max. "
         "--json shows every figure with its source or estimate range."
     )
 
