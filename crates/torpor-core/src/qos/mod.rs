@@ -12,6 +12,7 @@
 //! 2. Recompute the aggregate over the remaining requests (the default when none is left).
 //! 3. Report whether it differs from the previous one.
 
+pub mod cpu_latency;
 pub mod freq;
 
 /// How requests combine.
@@ -50,6 +51,14 @@ impl Constraints {
     /// The effective constraint.
     pub fn value(&self) -> i64 {
         self.value
+    }
+
+    /// `holder`'s request, if it holds one.
+    pub fn request(&self, holder: Holder) -> Option<i64> {
+        self.requests
+            .iter()
+            .find(|(h, _)| *h == holder)
+            .map(|&(_, v)| v)
     }
 
     /// Adds or updates `holder`'s request; true when the aggregate changed.
