@@ -674,7 +674,7 @@ impl Input<'_> {
             governor,
             hz: p.hz,
             tasks,
-            latency_req_ns: vec![],
+            qos: vec![],
             seed: s.run.seed,
         };
         let until = s.run.duration.unwrap_or(DEFAULT_DURATION);

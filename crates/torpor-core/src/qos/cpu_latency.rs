@@ -30,6 +30,7 @@
 //!    that is min(S32_MAX, 2e9) = 2e9 us = 2e12 ns.
 
 use super::{Aggregate, Constraints, Holder};
+use crate::time::Nanos;
 
 /// `PM_QOS_DEFAULT_VALUE`: a request asked at this value stands at the list's default.
 pub const PM_QOS_DEFAULT_VALUE: i32 = -1;
@@ -47,6 +48,34 @@ pub const SYSFS_HOLDER: Holder = Holder::MAX;
 /// `kstrtos32_from_user` copies at most this many bytes (its buffer: sign, 32 binary digits,
 /// newline, terminator, less the terminator).
 const KSTRTO_S32_FROM_USER_MAX: usize = 34;
+
+/// Which list a request goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QosTarget {
+    /// The global list, through the holder's own open `/dev/cpu_dma_latency`.
+    CpuDmaLatency,
+    /// CPU `cpu`'s resume-latency list (its sysfs file when the holder is [`SYSFS_HOLDER`]).
+    ResumeLatency { cpu: u32 },
+}
+
+/// What a holder does to its request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QosOp {
+    /// Make or change the request (us, as the kernel stores it: after the file's parsing).
+    /// On `/dev/cpu_dma_latency` a holder without an open file opens it first.
+    Set(i32),
+    /// Drop the request (close the file).
+    Remove,
+}
+
+/// At `at`, `holder` does `op` on `target`: one step of a run's PM QoS requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QosAction {
+    pub at: Nanos,
+    pub holder: Holder,
+    pub target: QosTarget,
+    pub op: QosOp,
+}
 
 /// The global CPU latency list and every CPU's resume-latency list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,6 +228,27 @@ impl CpuLatencyQos {
     pub fn store_resume_latency(&mut self, cpu: u32, text: &str) -> Result<bool, String> {
         let value = parse_resume_latency_store(text)?;
         Ok(self.set_resume_request(cpu, SYSFS_HOLDER, value))
+    }
+
+    /// Applies `action`; true when the global limit changed (the kernel then kicks every idle
+    /// CPU). A change of one CPU's resume latency kicks nothing.
+    pub fn apply(&mut self, action: &QosAction) -> bool {
+        match (action.target, action.op) {
+            (QosTarget::CpuDmaLatency, QosOp::Set(v)) => {
+                let opened = self.request_us(action.holder).is_none()
+                    && self.open_dma_latency(action.holder);
+                self.update_request(action.holder, v) || opened
+            }
+            (QosTarget::CpuDmaLatency, QosOp::Remove) => self.close_dma_latency(action.holder),
+            (QosTarget::ResumeLatency { cpu }, QosOp::Set(v)) => {
+                self.set_resume_request(cpu, action.holder, v);
+                false
+            }
+            (QosTarget::ResumeLatency { cpu }, QosOp::Remove) => {
+                self.remove_resume_request(cpu, action.holder);
+                false
+            }
+        }
     }
 
     /// `cpuidle_governor_latency_req(cpu)`, ns.

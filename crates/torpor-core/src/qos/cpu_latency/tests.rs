@@ -210,3 +210,25 @@ fn the_governor_reads_the_smaller_of_both_in_ns() {
         crate::cpuidle::NO_LATENCY_CONSTRAINT_NS
     );
 }
+
+#[test]
+fn an_action_opens_the_file_when_needed_and_reports_only_global_changes() {
+    let mut q = CpuLatencyQos::new(&[0]);
+    let act = |holder, target, op| QosAction {
+        at: Nanos::ZERO,
+        holder,
+        target,
+        op,
+    };
+    let dma = QosTarget::CpuDmaLatency;
+    let cpu0 = QosTarget::ResumeLatency { cpu: 0 };
+    // Holder 1 has no open file: the action opens it (at 2e9) and writes 30.
+    assert!(q.apply(&act(1, dma, QosOp::Set(30))));
+    assert_eq!(q.request_us(1), Some(30));
+    // A CPU's resume latency moves that CPU's value, never the global limit.
+    assert!(!q.apply(&act(SYSFS_HOLDER, cpu0, QosOp::Set(10))));
+    assert_eq!(q.governor_latency_req_ns(0), 10_000);
+    assert!(q.apply(&act(1, dma, QosOp::Remove)));
+    assert_eq!(q.limit_us(), CPU_LATENCY_DEFAULT_US);
+    assert!(!q.apply(&act(1, dma, QosOp::Remove))); // closed already
+}
