@@ -640,6 +640,33 @@ impl Input<'_> {
         }
     }
 
+    /// The variant's PM QoS requests, each CPU they name checked against the platform.
+    pub(crate) fn cpu_qos(
+        &self,
+        platform: &CpuPlatform,
+        label: &str,
+    ) -> Result<Vec<crate::scenario::qos::NamedAction>, InputError> {
+        let s = self.scenario();
+        let named = crate::scenario::qos::resolve(&s.qos, &s.workload.tasks)
+            .map_err(|(path, m)| self.at(&path, m))?;
+        // Task-held requests come first, one per task that has one; the rest are the file's.
+        let held = named.len() - s.qos.requests.len();
+        for (i, n) in named.iter().enumerate().skip(held) {
+            if let crate::qos::cpu_latency::QosTarget::ResumeLatency { cpu } = n.action.target {
+                if platform.cluster_of(cpu).is_none() {
+                    return Err(self.at(
+                        &format!("qos.request[{}].target", i - held),
+                        format!(
+                            "[[qos.request]] `target`: {label} has no CPU {cpu} (it has {:?})",
+                            platform.cpus()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(named)
+    }
+
     /// A variant on CPUs: the tasks, the governor, the cpuidle core, on the engine.
     fn run_cpu(
         &self,
@@ -669,12 +696,13 @@ impl Input<'_> {
         }
         let governor =
             GovernorName::parse(&s.policy.cpuidle.governor).expect("validated with the scenario");
+        let qos = self.cpu_qos(&platform, &label)?;
         let spec = CpuRunSpec {
             platform,
             governor,
             hz: p.hz,
             tasks,
-            latency_req_ns: vec![],
+            qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
         };
         let until = s.run.duration.unwrap_or(DEFAULT_DURATION);

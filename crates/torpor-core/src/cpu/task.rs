@@ -146,6 +146,9 @@ pub struct TaskFile {
     pub run_max: Option<String>,
     /// The name of the task this one wakes at the end of each burst.
     pub wakes: Option<String>,
+    /// us written (a 4-byte s32) to `/dev/cpu_dma_latency`, held open for the whole run (a
+    /// PM QoS request: `scenario::qos`).
+    pub cpu_dma_latency_us: Option<i64>,
 }
 
 /// A problem with one task: its index, the key at fault, what was expected.

@@ -12,6 +12,7 @@
 //! 2. Recompute the aggregate over the remaining requests (the default when none is left).
 //! 3. Report whether it differs from the previous one.
 
+pub mod cpu_latency;
 pub mod freq;
 pub mod latency_tolerance;
 

@@ -10,6 +10,7 @@
 
 mod hpb;
 mod layers;
+pub mod qos;
 
 use std::collections::BTreeMap;
 
@@ -43,6 +44,9 @@ pub struct Scenario {
     #[serde(default)]
     pub policy: Policy,
     pub workload: WorkloadSpec,
+    /// PM QoS requests over time (CPU platforms).
+    #[serde(default)]
+    pub qos: qos::QosSpec,
     #[serde(default)]
     pub run: RunSpec,
 }
@@ -418,7 +422,7 @@ pub const MAX_VARIANTS: usize = 4096;
 pub const MAX_JOBS: usize = 256;
 
 /// The keys a `[[variant]]` may hold.
-const VARIANT_KEYS: [&str; 5] = ["name", "platform", "policy", "workload", "run"];
+const VARIANT_KEYS: [&str; 6] = ["name", "platform", "policy", "workload", "qos", "run"];
 
 impl ScenarioFile {
     /// Parses scenario `text`; `label` names it in errors.
@@ -697,13 +701,14 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// The platform each policy table (and `[run] timeline`) acts on. A table given for another
 /// platform would be read and ignored, silently: refused instead.
-const POLICY_PLATFORMS: [(&str, &str); 6] = [
+const POLICY_PLATFORMS: [(&str, &str); 7] = [
     ("policy.apst", "nvme"),
     ("policy.cpuidle", "cpu"),
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
     ("policy.hpb", "ufs"),
     ("run.timeline", "nvme"),
+    ("qos.request", "cpu"),
 ];
 
 /// Refuses a policy table (or key) that the scenario's platform does not use.
@@ -725,6 +730,8 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
         if get(path).is_some() && here != wants {
             let what = if path.starts_with("policy.") {
                 format!("[{path}]")
+            } else if path == "qos.request" {
+                format!("[[{path}]]")
             } else {
                 format!("`{path}`")
             };
@@ -878,6 +885,7 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
             ),
         )
     })?;
+    qos::resolve(&s.qos, &w.tasks)?;
     Ok(())
 }
 

@@ -318,7 +318,7 @@ fn every_example_in_the_reference_parses() {
         }
         examples += 1;
     }
-    assert_eq!(examples, 6);
+    assert_eq!(examples, 7);
 }
 
 /// Every example scenario shipped in the repository parses under the current schema (sweep
@@ -653,4 +653,128 @@ fn bad_iozone_shapes_are_refused_at_their_line() {
             .starts_with("[workload.iozone]: iozone reads a storage device"),
         "{e}"
     );
+}
+
+const QOS: &str = r#"
+[platform.cpu]
+preset = "qcom-msm8916"
+
+[[workload.task]]
+name = "cyclictest"
+cpu = 0
+period = "10ms"
+run = "5us"
+cpu_dma_latency_us = 10000
+
+[[qos.request]]
+at = "2s"
+holder = "tuned"
+target = "/dev/cpu_dma_latency"
+value = "a"
+
+[[qos.request]]
+at = "3s"
+holder = "me"
+target = "cpu1/power/pm_qos_resume_latency_us"
+value = "n/a"
+
+[[qos.request]]
+at = "4s"
+holder = "cyclictest"
+target = "cpu_dma_latency"
+action = "remove"
+"#;
+
+#[test]
+fn qos_requests_resolve_to_timed_actions_with_their_holders() {
+    use crate::qos::cpu_latency::{QosOp, QosTarget, SYSFS_HOLDER};
+    let f = ScenarioFile::parse("s.toml", QOS).unwrap();
+    let s = &f.variants()[0].scenario;
+    let got = qos::resolve(&s.qos, &s.workload.tasks).unwrap();
+    let brief: Vec<_> = got
+        .iter()
+        .map(|n| (n.action.at, n.action.holder, n.action.target, n.action.op))
+        .collect();
+    assert_eq!(
+        brief,
+        vec![
+            // cyclictest holds the file from 0 with 10 000 us (4 bytes).
+            (Nanos::ZERO, 0, QosTarget::CpuDmaLatency, QosOp::Set(10_000)),
+            // "a" is hex: 10 us.
+            (
+                Nanos::from_secs(2),
+                1,
+                QosTarget::CpuDmaLatency,
+                QosOp::Set(10)
+            ),
+            // n/a: no latency allowed; the file's one request.
+            (
+                Nanos::from_secs(3),
+                SYSFS_HOLDER,
+                QosTarget::ResumeLatency { cpu: 1 },
+                QosOp::Set(0)
+            ),
+            // The same name is the same file handle: cyclictest's closes.
+            (
+                Nanos::from_secs(4),
+                0,
+                QosTarget::CpuDmaLatency,
+                QosOp::Remove
+            ),
+        ]
+    );
+}
+
+#[test]
+fn bad_qos_requests_are_refused_at_their_line() {
+    let cases = [
+        // (replace, with, the line counted in QOS, in the message)
+        (
+            "value = \"n/a\"",
+            "value = \"-5\"",
+            22,
+            "refuses a negative value",
+        ),
+        ("value = \"n/a\"", "value = 1.5", 22, "got a float"),
+        ("value = \"a\"", "value = \"zz\"", 16, "a hex"),
+        ("value = \"a\"", "value = -7", 16, "ignores other negative"),
+        (
+            "target = \"cpu_dma_latency\"\naction = \"remove\"",
+            "target = \"cpu1/power/pm_qos_resume_latency_us\"\naction = \"remove\"",
+            28,
+            "until it is written again",
+        ),
+        (
+            "action = \"remove\"",
+            "action = \"drop\"",
+            28,
+            "or \"remove\" (close the file)",
+        ),
+        ("at = \"2s\"", "at = \"2\"", 13, "`at`"),
+        (
+            "target = \"/dev/cpu_dma_latency\"",
+            "target = \"nvme0/power/pm_qos_latency_tolerance_us\"",
+            15,
+            "NVMe controller",
+        ),
+        (
+            "target = \"/dev/cpu_dma_latency\"",
+            "target = \"cpu_dma\"",
+            15,
+            "expected",
+        ),
+        (
+            "cpu_dma_latency_us = 10000",
+            "cpu_dma_latency_us = -1",
+            10,
+            "0 to 2147483647",
+        ),
+    ];
+    for (from, to, line, says) in cases {
+        assert!(QOS.contains(from), "{from}");
+        let e = err(&QOS.replacen(from, to, 1));
+        let shown = e.to_string();
+        assert_eq!(e.line, Some(line), "{to}: {shown}");
+        assert!(shown.contains(says), "{to}: {shown}");
+    }
 }

@@ -20,6 +20,16 @@
 //!    latency, plus any wait behind other tasks); the trip ends and the tick restarts. A wake-up
 //!    with nothing to run (the tick, the poll limit) starts the next iteration of the same trip.
 //!
+//! PM QoS: the run's requests (`CpuRunSpec::qos`, timed actions on the global CPU latency list
+//! and the CPUs' resume-latency lists, `qos::cpu_latency`) are applied as engine events, those
+//! at time 0 before the first idle entry. Each idle entry reads the CPU's combined limit
+//! (`cpuidle_governor_latency_req`). When the global limit changes, every CPU in an idle state
+//! is kicked, as `wake_up_all_idle_cpus` does (an IPI, or a polling CPU's loop ends): it leaves
+//! its state (paying the exit latency), its idle trip ends (the tick restarts, as `do_idle`
+//! returns through `schedule_idle`), and it selects again under the new limit; each such
+//! wake-up is counted in `CpuStats::qos_kicks`. A CPU's resume latency changes nothing until
+//! its next idle entry, as in the kernel (no notifier wakes a CPU).
+//!
 //! Tracing: a run may be given a [`CpuTrace`] that is told, as they happen, the moments a
 //! kernel would trace (timers armed and fired, wake-ups, switches, idle entries and exits); the
 //! ftrace writer (`crate::trace::ftrace_writer`) turns them into a kernel-like trace. Without
@@ -35,6 +45,7 @@
 //! `E(0) = 0`, charged at each entry.
 
 use crate::cpuidle::{self, Device, Governor, GovernorName, Kernel, Platform};
+use crate::qos::cpu_latency::{CpuLatencyQos, QosAction};
 use crate::sim::{self, stream_id, Ctx, EventQueue, Pcg32, Shot, Stop, Timer};
 use crate::time::Nanos;
 
@@ -58,8 +69,8 @@ pub struct CpuRunSpec {
     /// Kernel HZ: the tick period is 1e9 / hz ns.
     pub hz: u32,
     pub tasks: Vec<TaskSpec>,
-    /// `cpuidle_governor_latency_req()` per CPU (ns; absent = no constraint).
-    pub latency_req_ns: Vec<(u32, i64)>,
+    /// PM QoS requests over time (any order; equal times apply in the order given).
+    pub qos: Vec<QosAction>,
     pub seed: u64,
 }
 
@@ -85,6 +96,8 @@ pub struct CpuStats {
     /// Idle iterations that kept the tick running.
     pub tick_kept: u64,
     pub iterations: u64,
+    /// Wake-ups from a state by a change of the global latency limit.
+    pub qos_kicks: u64,
 }
 
 /// One task's wake-up latencies: from the moment it became runnable to the moment it ran.
@@ -251,6 +264,8 @@ pub enum CpuEvent {
     Ready(usize, Shot),
     /// The running task's burst is over.
     BurstEnd(usize, Shot),
+    /// The next PM QoS requests are due.
+    Qos(Shot),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,6 +289,8 @@ enum Cause {
     Task,
     Tick,
     PollLimit,
+    /// `wake_up_all_idle_cpus` after a change of the global latency limit.
+    QosKick,
 }
 
 struct Task {
@@ -297,6 +314,8 @@ struct Cpu {
     dev: Device,
     kernel: Kernel,
     latency_req_ns: i64,
+    /// Kicked out of idle: the trip ends when the exit does, with nothing to run.
+    kicked: bool,
     mode: Mode,
     queue: std::collections::VecDeque<usize>,
     tick: Timer,
@@ -325,6 +344,11 @@ pub struct CpuSystem<'t> {
     /// Per cluster: its CPUs (indices) and how many sit in a cluster-level state.
     clusters: Vec<(Vec<usize>, usize)>,
     tick_ns: u64,
+    qos: CpuLatencyQos,
+    /// The run's requests by time, and the index of the next one due.
+    qos_actions: Vec<QosAction>,
+    qos_next: usize,
+    qos_timer: Timer,
     trace: Option<&'t mut dyn CpuTrace>,
 }
 
@@ -393,11 +417,6 @@ impl<'t> CpuSystem<'t> {
                 .max_by_key(|o| o.freq_khz)
                 .and_then(|o| o.power_mw.as_ref())
                 .map_or(0.0, |p| p.central());
-            let latency_req_ns = spec
-                .latency_req_ns
-                .iter()
-                .find(|(cpu, _)| *cpu == id)
-                .map_or(cpuidle::NO_LATENCY_CONSTRAINT_NS, |&(_, v)| v);
             let mut rng = Pcg32::new(spec.seed, stream_id(&format!("tick-phase/cpu{id}")));
             cpus.push(Cpu {
                 id,
@@ -418,7 +437,8 @@ impl<'t> CpuSystem<'t> {
                 governor,
                 dev,
                 kernel: Kernel::default(),
-                latency_req_ns,
+                latency_req_ns: cpuidle::NO_LATENCY_CONSTRAINT_NS,
+                kicked: false,
                 mode: Mode::Exiting { from: None },
                 queue: std::collections::VecDeque::new(),
                 tick: Timer::new(),
@@ -467,11 +487,17 @@ impl<'t> CpuSystem<'t> {
                 spec: t.clone(),
             });
         }
+        let mut qos_actions = spec.qos.clone();
+        qos_actions.sort_by_key(|a| a.at);
         Ok(CpuSystem {
             cpus,
             tasks,
             clusters,
             tick_ns,
+            qos: CpuLatencyQos::new(&order),
+            qos_actions,
+            qos_next: 0,
+            qos_timer: Timer::new(),
             trace: None,
         })
     }
@@ -495,8 +521,10 @@ impl<'t> CpuSystem<'t> {
             .expect("validated CPU")
     }
 
-    /// Starts every CPU idle and arms every task's first wake-up.
+    /// Applies the requests at time 0, starts every CPU idle and arms every task's first
+    /// wake-up.
     pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
+        self.apply_due_qos(ctx);
         for t in 0..self.tasks.len() {
             if let Wake::Periodic { phase, .. } = self.tasks[t].spec.wake {
                 self.tasks[t].next_periodic = phase;
@@ -559,6 +587,45 @@ impl<'t> CpuSystem<'t> {
                     self.end_burst(ctx, c);
                 }
             }
+            CpuEvent::Qos(shot) => {
+                if self.qos_timer.fire(shot) {
+                    self.apply_due_qos(ctx);
+                }
+            }
+        }
+    }
+
+    /// Applies every request due by now, kicks the idle CPUs if the global limit moved, and
+    /// arms the timer for the next request.
+    fn apply_due_qos<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
+        let now = ctx.now();
+        let mut global_changed = false;
+        while let Some(action) = self.qos_actions.get(self.qos_next) {
+            if action.at > now {
+                break;
+            }
+            global_changed |= self.qos.apply(action);
+            self.qos_next += 1;
+        }
+        for cpu in &mut self.cpus {
+            cpu.latency_req_ns = self.qos.governor_latency_req_ns(cpu.id);
+        }
+        if global_changed {
+            for c in 0..self.cpus.len() {
+                match self.cpus[c].mode {
+                    Mode::Idle { .. } => {
+                        self.cpus[c].stats.qos_kicks += 1;
+                        self.end_idle(ctx, c, Cause::QosKick);
+                    }
+                    // Still in the idle task, on its way out of a state: need_resched is set
+                    // and the trip ends when the exit does.
+                    Mode::Exiting { from: Some(_) } => self.cpus[c].kicked = true,
+                    Mode::Running { .. } | Mode::Exiting { from: None } => {}
+                }
+            }
+        }
+        if let Some(next) = self.qos_actions.get(self.qos_next) {
+            self.qos_timer.arm(ctx, next.at, CpuEvent::Qos);
         }
     }
 
@@ -726,6 +793,9 @@ impl<'t> CpuSystem<'t> {
         if cause == Cause::Tick {
             cpu.kernel.got_idle_tick = true;
         }
+        if cause == Cause::QosKick {
+            cpu.kicked = true;
+        }
         cpu.kernel.clock_ns = now.0 + exit;
         cpu.governor
             .reflect(&cpu.view, &mut cpu.dev, &mut cpu.kernel, state);
@@ -745,17 +815,22 @@ impl<'t> CpuSystem<'t> {
     /// again (the same trip).
     fn run_next<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
         let now = ctx.now();
-        let Some(t) = self.cpus[c].queue.pop_front() else {
+        let next = self.cpus[c].queue.pop_front();
+        let kicked = std::mem::take(&mut self.cpus[c].kicked);
+        if next.is_some() || kicked {
+            // The trip ends: the tick restarts if it was stopped.
+            let cpu = &mut self.cpus[c];
+            cpu.tick_stopped = false;
+            if cpu.tick.due().is_none() {
+                let at = next_on_grid(now.0, self.tick_ns, cpu.tick_phase);
+                cpu.tick.arm(ctx, Nanos(at), |s| CpuEvent::Tick(c, s));
+            }
+        }
+        let Some(t) = next else {
             self.idle_iteration(ctx, c);
             return;
         };
         let cpu = &mut self.cpus[c];
-        // The trip ends: the tick restarts if it was stopped.
-        cpu.tick_stopped = false;
-        if cpu.tick.due().is_none() {
-            let next = next_on_grid(now.0, self.tick_ns, cpu.tick_phase);
-            cpu.tick.arm(ctx, Nanos(next), |s| CpuEvent::Tick(c, s));
-        }
         cpu.pelt.start_running(now.0);
         cpu.run_started = now;
         let switch = Traced::Switch {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::cpu::platform::CpuPlatform;
 use crate::cpu::task::{Dist, TaskSpec};
+use crate::qos::cpu_latency::{QosOp, QosTarget, SYSFS_HOLDER};
 
 /// One CPU: WFI (1 us / 1 us, 10 mW) and a sleep state (280 us exit, 2 ms target, 1 mW);
 /// 100 mW running.
@@ -29,13 +30,23 @@ freq_khz = 1000000
 power_mw = { mw = 100.0, source = "test" }
 "#;
 
-fn spec(governor: &str, latency_req_ns: Vec<(u32, i64)>) -> CpuRunSpec {
+/// cpu0's resume latency set to `us` at time 0 through its sysfs file.
+fn cpu0_limit(us: i32) -> Vec<QosAction> {
+    vec![QosAction {
+        at: Nanos::ZERO,
+        holder: SYSFS_HOLDER,
+        target: QosTarget::ResumeLatency { cpu: 0 },
+        op: QosOp::Set(us),
+    }]
+}
+
+fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
     CpuRunSpec {
         platform: CpuPlatform::parse("one.toml", ONE_CPU).unwrap(),
         governor: GovernorName::parse(governor).unwrap(),
         hz: 250,
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
-        latency_req_ns,
+        qos,
         seed: 1,
     }
 }
@@ -65,7 +76,7 @@ fn cyclictest_under_the_oracle_by_hand() {
 #[test]
 fn a_latency_limit_keeps_the_cpu_in_wfi() {
     // A 200 us limit rules SLEEP (280 us) out: WFI every time, 1 us per wake-up, 10 mW idle.
-    let r = run(&spec("oracle", vec![(0, 200_000)]), Nanos::from_ms(995)).unwrap();
+    let r = run(&spec("oracle", cpu0_limit(200)), Nanos::from_ms(995)).unwrap();
     let t = &r.tasks[0];
     assert_eq!((t.latency_min_ns, t.latency_max_ns), (1_000, 1_000));
     let cpu = &r.cpus[0];
@@ -98,4 +109,80 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a, b);
     s.seed = 2;
     assert_ne!(run(&s, Nanos::from_ms(500)).unwrap(), a);
+}
+
+fn at_ms(ms: u64, holder: u32, target: QosTarget, op: QosOp) -> QosAction {
+    QosAction {
+        at: Nanos::from_ms(ms),
+        holder,
+        target,
+        op,
+    }
+}
+
+/// Wake-up latencies of the one task, in us, and (SLEEP entries, WFI entries, kicks).
+fn outcome(r: &CpuReport) -> ((u64, u64, u64), (u64, u64, u64)) {
+    let t = &r.tasks[0];
+    let c = &r.cpus[0];
+    (
+        (
+            t.latency_min_ns / 1000,
+            t.latency_max_ns / 1000,
+            t.latency_sum_ns / 1000,
+        ),
+        (c.states[1].entries, c.states[0].entries, c.qos_kicks),
+    )
+}
+
+#[test]
+fn a_lower_global_limit_kicks_the_sleeping_cpu_into_wfi() {
+    // Wake-ups at 10, 20, 30 ms. Until 15 ms nothing is asked: SLEEP from 0 and from 10.285 ms
+    // (the 10 ms wake-up pays SLEEP's 280 us). At 15 ms a holder of /dev/cpu_dma_latency asks
+    // 100 us: the CPU is kicked out of SLEEP (one kick), is out at 15.28 ms and re-selects:
+    // only WFI (1 us) is allowed. The 20 and 30 ms wake-ups pay 1 us each, from WFI entered at
+    // 15.28, 20.006 and 30.006 ms.
+    let dma = QosTarget::CpuDmaLatency;
+    let qos = vec![at_ms(15, 7, dma, QosOp::Set(100))];
+    let r = run(&spec("oracle", qos), Nanos::from_ms(35)).unwrap();
+    assert_eq!(outcome(&r), ((1, 280, 282), (2, 3, 1)));
+}
+
+#[test]
+fn a_higher_global_limit_kicks_too_and_the_cpu_goes_deeper() {
+    // 100 us from time 0: WFI, the 10 ms wake-up pays 1 us. At 15 ms the holder closes the file:
+    // the limit returns to 2e9 us, the kernel kicks the idle CPU all the same (out of WFI at
+    // 15.001 ms), which now has 4.999 ms to its timer and picks SLEEP (2 ms target). The 20 and
+    // 30 ms wake-ups pay 280 us.
+    let dma = QosTarget::CpuDmaLatency;
+    let qos = vec![
+        at_ms(0, 7, dma, QosOp::Set(100)),
+        at_ms(15, 7, dma, QosOp::Remove),
+    ];
+    let r = run(&spec("oracle", qos), Nanos::from_ms(35)).unwrap();
+    // SLEEP entries: 15.001, 20.285 and 30.285 ms; WFI: 0 and 10.006 ms.
+    assert_eq!(outcome(&r), ((1, 280, 561), (3, 2, 1)));
+}
+
+#[test]
+fn a_request_that_leaves_the_global_limit_alone_kicks_nothing() {
+    // Holder 7 asks 100 us at 0; holder 8 asks 500 us at 15 ms: the minimum stays 100, no kick.
+    // WFI throughout: three wake-ups at 1 us, WFI entered at 0, 10.006, 20.006, 30.006 ms.
+    let dma = QosTarget::CpuDmaLatency;
+    let qos = vec![
+        at_ms(0, 7, dma, QosOp::Set(100)),
+        at_ms(15, 8, dma, QosOp::Set(500)),
+    ];
+    let r = run(&spec("oracle", qos), Nanos::from_ms(35)).unwrap();
+    assert_eq!(outcome(&r), ((1, 1, 3), (0, 4, 0)));
+}
+
+#[test]
+fn a_cpu_resume_latency_change_waits_for_the_next_idle_entry() {
+    // cpu0's file set to 100 us at 15 ms: no notifier wakes the CPU, which stays in SLEEP until
+    // its 20 ms wake-up (280 us), then enters WFI at 20.285 ms; the 30 ms wake-up pays 1 us.
+    let file = QosTarget::ResumeLatency { cpu: 0 };
+    let qos = vec![at_ms(15, SYSFS_HOLDER, file, QosOp::Set(100))];
+    let r = run(&spec("oracle", qos), Nanos::from_ms(35)).unwrap();
+    // SLEEP entries: 0 and 10.285 ms; WFI: 20.285 and 30.006 ms.
+    assert_eq!(outcome(&r), ((1, 280, 561), (2, 2, 0)));
 }

@@ -5,6 +5,7 @@ use crate::cpu::platform::CpuPlatform;
 use crate::cpu::system::{self, CpuReport};
 use crate::cpu::task::{Dist, Source, TaskSpec, Wake};
 use crate::cpuidle::GovernorName;
+use crate::qos::cpu_latency::{QosAction, QosOp, QosTarget, SYSFS_HOLDER};
 use crate::trace::ftrace::{EventKind, FtraceReader};
 
 /// One CPU: WFI (1 us exit / 1 us target) and SLEEP (280 us / 2 ms) — cpu/system/tests.rs's.
@@ -28,13 +29,20 @@ target_residency_us = 2000
 freq_khz = 1000000
 "#;
 
-fn one_cpu(latency_req_ns: Vec<(u32, i64)>) -> CpuRunSpec {
+/// One CPU running cyclictest; `limit_us`: cpu0's resume latency from the start.
+fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
+    let qos = limit_us.map(|us| QosAction {
+        at: Nanos::ZERO,
+        holder: SYSFS_HOLDER,
+        target: QosTarget::ResumeLatency { cpu: 0 },
+        op: QosOp::Set(us),
+    });
     CpuRunSpec {
         platform: CpuPlatform::parse("one.toml", ONE_CPU).unwrap(),
         governor: GovernorName::parse("oracle").unwrap(),
         hz: 250,
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
-        latency_req_ns,
+        qos: qos.into_iter().collect(),
         seed: 1,
     }
 }
@@ -96,7 +104,7 @@ fn a_cyclictest_under_the_oracle_written_by_hand() {
              {idle} d..1.     0.{done}: cpu_idle: state=1 cpu_id=0\n"
         );
     }
-    let (got, _) = traced(&one_cpu(vec![]), Nanos::from_ms(25), Form::Raw);
+    let (got, _) = traced(&one_cpu(None), Nanos::from_ms(25), Form::Raw);
     assert_lines_eq(&got, &want);
 }
 
@@ -127,7 +135,7 @@ fn a_too_shallow_period_is_written_as_a_below_miss_after_the_wake_up() {
          {idle} d..1.     0.010006000: tick_stop: success=1 dependency=NONE\n\
          {idle} d..1.     0.010006000: cpu_idle: state=0 cpu_id=0\n"
     );
-    let (got, _) = traced(&one_cpu(vec![(0, 200_000)]), Nanos::from_ms(15), Form::Raw);
+    let (got, _) = traced(&one_cpu(Some(200)), Nanos::from_ms(15), Form::Raw);
     assert_lines_eq(&got, &want);
 }
 
@@ -237,7 +245,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
                 None,
             ),
         ],
-        latency_req_ns: vec![],
+        qos: vec![],
         seed,
     }
 }

@@ -1,0 +1,269 @@
+//! `[[qos.request]]` and a task's `cpu_dma_latency_us`: a CPU scenario's PM QoS requests over
+//! time, resolved into the engine's [`QosAction`]s.
+//!
+//! 1. A task with `cpu_dma_latency_us = V` holds `/dev/cpu_dma_latency` open for the whole run
+//!    with V written as a 4-byte s32, as cyclictest does (V = 0 unless `--latency`): one action
+//!    at time 0, its holder named after the task.
+//! 2. Each `[[qos.request]]` is one action at `at`: its `holder` (a name; the same name is the
+//!    same file handle, a task's included) writes `value` to its `target` or, with
+//!    `action = "remove"`, closes the file.
+//! 3. A value reads as the file takes it: on `cpu_dma_latency` an integer is the 4-byte s32 a
+//!    program writes and a string is the text `echo -n` writes (hex; exactly 4 characters are
+//!    read as binary, as the kernel does); on `cpuN/power/pm_qos_resume_latency_us` the sysfs
+//!    store's rules (`0` = no constraint, `"n/a"` = none allowed). A sysfs file has one request,
+//!    whoever writes it, and cannot be closed.
+//!
+//! Errors name the key's path (`qos.request[2].value`) for the caller to turn into a line.
+
+use serde::Deserialize;
+use toml::Value;
+
+use crate::cpu::task::TaskFile;
+use crate::qos::cpu_latency::{
+    parse_dma_latency_write, parse_resume_latency_store, QosAction, QosOp, QosTarget,
+    PM_QOS_DEFAULT_VALUE, SYSFS_HOLDER,
+};
+use crate::qos::Holder;
+use crate::time::{parse_duration, Nanos};
+
+/// `[qos]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosSpec {
+    #[serde(default, rename = "request")]
+    pub requests: Vec<QosRequestFile>,
+}
+
+/// One `[[qos.request]]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosRequestFile {
+    pub at: String,
+    pub holder: String,
+    pub target: String,
+    pub value: Option<Value>,
+    /// `"set"` (default) or `"remove"`.
+    pub action: Option<String>,
+}
+
+/// One resolved request, with the names `torpor qos` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedAction {
+    pub action: QosAction,
+    pub holder: String,
+    /// The file, as the user knows it (`cpu_dma_latency`, `cpu0/power/...`).
+    pub target: String,
+    /// What was written, as written (`"remove"` for a close).
+    pub written: String,
+}
+
+/// The most `[[qos.request]]`s one variant may hold (each is an event).
+pub const MAX_REQUESTS: usize = 65_536;
+
+const DMA: &str = "cpu_dma_latency";
+const RESUME_FILE: &str = "power/pm_qos_resume_latency_us";
+
+/// Resolves the tasks' held files and the requests, in that order (a stable sort by time
+/// follows in the engine). Err: (key path, message).
+pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
+    if spec.requests.len() > MAX_REQUESTS {
+        return Err((
+            format!("qos.request[{MAX_REQUESTS}]"),
+            format!(
+                "[[qos.request]]: at most {MAX_REQUESTS} requests in one variant, got {}",
+                spec.requests.len()
+            ),
+        ));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut holder = |name: &str| -> Holder {
+        match names.iter().position(|n| n == name) {
+            Some(i) => i as Holder,
+            None => {
+                names.push(name.to_string());
+                (names.len() - 1) as Holder
+            }
+        }
+    };
+    let mut out = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let Some(v) = t.cpu_dma_latency_us else {
+            continue;
+        };
+        let value = i32::try_from(v).ok().filter(|v| *v >= 0).ok_or_else(|| {
+            (
+                format!("workload.task[{i}].cpu_dma_latency_us"),
+                format!(
+                    "[[workload.task]] {}: `cpu_dma_latency_us`: expected the latency the task \
+                     writes to /dev/cpu_dma_latency, 0 to 2147483647 us (cyclictest: 0 unless \
+                     --latency), got {v}",
+                    t.name
+                ),
+            )
+        })?;
+        out.push(NamedAction {
+            action: QosAction {
+                at: Nanos::ZERO,
+                holder: holder(&t.name),
+                target: QosTarget::CpuDmaLatency,
+                op: QosOp::Set(value),
+            },
+            holder: t.name.clone(),
+            target: DMA.into(),
+            written: v.to_string(),
+        });
+    }
+    for (i, r) in spec.requests.iter().enumerate() {
+        let here = |key: &str| format!("qos.request[{i}].{key}");
+        let at = parse_duration(&r.at)
+            .map_err(|e| (here("at"), format!("[[qos.request]] `at`: {e}")))?;
+        if r.holder.is_empty() {
+            return Err((
+                here("holder"),
+                "[[qos.request]] `holder`: expected a name (who holds the request)".into(),
+            ));
+        }
+        let target = parse_target(&r.target).map_err(|m| (here("target"), m))?;
+        let remove = match r.action.as_deref() {
+            None | Some("set") => false,
+            Some("remove") => true,
+            Some(other) => {
+                return Err((
+                    here("action"),
+                    format!(
+                        "[[qos.request]] `action`: expected \"set\" (write `value`) or \
+                         \"remove\" (close the file), got {}",
+                        crate::error::shown(other)
+                    ),
+                ))
+            }
+        };
+        let (op, written) = match (remove, &r.value, target) {
+            (true, None, QosTarget::CpuDmaLatency) => (QosOp::Remove, "remove".to_string()),
+            (true, None, QosTarget::ResumeLatency { .. }) => {
+                return Err((
+                    here("action"),
+                    "[[qos.request]] `action = \"remove\"`: a sysfs file holds its value until \
+                     it is written again; write `value = \"0\"` (no constraint)"
+                        .into(),
+                ))
+            }
+            (true, Some(_), _) => {
+                return Err((
+                    here("value"),
+                    "[[qos.request]] `value`: `action = \"remove\"` closes the file and takes \
+                     no value"
+                        .into(),
+                ))
+            }
+            (false, None, _) => {
+                return Err((
+                    here("value"),
+                    "[[qos.request]]: expected `value`, what the holder writes to `target`".into(),
+                ))
+            }
+            (false, Some(v), target) => {
+                let (us, shown) = written_value(v, target).map_err(|m| (here("value"), m))?;
+                (QosOp::Set(us), shown)
+            }
+        };
+        let holder_id = if matches!(target, QosTarget::ResumeLatency { .. }) {
+            SYSFS_HOLDER
+        } else {
+            holder(&r.holder)
+        };
+        out.push(NamedAction {
+            action: QosAction {
+                at,
+                holder: holder_id,
+                target,
+                op,
+            },
+            holder: r.holder.clone(),
+            target: target_name(target),
+            written,
+        });
+    }
+    Ok(out)
+}
+
+/// The file a target names, as `torpor qos` shows it.
+pub fn target_name(target: QosTarget) -> String {
+    match target {
+        QosTarget::CpuDmaLatency => DMA.into(),
+        QosTarget::ResumeLatency { cpu } => format!("cpu{cpu}/{RESUME_FILE}"),
+    }
+}
+
+fn parse_target(text: &str) -> Result<QosTarget, String> {
+    let path = text
+        .strip_prefix("/dev/")
+        .or_else(|| text.strip_prefix("/sys/devices/system/cpu/"))
+        .unwrap_or(text);
+    if path == DMA {
+        return Ok(QosTarget::CpuDmaLatency);
+    }
+    if let Some(cpu) = path
+        .strip_prefix("cpu")
+        .and_then(|rest| rest.strip_suffix(RESUME_FILE))
+        .and_then(|n| n.strip_suffix('/'))
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        return Ok(QosTarget::ResumeLatency { cpu });
+    }
+    if path.contains("pm_qos_latency_tolerance_us") {
+        return Err(format!(
+            "[[qos.request]] `target`: {} is an NVMe controller's latency tolerance; it acts \
+             on `[platform.nvme]`, and this scenario runs CPUs",
+            crate::error::shown(text)
+        ));
+    }
+    Err(format!(
+        "[[qos.request]] `target`: expected \"cpu_dma_latency\" or \
+         \"cpuN/power/pm_qos_resume_latency_us\", got {}",
+        crate::error::shown(text)
+    ))
+}
+
+/// The request value `v` makes on `target` (us), and `v` as written.
+fn written_value(v: &Value, target: QosTarget) -> Result<(i32, String), String> {
+    let key = "[[qos.request]] `value`";
+    match (target, v) {
+        (QosTarget::CpuDmaLatency, Value::Integer(n)) => {
+            let us = i32::try_from(*n)
+                .ok()
+                .filter(|&us| us >= 0 || us == PM_QOS_DEFAULT_VALUE)
+                .ok_or_else(|| {
+                    format!(
+                        "{key}: expected a latency of 0 to 2147483647 us (or -1, the default) \
+                         written as a 4-byte s32, got {n}; the kernel ignores other negative \
+                         values"
+                    )
+                })?;
+            Ok((us, n.to_string()))
+        }
+        (QosTarget::CpuDmaLatency, Value::String(s)) => {
+            let us = parse_dma_latency_write(s.as_bytes()).map_err(|m| format!("{key}: {m}"))?;
+            if us < 0 && us != PM_QOS_DEFAULT_VALUE {
+                return Err(format!(
+                    "{key}: {} reads as {us} us, a negative value the kernel ignores",
+                    crate::error::shown(s)
+                ));
+            }
+            Ok((us, format!("{s:?}")))
+        }
+        (QosTarget::ResumeLatency { .. }, Value::Integer(n)) => {
+            let us =
+                parse_resume_latency_store(&n.to_string()).map_err(|m| format!("{key}: {m}"))?;
+            Ok((us, n.to_string()))
+        }
+        (QosTarget::ResumeLatency { .. }, Value::String(s)) => {
+            let us = parse_resume_latency_store(s).map_err(|m| format!("{key}: {m}"))?;
+            Ok((us, format!("{s:?}")))
+        }
+        (_, other) => Err(format!(
+            "{key}: expected an integer or a string as written to the file, got a {}",
+            other.type_str()
+        )),
+    }
+}
