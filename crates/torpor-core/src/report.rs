@@ -269,4 +269,38 @@ pub struct ApstSection {
     pub table: Option<serde_json::Value>,
     /// The chain the simulated drive follows from PS0 when idle (its real latencies).
     pub idle_schedule: Vec<Reached>,
+    /// Each later reprogramming by a latency-tolerance change (`[[qos.request]]`).
+    pub latency_tolerance: Vec<ToleranceChange>,
+}
+
+/// A latency-tolerance change as the report shows it: when, the aggregate and the limit it
+/// became, and the table sent (as `table` above), or why none was.
+#[derive(Debug, Serialize)]
+pub struct ToleranceChange {
+    pub at_s: f64,
+    /// The aggregate the driver's callback received, µs (-1: no constraint).
+    pub tolerance_us: i64,
+    /// The new `ps_max_latency_us`; `None`: no limit.
+    pub ps_max_latency_us: Option<u64>,
+    pub sent: bool,
+    pub not_sent_reason: Option<String>,
+    pub table: Option<serde_json::Value>,
+}
+
+impl From<&crate::storage::nvme::tolerance::TableChange> for ToleranceChange {
+    fn from(c: &crate::storage::nvme::tolerance::TableChange) -> Self {
+        use crate::storage::nvme::apst::ApstConfig;
+        let (table, not_sent_reason) = match &c.config {
+            ApstConfig::Sent(t) => (Some(crate::view::apst::table_json(t)), None),
+            ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
+        };
+        ToleranceChange {
+            at_s: c.at_ns as f64 / 1e9,
+            tolerance_us: c.tolerance_us,
+            ps_max_latency_us: (c.ps_max_latency_us != u64::MAX).then_some(c.ps_max_latency_us),
+            sent: table.is_some(),
+            not_sent_reason,
+            table,
+        }
+    }
 }

@@ -18,6 +18,7 @@ use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::input::ufs_preset;
+use crate::report::ToleranceChange;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::report::{CpuSection, DevfreqParams, UfsSection};
 use crate::scenario::CpuPlatformSpec;
@@ -28,6 +29,7 @@ use crate::storage::nvme::apst::{self, ApstConfig};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
+use crate::storage::nvme::tolerance;
 use crate::storage::ufs::device::{BoostConfig, FtlSetup, UfsDevice};
 use crate::storage::ufs::hpb::ControlMode;
 use crate::storage::ufs::hpb_exchange::HpbSetup;
@@ -777,8 +779,10 @@ impl Input<'_> {
         };
         let real = scaled_latencies(&drive.controller, nvme.latency_scale);
         // A table sent with APSTE = 0 makes the drive never transition on its own.
+        let changes = self.tolerance_changes(&drive.controller, &params)?;
         let mut device = NvmeDevice::new(&real, table, drive.service.clone())
-            .with_transition_share(nvme.transition_power_share);
+            .with_transition_share(nvme.transition_power_share)
+            .with_scheduled_tables(tolerance::device_schedule(&changes));
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
@@ -811,12 +815,28 @@ impl Input<'_> {
                     not_sent_reason: not_sent,
                     table: table.map(view::apst::table_json),
                     idle_schedule,
+                    latency_tolerance: changes.iter().map(ToleranceChange::from).collect(),
                 },
                 stats,
             }),
             cpu: None,
             ufs: None,
         })
+    }
+
+    /// The tables the scenario's writes to the controller's latency tolerance make the driver
+    /// send (`[[qos.request]]` on `nvme0/power/pm_qos_latency_tolerance_us`).
+    fn tolerance_changes(
+        &self,
+        ctrl: &NvmeController,
+        params: &apst::ApstParams,
+    ) -> Result<Vec<tolerance::TableChange>, InputError> {
+        let writes = crate::scenario::qos::resolve_nvme(&self.scenario().qos)
+            .map_err(|(path, message)| self.at(&path, message))?;
+        let writes: Vec<(Nanos, i64)> = writes.iter().map(|w| (w.at, w.value)).collect();
+        // Every value passed the sysfs store's parsing; the driver refuses nothing else.
+        tolerance::table_changes(ctrl, params, &writes)
+            .map_err(|(_, message)| self.at("qos.request", message))
     }
 
     /// Runs the variant's workloads against `device` on the engine, watched; returns the IO

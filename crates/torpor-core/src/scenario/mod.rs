@@ -701,14 +701,13 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// The platform each policy table (and `[run] timeline`) acts on. A table given for another
 /// platform would be read and ignored, silently: refused instead.
-const POLICY_PLATFORMS: [(&str, &str); 7] = [
+const POLICY_PLATFORMS: [(&str, &str); 6] = [
     ("policy.apst", "nvme"),
     ("policy.cpuidle", "cpu"),
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
     ("policy.hpb", "ufs"),
     ("run.timeline", "nvme"),
-    ("qos.request", "cpu"),
 ];
 
 /// Refuses a policy table (or key) that the scenario's platform does not use.
@@ -730,8 +729,6 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
         if get(path).is_some() && here != wants {
             let what = if path.starts_with("policy.") {
                 format!("[{path}]")
-            } else if path == "qos.request" {
-                format!("[[{path}]]")
             } else {
                 format!("`{path}`")
             };
@@ -890,6 +887,15 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
 }
 
 fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, String)> {
+    if !s.qos.requests.is_empty() {
+        return Err((
+            "qos.request".into(),
+            "[[qos.request]] acts on `[platform.cpu]` (CPU latency) or `[platform.nvme]` (the \
+             controller's latency tolerance); this scenario runs `[platform.ufs]`, where it \
+             would be ignored: remove it"
+                .into(),
+        ));
+    }
     if !HZ_RANGE.contains(&ufs.hz) {
         return Err((
             "platform.ufs.hz".into(),
@@ -976,6 +982,7 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
 }
 
 fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, String)> {
+    qos::resolve_nvme(&s.qos)?;
     match (&nvme.preset, &nvme.file) {
         (Some(_), Some(_)) => {
             return Err((

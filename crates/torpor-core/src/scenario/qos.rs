@@ -187,6 +187,91 @@ pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (
     Ok(out)
 }
 
+/// The NVMe controller's latency-tolerance file, relative to its class device.
+const TOLERANCE_FILE: &str = "power/pm_qos_latency_tolerance_us";
+
+/// One write to an NVMe controller's `power/pm_qos_latency_tolerance_us`, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToleranceWrite {
+    pub at: Nanos,
+    /// As [`crate::qos::latency_tolerance::parse_sysfs`] returns it (-1: `auto`).
+    pub value: i64,
+    pub holder: String,
+    pub written: String,
+}
+
+/// An NVMe scenario's `[[qos.request]]`s: writes to the controller's latency tolerance
+/// (`nvme0/power/pm_qos_latency_tolerance_us`, or its `/sys/class/nvme/` path), in time order
+/// (ties in file order). A value is what `echo` writes there (a string: µs, `auto`, `any`) or
+/// an integer of µs. The file is one request whoever writes it, and cannot be closed (write
+/// `auto`). Err: (key path, message).
+pub fn resolve_nvme(spec: &QosSpec) -> Result<Vec<ToleranceWrite>, (String, String)> {
+    use crate::qos::latency_tolerance::parse_sysfs;
+    if spec.requests.len() > MAX_REQUESTS {
+        return Err((
+            format!("qos.request[{MAX_REQUESTS}]"),
+            format!(
+                "[[qos.request]]: at most {MAX_REQUESTS} requests in one variant, got {}",
+                spec.requests.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(spec.requests.len());
+    for (i, r) in spec.requests.iter().enumerate() {
+        let here = |key: &str| format!("qos.request[{i}].{key}");
+        let at = parse_duration(&r.at)
+            .map_err(|e| (here("at"), format!("[[qos.request]] `at`: {e}")))?;
+        let path = r
+            .target
+            .strip_prefix("/sys/class/nvme/")
+            .unwrap_or(&r.target);
+        let ok = path
+            .strip_prefix("nvme")
+            .and_then(|rest| rest.strip_suffix(TOLERANCE_FILE))
+            .and_then(|n| n.strip_suffix('/'))
+            .is_some_and(|n| n.parse::<u32>().is_ok());
+        if !ok {
+            return Err((
+                here("target"),
+                format!(
+                    "[[qos.request]] `target`: on `[platform.nvme]` the PM QoS file is the \
+                     controller's \"nvme0/{TOLERANCE_FILE}\", got {}",
+                    crate::error::shown(&r.target)
+                ),
+            ));
+        }
+        if r.action.as_deref().is_some_and(|a| a != "set") {
+            return Err((
+                here("action"),
+                "[[qos.request]] `action`: a sysfs file holds its value until written again; \
+                 write `value = \"auto\"` to drop the request"
+                    .into(),
+            ));
+        }
+        let (value, written) = match &r.value {
+            Some(Value::String(text)) => (parse_sysfs(text), text.clone()),
+            Some(Value::Integer(n)) => (parse_sysfs(&n.to_string()), n.to_string()),
+            _ => (
+                Err(
+                    "expected a string as written to the file (\"10000\", \"auto\", \
+                     \"any\") or a whole number of us"
+                        .to_string(),
+                ),
+                String::new(),
+            ),
+        };
+        let value = value.map_err(|m| (here("value"), format!("[[qos.request]] `value`: {m}")))?;
+        out.push(ToleranceWrite {
+            at,
+            value,
+            holder: r.holder.clone(),
+            written,
+        });
+    }
+    out.sort_by_key(|w| w.at);
+    Ok(out)
+}
+
 /// The file a target names, as `torpor qos` shows it.
 pub fn target_name(target: QosTarget) -> String {
     match target {
