@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.progress import Progress
 
 from torpor import native
-from torpor.experiments import apst, devfreq, hpb, teo
+from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
 from torpor.files import write_file
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
-AREAS = ("apst", "teo", "devfreq", "hpb")
+AREAS = ("apst", "teo", "devfreq", "hpb", "qos")
 
 
 def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
@@ -106,6 +106,18 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str
     return results
 
 
+def run_qos(out: Path, console: Console | None) -> dict[str, Any]:
+    """Seed 004 (cyclictest under no limit, the global limit and cpu0's resume latency) and the
+    NVMe latency-tolerance scenario; the platform and scenarios are kept in ``out/inputs``."""
+    work = out / "inputs"
+    rows, extra = qos.runs(work)
+    results = qos.results(rows, extra, qos.nvme_runs(work))
+    from torpor.report import html
+
+    _publish(out, results, markdown.qos_report(results), html.qos_page(results), 3, console)
+    return results
+
+
 def _publish(
     out: Path,
     results: dict[str, Any],
@@ -138,6 +150,7 @@ def run(
         "teo": lambda o: run_teo(o, console),
         "devfreq": lambda o: run_devfreq(o, console, traces),
         "hpb": lambda o: run_hpb(o, console, traces),
+        "qos": lambda o: run_qos(o, console),
     }
     if area == "all":
         return {"experiments": [runners[a](out / a) for a in AREAS]}

@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from torpor.experiments import apst, devfreq, hpb, teo
+from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.report import ufs_text
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
@@ -524,3 +524,49 @@ def hpb_page(results: dict[str, Any]) -> str:
         f"<figure>{_launch_plot(results['launch'])}</figure>",
     ]
     return _page("torpor: UFS HPB (seed 003)", body)
+
+
+def _qos_residency(rows: list[dict[str, Any]]) -> str:
+    """Each CPU's time in WFI and spc per configuration (the seed's idlestat comparison)."""
+    fig = Figure(figsize=(10, 3.2))
+    axes = fig.subplots(1, len(qos.CONFIGS), sharey=True)
+    for ax, config in zip(axes, qos.CONFIGS, strict=True):
+        cpus = [r for r in rows if r["config"] == config and r["cpu"] != "all"]
+        bottom = [0.0] * len(cpus)
+        for state in ("WFI", "spc"):
+            vals = [r["residency_pct"].get(state, 0.0) for r in cpus]
+            ax.bar([f"cpu{r['cpu']}" for r in cpus], vals, bottom=bottom, label=state)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax.set_title(config)
+    axes[0].set_ylabel("% of the run")
+    axes[0].legend(fontsize=8)
+    return _svg(fig)
+
+
+def qos_page(results: dict[str, Any]) -> str:
+    """Seed 004 reproduced: the claims, each CPU's residency per configuration, and the NVMe
+    latency-tolerance scenario's tables."""
+    claims = results["claims"]
+    nvme = results["nvme_tolerance"]
+    body = [
+        "<h1>Per-CPU resume latency against cpu_dma_latency (seed 004), simulated</h1>",
+        f"<p>Claims: {html.escape(qos.verdict_text(claims))}.</p>",
+        *_claims_table(claims),
+        "<h2>cyclictest</h2>",
+        "<pre>"
+        + html.escape("\n".join(f"{c:8s} {line}" for c, line in results["cyclictest"].items()))
+        + "</pre>",
+        "<h2>Residency per CPU</h2>",
+        f"<figure>{_qos_residency(results['runs'])}</figure>",
+        "<h2>An NVMe drive's latency tolerance lowered mid-run</h2>",
+        f"<p>Table before: {html.escape('; '.join(nvme['table_before']))}.<br>"
+        f"Table after {nvme['at_s']:g} s: {html.escape('; '.join(nvme['table_after']))}.</p>",
+        *_table(
+            ["window", "IOs", "lat avg us", "lat max us", "avg mW"],
+            [
+                [w["window"], w["ios"], w["lat_avg_us"], w["lat_max_us"], w["avg_power_mw"]]
+                for w in nvme["windows"]
+            ],
+        ),
+    ]
+    return _page("torpor: PM QoS (seed 004)", body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from torpor import native
-from torpor.experiments import apst, devfreq, hpb, teo
+from torpor.experiments import apst, devfreq, hpb, qos, teo
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -626,3 +626,71 @@ def _hpb_pixel(results: dict[str, Any]) -> list[str]:
         ),
         "",
     ]
+
+
+def qos_report(results: dict[str, Any]) -> str:
+    """Seed 004 from torpor's runs: the claims, cyclictest's line and each CPU's residency per
+    configuration (idlestat's comparison, as the seed prints it), and the NVMe scenario."""
+    claims = results["claims"]
+    rows = results["runs"]
+    states = sorted({s for r in rows for s in r["residency_pct"]}, key=["WFI", "spc"].index)
+    per_cpu = [
+        [
+            r["config"],
+            str(r["cpu"]),
+            *[f"{r['residency_pct'].get(s, 0.0):.1f}" for s in states],
+            f"{r['energy_mj']:.2f}",
+        ]
+        for r in rows
+    ]
+    nvme = results["nvme_tolerance"]
+    windows = [
+        [
+            w["window"],
+            f"{w['from_s']:g}-{w['to_s']:g} s",
+            str(w["ios"]),
+            "" if w["lat_avg_us"] is None else f"{w['lat_avg_us']:.0f}",
+            "" if w["lat_max_us"] is None else f"{w['lat_max_us']:.0f}",
+            f"{w['avg_power_mw']:.1f}",
+        ]
+        for w in nvme["windows"]
+    ]
+    return "\n".join(
+        [
+            "# Per-CPU resume latency against cpu_dma_latency (seed 004), simulated",
+            "",
+            "cyclictest (`-t 1 -n -i 10000 -l 1000 --latency=10000`) as a task on cpu0 of the "
+            "MSM8916 as Linux v4.10 drove it (WFI and spc, 280 us), `menu`, 10 s: no limit, "
+            f"`/dev/cpu_dma_latency` at {qos.LIMIT_US} us, and cpu0's "
+            f"`pm_qos_resume_latency_us` at {qos.LIMIT_US} us. Power figures are estimates "
+            "(inputs/msm8916-v4.10.toml); latency is the idle state's exit latency alone.",
+            "",
+            f"## Claims ({qos.verdict_text(claims)})",
+            "",
+            _claims(claims),
+            "",
+            "## cyclictest",
+            "",
+            "```",
+            *[f"{c:8s} {line}" for c, line in results["cyclictest"].items()],
+            "```",
+            "",
+            "## Residency per CPU (% of the run) and energy",
+            "",
+            _table(["config", "cpu", *[f"{s} %" for s in states], "mJ"], per_cpu),
+            "",
+            "## An NVMe drive's latency tolerance lowered mid-run",
+            "",
+            f"`{nvme['drive']}` under APST workflow {nvme['workflow']}; at {nvme['at_s']:g} s a "
+            f"holder writes {nvme['tolerance_us']} to "
+            "`nvme0/power/pm_qos_latency_tolerance_us`, and the driver rebuilds the table with "
+            f"`ps_max_latency_us` = {nvme['ps_max_latency_us']}.",
+            "",
+            "Table before: " + "; ".join(nvme["table_before"]) + ".",
+            "",
+            "Table after: " + "; ".join(nvme["table_after"]) + ".",
+            "",
+            _table(["window", "span", "IOs", "lat avg us", "lat max us", "avg mW"], windows),
+            "",
+        ]
+    )
