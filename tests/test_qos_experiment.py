@@ -90,3 +90,16 @@ def test_claims_and_the_nvme_scenario(results: dict, out: Path) -> None:
     before, after = nvme["windows"]
     assert before["lat_max_us"] >= 11_000 > after["lat_max_us"]
     assert (out / "report.html").read_text().count("<svg") == 1
+
+
+def test_idlestat_comparison_against_no_limit(results: dict) -> None:
+    # Under the global limit cpu1 spends its one 10 s idle period in WFI instead of spc:
+    # WFI +10 s and +1 hit, spc -10 s and -1 hit against the baseline.
+    table = results["idlestat"]["global"]
+    at = table.index("| cpu1 |")
+    assert table[at + 2 : at + 6] == [
+        "| WFI      |   10.00s |   10.00s |     1 |     0 |     0 |",
+        "|          |  +10.00s |  +10.00s |    +1 |    +0 |    +0 |",
+        "| spc      |      0us |      0us |     0 |     0 |     0 |",
+        "|          |  -10.00s |  -10.00s |    -1 |    +0 |    +0 |",
+    ]

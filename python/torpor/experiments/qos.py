@@ -215,7 +215,49 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 "energy_mj": round(cpu["energy_mj"], 3),
             }
         )
-    return rows, {"cyclictest": lines}
+    states = {v["name"]: v["cpu"]["cpus"] for v in report["variants"]}
+    return rows, {"cyclictest": lines, "states": states}
+
+
+def _duration(ns: float) -> str:
+    """idlestat's way of printing a duration: us, ms or s."""
+    us = ns / 1e3
+    if abs(us) < 1000:
+        return f"{us:.0f}us"
+    if abs(us) < 1e6:
+        return f"{us / 1e3:.2f}ms"
+    return f"{us / 1e6:.2f}s"
+
+
+def idlestat_comparison(cpus: list[dict[str, Any]], base: list[dict[str, Any]]) -> list[str]:
+    """idlestat's comparison report (`-r comparison -b baseline`) from the run's per-state
+    counts: per CPU and state avg, total, hits, over (too deep) and under (too shallow), and
+    under each the difference from the baseline. torpor keeps no per-period minimum and
+    maximum, so those two columns are left out."""
+    sep = "-" * 64
+    out = [sep, "| C-state  |      avg |    total |  hits |  over | under |", sep]
+    for cpu, ref in zip(cpus, base, strict=True):
+        out += [f"| cpu{cpu['cpu']} |", sep]
+        for s, b in zip(cpu["states"], ref["states"], strict=True):
+            avg = s["time_ns"] / s["entries"] if s["entries"] else 0.0
+            bavg = b["time_ns"] / b["entries"] if b["entries"] else 0.0
+            out.append(
+                f"| {s['name']:8s} | {_duration(avg):>8s} | {_duration(s['time_ns']):>8s} | "
+                f"{s['entries']:5d} | {s['above']:5d} | {s['below']:5d} |"
+            )
+            if cpus is not base:
+                out.append(
+                    f"|          | {_signed(avg - bavg):>8s} | "
+                    f"{_signed(s['time_ns'] - b['time_ns']):>8s} | "
+                    f"{s['entries'] - b['entries']:+5d} | {s['above'] - b['above']:+5d} | "
+                    f"{s['below'] - b['below']:+5d} |"
+                )
+        out.append(sep)
+    return out
+
+
+def _signed(ns: float) -> str:
+    return ("+" if ns >= 0 else "-") + _duration(abs(ns))
 
 
 def _row(rows: list[dict[str, Any]], config: str, cpu: int | str) -> dict[str, Any]:
@@ -399,6 +441,9 @@ def results(
         "claims": claims(rows),
         "runs": rows,
         "cyclictest": extra["cyclictest"],
+        "idlestat": {
+            c: idlestat_comparison(extra["states"][c], extra["states"]["none"]) for c in CONFIGS
+        },
         "nvme_tolerance": nvme,
     }
 

@@ -675,6 +675,13 @@ def qos_report(results: dict[str, Any]) -> str:
             *[f"{c:8s} {line}" for c, line in results["cyclictest"].items()],
             "```",
             "",
+            "## idlestat's comparison (baseline: no limit)",
+            "",
+            *[
+                line
+                for c in qos.CONFIGS
+                for line in [f"{c}:", "", "```", *results["idlestat"][c], "```", ""]
+            ],
             "## Residency per CPU (% of the run) and energy",
             "",
             _table(["config", "cpu", *[f"{s} %" for s in states], "mJ"], per_cpu),
