@@ -16,3 +16,10 @@ def cli():
         return runner.invoke(main, list(args), catch_exceptions=False)
 
     return invoke
+
+
+def reproduce_into(out, area: str, *extra: str):
+    """Runs `torpor reproduce AREA --out OUT [extra...]` in-process and checks it succeeded."""
+    got = CliRunner().invoke(main, ["reproduce", area, "--out", str(out), *extra])
+    assert got.exit_code == 0, got.output
+    return got

@@ -45,13 +45,10 @@ def qd1_read_s() -> float:
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from click.testing import CliRunner
-
-    from torpor.cli import main
+    from conftest import reproduce_into
 
     out = tmp_path_factory.mktemp("hpb")
-    got = CliRunner().invoke(main, ["reproduce", "hpb", "--out", str(out)])
-    assert got.exit_code == 0, got.output
+    reproduce_into(out, "hpb")
     return out
 
 

@@ -12,13 +12,10 @@ import pytest
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from click.testing import CliRunner
-
-    from torpor.cli import main
+    from conftest import reproduce_into
 
     out = tmp_path_factory.mktemp("qos")
-    got = CliRunner().invoke(main, ["reproduce", "qos", "--out", str(out)])
-    assert got.exit_code == 0, got.output
+    reproduce_into(out, "qos")
     return out
 
 

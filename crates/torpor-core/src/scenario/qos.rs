@@ -63,9 +63,8 @@ pub const MAX_REQUESTS: usize = 65_536;
 const DMA: &str = "cpu_dma_latency";
 const RESUME_FILE: &str = "power/pm_qos_resume_latency_us";
 
-/// Resolves the tasks' held files and the requests, in that order (a stable sort by time
-/// follows in the engine). Err: (key path, message).
-pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
+/// Refuses more than [`MAX_REQUESTS`] requests, at the first one past the bound.
+fn check_count(spec: &QosSpec) -> Result<(), (String, String)> {
     if spec.requests.len() > MAX_REQUESTS {
         return Err((
             format!("qos.request[{MAX_REQUESTS}]"),
@@ -75,6 +74,13 @@ pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (
             ),
         ));
     }
+    Ok(())
+}
+
+/// Resolves the tasks' held files and the requests, in that order (a stable sort by time
+/// follows in the engine). Err: (key path, message).
+pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
+    check_count(spec)?;
     let mut names: Vec<String> = Vec::new();
     let mut holder = |name: &str| -> Holder {
         match names.iter().position(|n| n == name) {
@@ -207,15 +213,7 @@ pub struct ToleranceWrite {
 /// `auto`). Err: (key path, message).
 pub fn resolve_nvme(spec: &QosSpec) -> Result<Vec<ToleranceWrite>, (String, String)> {
     use crate::qos::latency_tolerance::parse_sysfs;
-    if spec.requests.len() > MAX_REQUESTS {
-        return Err((
-            format!("qos.request[{MAX_REQUESTS}]"),
-            format!(
-                "[[qos.request]]: at most {MAX_REQUESTS} requests in one variant, got {}",
-                spec.requests.len()
-            ),
-        ));
-    }
+    check_count(spec)?;
     let mut out = Vec::with_capacity(spec.requests.len());
     for (i, r) in spec.requests.iter().enumerate() {
         let here = |key: &str| format!("qos.request[{i}].{key}");
