@@ -202,7 +202,13 @@ pub fn nvme_timeline(
             target: Some("power/pm_qos_latency_tolerance_us".into()),
             written: Some(w.written.clone()),
         };
-        steps.push(nvme_step(&driver, &config, moved.is_some(), w.at.0, request));
+        steps.push(nvme_step(
+            &driver,
+            &config,
+            moved.is_some(),
+            w.at.0,
+            request,
+        ));
     }
     Ok(steps)
 }
@@ -240,5 +246,262 @@ fn nvme_step(
         sent: sent && !matches!(config, ApstConfig::NotSent { .. }),
         targets,
         apst_off,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qos::cpu_latency::{QosAction, QosOp, QosTarget, SYSFS_HOLDER};
+    use crate::qos::Holder;
+    use crate::storage::nvme::psd::PowerState;
+    use crate::time::Nanos;
+
+    /// Cluster "pair" (CPUs 0, 1): WFI 1 us, C1 100 us, C2 200 us but disabled, cluster state
+    /// CL 500 us. Cluster "solo" (CPU 2): WFI 2 us only.
+    const PLATFORM: &str = r#"
+id = "test-qos"
+name = "QoS view test"
+source = "written for this test"
+[[cluster]]
+name = "pair"
+cpus = [1, 0]
+capacity = 1024
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+[[cluster.state]]
+name = "C1"
+exit_latency_us = 100
+target_residency_us = 300
+[[cluster.state]]
+name = "C2"
+exit_latency_us = 200
+target_residency_us = 600
+disabled = true
+[[cluster.state]]
+name = "CL"
+level = "cluster"
+exit_latency_us = 500
+target_residency_us = 2000
+[[cluster]]
+name = "solo"
+cpus = [2]
+capacity = 512
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 2
+target_residency_us = 2
+"#;
+
+    fn act(at_us: u64, holder: Holder, target: QosTarget, op: QosOp) -> NamedAction {
+        NamedAction {
+            action: QosAction {
+                at: Nanos(at_us * 1000),
+                holder,
+                target,
+                op,
+            },
+            holder: format!("h{holder}"),
+            target: "t".into(),
+            written: "w".into(),
+        }
+    }
+
+    /// (global limit, per CPU (latency_req us, states), the pair's cluster states).
+    type Seen = (Option<i32>, Vec<(i64, Vec<String>)>, Vec<String>);
+
+    fn seen(step: &CpuStep) -> Seen {
+        (
+            step.global_limit_us,
+            step.cpus
+                .iter()
+                .map(|c| (c.latency_req_us, c.states.clone()))
+                .collect(),
+            step.clusters[0].states.clone(),
+        )
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn cpu_steps_admit_states_by_exit_latency_at_most_the_limit() {
+        let platform = CpuPlatform::parse("test", PLATFORM).unwrap();
+        let dma = QosTarget::CpuDmaLatency;
+        let cpu1 = QosTarget::ResumeLatency { cpu: 1 };
+        // Listed out of time order on purpose: the 3 ms write comes first in the file, and the
+        // two 2 ms actions keep their file order.
+        let actions = [
+            act(3000, 2, dma, QosOp::Set(0)),
+            act(0, 1, dma, QosOp::Set(500)),
+            act(1000, SYSFS_HOLDER, cpu1, QosOp::Set(100)),
+            act(2000, 2, dma, QosOp::Set(99)),
+            act(2000, 1, dma, QosOp::Remove),
+            act(4000, 2, dma, QosOp::Remove),
+        ];
+        let steps = cpu_timeline(&platform, &actions);
+        let at: Vec<u64> = steps.iter().map(|s| s.at_ns).collect();
+        assert_eq!(
+            at,
+            [0, 0, 1_000_000, 2_000_000, 2_000_000, 3_000_000, 4_000_000]
+        );
+        assert_eq!(steps[0].request, Request::default());
+        assert_eq!(steps[1].request.holder.as_deref(), Some("h1"));
+        assert_eq!(steps[4].request.holder.as_deref(), Some("h1"));
+
+        let all = names(&["WFI", "C1", "CL"]); // C2 is disabled
+        let wfi = names(&["WFI"]);
+        let none = 2_000_000_000i64; // PM_QOS_CPU_LATENCY_DEFAULT_VALUE: nothing asked
+                                     // Start: no request.
+        assert_eq!(
+            seen(&steps[0]),
+            (
+                None,
+                vec![
+                    (none, all.clone()),
+                    (none, all.clone()),
+                    (none, wfi.clone())
+                ],
+                names(&["CL"])
+            )
+        );
+        // h1 asks 500 us: CL's 500 us exit latency equals the limit and is admitted.
+        assert_eq!(
+            seen(&steps[1]),
+            (
+                Some(500),
+                vec![(500, all.clone()), (500, all.clone()), (500, wfi.clone())],
+                names(&["CL"])
+            )
+        );
+        // cpu1's file at 100 us: C1 (100 us) still admitted there, CL not; the cluster needs
+        // both CPUs in CL, so it has none left.
+        assert_eq!(
+            seen(&steps[2]),
+            (
+                Some(500),
+                vec![
+                    (500, all.clone()),
+                    (100, names(&["WFI", "C1"])),
+                    (500, wfi.clone())
+                ],
+                vec![]
+            )
+        );
+        assert_eq!(steps[2].cpus[1].resume_latency_us, Some(100));
+        assert_eq!(steps[2].cpus[0].resume_latency_us, None);
+        // h2 asks 99 us: C1 (100 us) is now over on every CPU.
+        let wfi_only = vec![(99, wfi.clone()), (99, wfi.clone()), (99, wfi.clone())];
+        assert_eq!(seen(&steps[3]), (Some(99), wfi_only.clone(), vec![]));
+        // h1 closes its file: h2's 99 us remains.
+        assert_eq!(seen(&steps[4]), (Some(99), wfi_only, vec![]));
+        // h2 writes 0: WFI stays usable (state 0, the governors' floor) though 1 us > 0.
+        assert_eq!(
+            seen(&steps[5]),
+            (
+                Some(0),
+                vec![(0, wfi.clone()), (0, wfi.clone()), (0, wfi.clone())],
+                vec![]
+            )
+        );
+        // h2 closes: no global limit; cpu1 keeps its own 100 us.
+        assert_eq!(
+            seen(&steps[6]),
+            (
+                None,
+                vec![(none, all), (100, names(&["WFI", "C1"])), (none, wfi)],
+                vec![]
+            )
+        );
+    }
+
+    fn ps(non_operational: bool, entry_lat_us: u32, exit_lat_us: u32) -> PowerState {
+        PowerState {
+            max_power_mw: 1000.0,
+            non_operational,
+            entry_lat_us,
+            exit_lat_us,
+            active_power_mw: None,
+            idle_power_mw: None,
+        }
+    }
+
+    fn write(at_s: u64, value: i64) -> ToleranceWrite {
+        ToleranceWrite {
+            at: Nanos(at_s * 1_000_000_000),
+            value,
+            holder: "user".into(),
+            written: value.to_string(),
+        }
+    }
+
+    #[test]
+    fn nvme_steps_follow_the_tolerance_and_rebuilt_table() {
+        // PS2: ENLAT 1000 + EXLAT 2000 = 3000 us; PS3: 5000 + 20000 = 25000 us.
+        let ctrl = NvmeController {
+            model: "test".into(),
+            npss: 3,
+            apsta: true,
+            power_states: vec![
+                ps(false, 0, 0),
+                ps(false, 0, 0),
+                ps(true, 1000, 2000),
+                ps(true, 5000, 20_000),
+            ],
+        };
+        // v5.14 defaults: limit 100 000 us; primary tolerance 15 000, secondary 100 000.
+        let params = ApstParams::default();
+        let writes = [
+            write(1, 15_000),        // PS3's EXLAT 20 000 > 15 000: PS2 alone (primary)
+            write(2, 15_000),        // the same value: nothing moves, nothing sent
+            write(3, 1999),          // PS2's EXLAT 2000 > 1999: a table with no target
+            write(4, 0),             // 0: APSTE = 0
+            write(5, NO_CONSTRAINT), // auto: no limit, PS2 primary and PS3 secondary
+        ];
+        let steps = nvme_timeline(&ctrl, &params, &writes).unwrap();
+        let got: Vec<_> = steps
+            .iter()
+            .map(|s| {
+                (
+                    s.at_ns / 1_000_000_000,
+                    s.tolerance_us,
+                    s.ps_max_latency_us,
+                    s.sent,
+                    s.targets.clone(),
+                    s.apst_off.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, Some(100_000), Some(100_000), true, vec![2, 3], false),
+                (1, Some(15_000), Some(15_000), true, vec![2], false),
+                (2, Some(15_000), Some(15_000), false, vec![2], false),
+                (3, Some(1999), Some(1999), true, vec![], false),
+                (4, Some(0), Some(0), true, vec![], true),
+                (5, None, None, true, vec![2, 3], false),
+            ]
+        );
+        // A negative value is what the kernel refuses; its index is reported.
+        let bad = [write(1, 500), write(2, -5)];
+        assert_eq!(nvme_timeline(&ctrl, &params, &bad).unwrap_err().0, 1);
+    }
+
+    #[test]
+    fn an_apst_less_controller_is_off_at_every_step() {
+        let ctrl = NvmeController {
+            model: "no apst".into(),
+            npss: 1,
+            apsta: false,
+            power_states: vec![ps(false, 0, 0), ps(true, 10, 10)],
+        };
+        let steps = nvme_timeline(&ctrl, &ApstParams::default(), &[write(1, 50)]).unwrap();
+        assert!(steps
+            .iter()
+            .all(|s| !s.sent && s.targets.is_empty() && s.apst_off.is_some()));
     }
 }
