@@ -18,7 +18,34 @@ def _seconds(ns: int) -> str:
 def _request(step: dict[str, Any]) -> Text:
     if step["holder"] is None:
         return Text("(start)")
-    return Text(f"{step['holder']}: {step['target']} <- {step['written']}")
+    return Text(f"{step['holder']}:\n{step['target']} <- {step['written']}")
+
+
+#: `cpuidle_governor_latency_req` with nothing asked: the global list's default, 2e9 us.
+NO_LATENCY_REQ_US = 2_000_000_000
+
+
+def _cpus(ids: list[int]) -> str:
+    """``cpu0-3`` for a run of consecutive CPUs, else ``cpu0,2``."""
+    if len(ids) > 1 and ids == list(range(ids[0], ids[-1] + 1)):
+        return f"cpu{ids[0]}-{ids[-1]}"
+    return "cpu" + ",".join(str(i) for i in ids)
+
+
+def _cpu_rows(step: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(CPUs, latency_req, states): CPUs that see the same constraint share one row."""
+    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for c in step["cpus"]:
+        groups.setdefault((c["latency_req_us"], tuple(c["states"])), []).append(c["cpu"])
+    rows = [
+        (_cpus(ids), "none" if req == NO_LATENCY_REQ_US else str(req), " ".join(states))
+        for (req, states), ids in groups.items()
+    ]
+    rows += [
+        (f"cluster {k['name']}", "", " ".join(k["states"]) or "(no cluster state)")
+        for k in step["clusters"]
+    ]
+    return rows
 
 
 def _us(value: int | None) -> str:
@@ -34,20 +61,12 @@ def _cpu_table(variant: dict[str, Any]) -> Table:
     table.add_column("t (s)", justify="right", no_wrap=True)
     table.add_column("request", overflow="fold")
     table.add_column("global us", justify="right", no_wrap=True)
-    table.add_column("cpu", no_wrap=True)
+    table.add_column("cpus", no_wrap=True)
     table.add_column("latency_req us", justify="right", no_wrap=True)
     table.add_column("idle states it may use", overflow="fold")
     for step in variant["steps"]:
         first = True
-        rows: list[tuple[str, str, str]] = [
-            (f"cpu{c['cpu']}", str(c["latency_req_us"]), " ".join(c["states"]))
-            for c in step["cpus"]
-        ]
-        rows += [
-            (f"cluster {k['name']}", "", " ".join(k["states"]) or "(no cluster state)")
-            for k in step["clusters"]
-        ]
-        for cpu, req, states in rows:
+        for cpu, req, states in _cpu_rows(step):
             head = (
                 (_seconds(step["at_ns"]), _request(step), _us(step["global_limit_us"]))
                 if first
