@@ -18,7 +18,7 @@ def _seconds(ns: int) -> str:
 def _request(step: dict[str, Any]) -> Text:
     if step["holder"] is None:
         return Text("(start)")
-    return Text(f"{step['holder']}:\n{step['target']} <- {step['written']}")
+    return Text(f"{step['holder']}: {step['target']}\n  <- {step['written']}")
 
 
 #: `cpuidle_governor_latency_req` with nothing asked: the global list's default, 2e9 us.
