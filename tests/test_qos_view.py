@@ -55,7 +55,8 @@ def test_msm8916_steps_by_hand(cli) -> None:
 def test_msm8916_table(cli) -> None:
     r = cli("qos", str(ROOT / "scenarios" / "qos-msm8916.toml"))
     assert r.exit_code == 0, r.output
-    assert "cpu_dma_latency <- 10000" in r.output
+    assert "cyclictest: cpu_dma_latency" in r.output
+    assert "<- 10000" in r.output
     # At 2 s, CPUs 1-3 share one row (same limit, same states); cpu0 has its own.
     assert "cpu1-3" in r.output
     assert "cluster cpu0-3" in r.output
