@@ -23,7 +23,7 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text, cpu_text, fio_text, idle_text, ufs_text
+from torpor.report import apst_text, cpu_text, fio_text, idle_text, qos_text, ufs_text
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -469,6 +469,29 @@ def run(
         ufs_text.print_ufs_run(console, report, detail=not brief)
     else:
         apst_text.print_run(console, report, detail=not brief)
+
+
+@main.command()
+@click.argument("scenario")
+@click.option("--json", "as_json", is_flag=True, help="Print the timeline as JSON.")
+def qos(scenario: str, as_json: bool) -> None:
+    """Show a scenario's PM QoS constraints over its run, variant by variant.
+
+    CPUs: at the start and after each [[qos.request]] (and each task's held
+    cpu_dma_latency), the global limit, each CPU's latency_req and the idle states its
+    governor may still choose (exit latency <= latency_req; state 0 always), and the
+    cluster states each cluster may still enter. NVMe: the controller's latency tolerance,
+    ps_max_latency_us and the power states its APST table targets. Nothing is simulated.
+
+    \b
+    Example:
+      torpor qos scenarios/qos-msm8916.toml
+    """
+    view = native.qos_view(scenario)
+    if as_json:
+        emit_json(view)
+        return
+    qos_text.print_qos(console, view)
 
 
 @main.command()

@@ -61,6 +61,11 @@ def apst(
     return json.loads(_native.apst(spec, json.dumps(params), data_file, nvme_device))
 
 
+def qos_view(path: str | PathLike[str]) -> dict[str, Any]:
+    """Each variant's PM QoS constraints over its run (``torpor qos``); nothing is simulated."""
+    return json.loads(_native.qos_view(path))
+
+
 def run_scenario_file(
     path: str | PathLike[str],
     max_ios: int = DEFAULT_MAX_IOS,

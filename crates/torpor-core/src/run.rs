@@ -131,6 +131,37 @@ pub fn run_file(
     run_text(&file.text, &label, &base, overrides, limits, watch)
 }
 
+/// `torpor qos`: each variant's PM QoS constraints over its run, from the scenario file at
+/// `path` read as [`run_file`] reads it. Nothing is simulated.
+pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
+    let label = path.display().to_string();
+    let text = user_file::read_text(
+        path,
+        &label,
+        "a scenario file",
+        MAX_SCENARIO_BYTES,
+        Decoding::Strict,
+    )?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let file = ScenarioFile::parse(&label, &text.text)?;
+    let variants = (0..file.variants().len())
+        .map(|variant| {
+            Input {
+                file: &file,
+                variant,
+                base: &base,
+                ftrace: None,
+                fio: None,
+            }
+            .qos_view()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(view::qos::QosView {
+        scenario: file.label().to_string(),
+        variants,
+    })
+}
+
 /// [`run_file`] writing, for each variant of a CPU scenario, its idle trace as idlestat's
 /// trace file `ftrace_dir/<variant>.trace` (the variant's name with characters other than
 /// letters, digits, `.`, `-` and `_` made `_`); an NVMe scenario is refused.
@@ -821,6 +852,43 @@ impl Input<'_> {
             }),
             cpu: None,
             ufs: None,
+        })
+    }
+
+    /// This variant's PM QoS timeline (`torpor qos`): the CPUs' limits and states, or the
+    /// controller's tolerance and APST targets; a UFS scenario has no PM QoS to show.
+    fn qos_view(&self) -> Result<view::qos::VariantQos, InputError> {
+        use view::qos::{cpu_timeline, nvme_timeline, Timeline, VariantQos};
+        let s = self.scenario();
+        let name = self.file.variants()[self.variant].name.clone();
+        if let Some(p) = &s.platform.cpu {
+            let (platform, device) = self.cpu_platform(p)?;
+            let actions = self.cpu_qos(&platform, &device)?;
+            let steps = cpu_timeline(&platform, &actions);
+            return Ok(VariantQos {
+                name,
+                device,
+                timeline: Timeline::Cpu { steps },
+            });
+        }
+        let Some(nvme) = &s.platform.nvme else {
+            return Err(self.at(
+                "platform",
+                "torpor qos shows CPU latency limits (`[platform.cpu]`) and an NVMe \
+                 controller's latency tolerance (`[platform.nvme]`); `[platform.ufs]` takes no \
+                 PM QoS requests"
+                    .into(),
+            ));
+        };
+        let drive = self.drive(nvme)?;
+        let writes = crate::scenario::qos::resolve_nvme(&s.qos)
+            .map_err(|(path, message)| self.at(&path, message))?;
+        let steps = nvme_timeline(&drive.controller, &s.policy.apst.resolved(), &writes)
+            .map_err(|(_, message)| self.at("qos.request", message))?;
+        Ok(VariantQos {
+            name,
+            device: drive.label,
+            timeline: Timeline::Nvme { steps },
         })
     }
 

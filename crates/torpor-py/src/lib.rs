@@ -114,6 +114,12 @@ fn apst(spec: PathBuf, params_json: &str, data_file: &str, nvme_device: &str) ->
     to_json(&apst_view::view(drive, params, data_file, nvme_device))
 }
 
+/// `torpor qos`: each variant's PM QoS constraints over its run, as JSON (nothing is run).
+#[pyfunction]
+fn qos_view(path: PathBuf) -> PyResult<String> {
+    to_json(&torpor_core::run::qos_file(&path).map_err(to_py)?)
+}
+
 /// The kernel's APST defaults and the builders' names (default first): the CLI's option
 /// defaults and choices, defined once, here in the core.
 #[pyfunction]
@@ -473,6 +479,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpu_presets, m)?)?;
     m.add_function(wrap_pyfunction!(ufs_presets, m)?)?;
     m.add_function(wrap_pyfunction!(probe_sysfs, m)?)?;
+    m.add_function(wrap_pyfunction!(qos_view, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;
     m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;

@@ -2,3 +2,4 @@
 
 pub mod apst;
 pub mod fio;
+pub mod qos;

@@ -29,6 +29,57 @@ pub struct TableChange {
     pub config: ApstConfig,
 }
 
+/// The controller's side of its latency-tolerance file, one write at a time: the user request
+/// and the `ps_max_latency_us` the callback last set (steps 1-2).
+#[derive(Clone, Debug)]
+pub struct ToleranceDriver {
+    lt: LatencyTolerance,
+    limit: u64,
+}
+
+impl ToleranceDriver {
+    /// The controller just initialised under `params` (its `ps_max_latency_us` as the module
+    /// parameter `default_ps_max_latency_us`).
+    pub fn new(params: &ApstParams) -> ToleranceDriver {
+        let lt = LatencyTolerance::for_nvme(params.max_latency_us());
+        let limit = nvme_ps_max_latency_us(lt.value());
+        ToleranceDriver { lt, limit }
+    }
+
+    /// The device's latency-tolerance aggregate, µs (-1: no constraint).
+    pub fn tolerance_us(&self) -> i64 {
+        self.lt.value()
+    }
+
+    /// The controller's `ps_max_latency_us` (`u64::MAX`: none).
+    pub fn limit_us(&self) -> u64 {
+        self.limit
+    }
+
+    /// A write of `value` (as `parse_sysfs` returns it): the new limit when it changed (the
+    /// driver then rebuilds and sends the table, step 3); an error when the kernel refuses it.
+    pub fn write(&mut self, value: i64) -> Result<Option<u64>, String> {
+        let Some(tolerance) = self.lt.update_user(value)? else {
+            return Ok(None);
+        };
+        let new = nvme_ps_max_latency_us(tolerance);
+        if new == self.limit {
+            return Ok(None);
+        }
+        self.limit = new;
+        Ok(Some(new))
+    }
+}
+
+/// The table `params` builds on `ctrl` with the controller's limit at `limit_us` (step 3).
+pub fn rebuilt(ctrl: &NvmeController, params: &ApstParams, limit_us: u64) -> ApstConfig {
+    let rebuilt = ApstParams {
+        ps_max_latency_us: Some(limit_us),
+        ..params.clone()
+    };
+    apst::build(ctrl, &rebuilt)
+}
+
 /// The table changes that user-space writes `(time, value as `parse_sysfs` returns it)`, in
 /// non-decreasing time, cause on `ctrl` under `params` (whose `ps_max_latency_us`, as the
 /// module parameter `default_ps_max_latency_us`, makes the initial request). An error names
@@ -38,27 +89,17 @@ pub fn table_changes(
     params: &ApstParams,
     writes: &[(Nanos, i64)],
 ) -> Result<Vec<TableChange>, (usize, String)> {
-    let mut lt = LatencyTolerance::for_nvme(params.max_latency_us());
-    let mut limit = nvme_ps_max_latency_us(lt.value());
+    let mut driver = ToleranceDriver::new(params);
     let mut out = Vec::new();
     for (i, &(at, value)) in writes.iter().enumerate() {
-        let Some(tolerance) = lt.update_user(value).map_err(|e| (i, e))? else {
+        let Some(new) = driver.write(value).map_err(|e| (i, e))? else {
             continue;
-        };
-        let new = nvme_ps_max_latency_us(tolerance);
-        if new == limit {
-            continue;
-        }
-        limit = new;
-        let rebuilt = ApstParams {
-            ps_max_latency_us: Some(new),
-            ..params.clone()
         };
         out.push(TableChange {
             at_ns: at.0,
-            tolerance_us: tolerance,
+            tolerance_us: driver.tolerance_us(),
             ps_max_latency_us: new,
-            config: apst::build(ctrl, &rebuilt),
+            config: rebuilt(ctrl, params, new),
         });
     }
     Ok(out)

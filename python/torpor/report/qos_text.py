@@ -1,0 +1,115 @@
+"""Terminal tables for ``torpor qos``: per variant, the PM QoS constraints at the start and after
+each request, and the idle states (CPUs) or APST targets (NVMe) each still allows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / 1e9:g}"
+
+
+def _request(step: dict[str, Any]) -> Text:
+    if step["holder"] is None:
+        return Text("(start)")
+    return Text(f"{step['holder']}: {step['target']}\n  <- {step['written']}")
+
+
+#: `cpuidle_governor_latency_req` with nothing asked: the global list's default, 2e9 us.
+NO_LATENCY_REQ_US = 2_000_000_000
+
+
+def _cpus(ids: list[int]) -> str:
+    """``cpu0-3`` for a run of consecutive CPUs, else ``cpu0,2``."""
+    if len(ids) > 1 and ids == list(range(ids[0], ids[-1] + 1)):
+        return f"cpu{ids[0]}-{ids[-1]}"
+    return "cpu" + ",".join(str(i) for i in ids)
+
+
+def _cpu_rows(step: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(CPUs, latency_req, states): CPUs that see the same constraint share one row."""
+    groups: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for c in step["cpus"]:
+        groups.setdefault((c["latency_req_us"], tuple(c["states"])), []).append(c["cpu"])
+    rows = [
+        (_cpus(ids), "none" if req == NO_LATENCY_REQ_US else str(req), " ".join(states))
+        for (req, states), ids in groups.items()
+    ]
+    rows += [
+        (f"cluster {k['name']}", "", " ".join(k["states"]) or "(no cluster state)")
+        for k in step["clusters"]
+    ]
+    return rows
+
+
+def _us(value: int | None) -> str:
+    return "none" if value is None else str(value)
+
+
+def _cpu_table(variant: dict[str, Any]) -> Table:
+    table = Table(
+        title=Text(f"{variant['name']} on {variant['device']}"),
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+    )
+    table.add_column("t (s)", justify="right", no_wrap=True)
+    table.add_column("request", overflow="fold")
+    table.add_column("global us", justify="right", no_wrap=True)
+    table.add_column("cpus", no_wrap=True)
+    table.add_column("latency_req us", justify="right", no_wrap=True)
+    table.add_column("idle states it may use", overflow="fold")
+    for step in variant["steps"]:
+        first = True
+        for cpu, req, states in _cpu_rows(step):
+            head = (
+                (_seconds(step["at_ns"]), _request(step), _us(step["global_limit_us"]))
+                if first
+                else ("", Text(""), "")
+            )
+            table.add_row(*head, cpu, req, Text(states), end_section=False)
+            first = False
+        table.rows[-1].end_section = True
+    return table
+
+
+def _nvme_table(variant: dict[str, Any]) -> Table:
+    table = Table(
+        title=Text(f"{variant['name']} on {variant['device']}"),
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+    )
+    table.add_column("t (s)", justify="right", no_wrap=True)
+    table.add_column("request", overflow="fold")
+    table.add_column("tolerance us", justify="right", no_wrap=True)
+    table.add_column("ps_max_latency_us", justify="right", no_wrap=True)
+    table.add_column("table", no_wrap=True)
+    table.add_column("APST targets", overflow="fold")
+    for step in variant["steps"]:
+        if step["apst_off"] is not None:
+            targets = f"APST off: {step['apst_off']}"
+        else:
+            targets = " ".join(f"PS{ps}" for ps in step["targets"]) or "none"
+        table.add_row(
+            _seconds(step["at_ns"]),
+            _request(step),
+            _us(step["tolerance_us"]),
+            _us(step["ps_max_latency_us"]),
+            "sent" if step["sent"] else "kept",
+            Text(targets),
+        )
+    return table
+
+
+def print_qos(console: Console, view: dict[str, Any]) -> None:
+    """Every variant of a ``torpor qos`` view."""
+    for variant in view["variants"]:
+        if variant["platform"] == "cpu":
+            console.print(_cpu_table(variant))
+        else:
+            console.print(_nvme_table(variant))
