@@ -119,6 +119,12 @@ pub fn run_file(
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
+    let (text, label, base) = read_scenario(path)?;
+    run_text(&text, &label, &base, overrides, limits, watch)
+}
+
+/// A scenario file's text, its label for errors, and the folder its paths resolve against.
+fn read_scenario(path: &Path) -> Result<(String, String, PathBuf), InputError> {
     let label = path.display().to_string();
     let file = user_file::read_text(
         path,
@@ -128,22 +134,14 @@ pub fn run_file(
         Decoding::Strict,
     )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    run_text(&file.text, &label, &base, overrides, limits, watch)
+    Ok((file.text, label, base))
 }
 
 /// `torpor qos`: each variant's PM QoS constraints over its run, from the scenario file at
 /// `path` read as [`run_file`] reads it. Nothing is simulated.
 pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
-    let label = path.display().to_string();
-    let text = user_file::read_text(
-        path,
-        &label,
-        "a scenario file",
-        MAX_SCENARIO_BYTES,
-        Decoding::Strict,
-    )?;
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let file = ScenarioFile::parse(&label, &text.text)?;
+    let (text, label, base) = read_scenario(path)?;
+    let file = ScenarioFile::parse(&label, &text)?;
     let variants = (0..file.variants().len())
         .map(|variant| {
             Input {

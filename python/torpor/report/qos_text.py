@@ -52,7 +52,8 @@ def _us(value: int | None) -> str:
     return "none" if value is None else str(value)
 
 
-def _cpu_table(variant: dict[str, Any]) -> Table:
+def _step_table(variant: dict[str, Any]) -> Table:
+    """A variant's table with the columns every step has: its time and its request."""
     table = Table(
         title=Text(f"{variant['name']} on {variant['device']}"),
         box=box.SIMPLE_HEAD,
@@ -60,6 +61,11 @@ def _cpu_table(variant: dict[str, Any]) -> Table:
     )
     table.add_column("t (s)", justify="right", no_wrap=True)
     table.add_column("request", overflow="fold")
+    return table
+
+
+def _cpu_table(variant: dict[str, Any]) -> Table:
+    table = _step_table(variant)
     table.add_column("global us", justify="right", no_wrap=True)
     table.add_column("cpus", no_wrap=True)
     table.add_column("latency_req us", justify="right", no_wrap=True)
@@ -79,13 +85,7 @@ def _cpu_table(variant: dict[str, Any]) -> Table:
 
 
 def _nvme_table(variant: dict[str, Any]) -> Table:
-    table = Table(
-        title=Text(f"{variant['name']} on {variant['device']}"),
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-    )
-    table.add_column("t (s)", justify="right", no_wrap=True)
-    table.add_column("request", overflow="fold")
+    table = _step_table(variant)
     table.add_column("tolerance us", justify="right", no_wrap=True)
     table.add_column("ps_max_latency_us", justify="right", no_wrap=True)
     table.add_column("table", no_wrap=True)
