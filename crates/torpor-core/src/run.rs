@@ -604,13 +604,14 @@ impl Input<'_> {
         }
     }
 
-    /// How long to run: `[run] duration`, else until the replay ends, else the default.
     /// The IO is iozone's alone (no job, job file, replay or workflow beside it).
     fn only_iozone(&self, s: &Scenario) -> bool {
         let w = &s.workload;
         w.jobs.is_empty() && w.fio.is_none() && w.replay.is_none() && w.apst_workflow.is_none()
     }
 
+    /// How long to run: `[run] duration`, else until iozone's threads or the replay end, else
+    /// the default.
     fn until(&self, s: &Scenario) -> Result<Option<Nanos>, InputError> {
         if let Some(d) = s.run.duration {
             return Ok(Some(d));
@@ -879,8 +880,7 @@ impl Input<'_> {
             ));
         };
         let drive = self.drive(nvme)?;
-        let writes = crate::scenario::qos::resolve_nvme(&s.qos)
-            .map_err(|(path, message)| self.at(&path, message))?;
+        let writes = self.tolerance_writes()?;
         let steps = nvme_timeline(&drive.controller, &s.policy.apst.resolved(), &writes)
             .map_err(|(_, message)| self.at("qos.request", message))?;
         Ok(VariantQos {
@@ -890,6 +890,12 @@ impl Input<'_> {
         })
     }
 
+    /// The variant's writes to the NVMe controller's latency tolerance, in time order.
+    fn tolerance_writes(&self) -> Result<Vec<crate::scenario::qos::ToleranceWrite>, InputError> {
+        crate::scenario::qos::resolve_nvme(&self.scenario().qos)
+            .map_err(|(path, message)| self.at(&path, message))
+    }
+
     /// The tables the scenario's writes to the controller's latency tolerance make the driver
     /// send (`[[qos.request]]` on `nvme0/power/pm_qos_latency_tolerance_us`).
     fn tolerance_changes(
@@ -897,8 +903,7 @@ impl Input<'_> {
         ctrl: &NvmeController,
         params: &apst::ApstParams,
     ) -> Result<Vec<tolerance::TableChange>, InputError> {
-        let writes = crate::scenario::qos::resolve_nvme(&self.scenario().qos)
-            .map_err(|(path, message)| self.at(&path, message))?;
+        let writes = self.tolerance_writes()?;
         let writes: Vec<(Nanos, i64)> = writes.iter().map(|w| (w.at, w.value)).collect();
         // Every value passed the sysfs store's parsing; the driver refuses nothing else.
         tolerance::table_changes(ctrl, params, &writes)
@@ -965,8 +970,6 @@ impl Input<'_> {
         Ok(io_section)
     }
 
-    /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]` and
-    /// `[policy.boost]`, under the variant's IO.
     /// The device's FTL from the preset's `[ftl]`, with HPB when `[policy.hpb]` turns it on
     /// (HPB needs the FTL: an HPB READ skips the device's map lookup, which only the FTL
     /// models).
@@ -1001,6 +1004,8 @@ impl Input<'_> {
         }))
     }
 
+    /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]`,
+    /// `[policy.boost]` and `[policy.hpb]`, under the variant's IO.
     fn run_ufs(
         &self,
         p: &UfsPlatformSpec,

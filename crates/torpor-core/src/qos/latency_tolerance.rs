@@ -223,16 +223,8 @@ mod tests {
         // Holders: user 25000, kernel 1 at 100, kernel 2 at 5000. After each removal the
         // aggregate is the minimum of what is left, by hand; a change is reported only when
         // it moves.
-        let orders = [
-            [0, 1, 2],
-            [0, 2, 1],
-            [1, 0, 2],
-            [1, 2, 0],
-            [2, 0, 1],
-            [2, 1, 0],
-        ];
         let values = [25_000i64, 100, 5000];
-        for order in orders {
+        for order in crate::qos::REMOVAL_ORDERS {
             let mut lt = LatencyTolerance::for_nvme(25_000);
             lt.set(1, 100);
             lt.set(2, 5000);

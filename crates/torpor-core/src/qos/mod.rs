@@ -90,6 +90,17 @@ impl Constraints {
     }
 }
 
+/// Every order in which three holders can drop their requests, for the lists' tests.
+#[cfg(test)]
+pub(crate) const REMOVAL_ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,15 +109,7 @@ mod tests {
     fn requests_aggregate_and_removal_in_any_order_returns_to_the_default() {
         // Three holders on a MIN list with default 2e9 (the CPU latency list's, in us).
         let holders = [(1, 280), (2, 100), (3, 500)];
-        let orders: [[usize; 3]; 6] = [
-            [0, 1, 2],
-            [0, 2, 1],
-            [1, 0, 2],
-            [1, 2, 0],
-            [2, 0, 1],
-            [2, 1, 0],
-        ];
-        for order in orders {
+        for order in REMOVAL_ORDERS {
             let mut c = Constraints::new(Aggregate::Min, 2_000_000_000);
             for &(h, v) in &holders {
                 c.set(h, v);

@@ -3,14 +3,7 @@
 
 use super::*;
 
-const ORDERS: [[usize; 3]; 6] = [
-    [0, 1, 2],
-    [0, 2, 1],
-    [1, 0, 2],
-    [1, 2, 0],
-    [2, 0, 1],
-    [2, 1, 0],
-];
+use crate::qos::REMOVAL_ORDERS as ORDERS;
 
 #[test]
 fn global_requests_take_the_minimum_and_every_removal_order_returns_to_2e9() {

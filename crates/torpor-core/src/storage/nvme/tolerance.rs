@@ -12,15 +12,13 @@
 //!    builder ([`apst::build`]) with it: sent (the drive adopts it then, device.rs step 7) or
 //!    not sent (APSTA = 0: the drive keeps what it had). The same limit sends nothing.
 
-use serde::Serialize;
-
 use super::apst::{self, ApstConfig, ApstParams};
 use super::psd::NvmeController;
 use crate::qos::latency_tolerance::{nvme_ps_max_latency_us, LatencyTolerance};
 use crate::time::Nanos;
 
 /// One reprogramming: when, the new limit (`u64::MAX`: none) and what the builder produced.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TableChange {
     pub at_ns: u64,
     /// The aggregate the callback received, µs (-1: no constraint).
