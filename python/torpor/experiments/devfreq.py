@@ -32,11 +32,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
-from torpor import native
 from torpor.experiments import claims as claims_lib
 from torpor.experiments import pixel
+from torpor.experiments.inputs import run_kept
 
 SEED = "001"
 
@@ -121,9 +119,7 @@ def run_case(
         "" if profile == PROFILE else f"-{profile}"
     )
     (work / f"case{case}.fio").write_text(job_file(case))
-    path = work / f"case{case}{suffix}.toml"
-    path.write_text(tomli_w.dumps(scenario(case, min_gear, profile)))
-    return native.run_scenario_file(str(path))
+    return run_kept(work, f"case{case}{suffix}.toml", scenario(case, min_gear, profile))
 
 
 def bw_mbs(variant: dict[str, Any]) -> float:
@@ -309,11 +305,9 @@ def pixel_runs(
     if traces is None or note:
         return [], timelines, note
     out = []
-    work.mkdir(parents=True, exist_ok=True)
     for name in pixel.TRACES:
-        path = work / f"pixel-{pixel.stem(name)}.toml"
-        path.write_text(tomli_w.dumps(pixel_scenario((traces / name).resolve())))
-        report = native.run_scenario_file(str(path))
+        path = f"pixel-{pixel.stem(name)}.toml"
+        report = run_kept(work, path, pixel_scenario((traces / name).resolve()))
         for v in report["variants"]:
             lat, ufs = v["io"]["all"], v["ufs"]
             timelines[f"{pixel.stem(name)}, boost {v['name']}"] = {

@@ -31,11 +31,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
-from torpor import native
 from torpor.experiments import claims as claims_lib
 from torpor.experiments import pixel
+from torpor.experiments.inputs import run_kept
 
 SEED = "003"
 DEVICE = "ufs21-64gb-class"
@@ -121,21 +119,13 @@ def iozone_row(range_gb: int, variant: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _write(work: Path, name: str, scenario: dict[str, Any]) -> Path:
-    work.mkdir(parents=True, exist_ok=True)
-    path = work / name
-    path.write_text(tomli_w.dumps(scenario))
-    return path
-
-
 def runs(work: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The `runs` rows (range x HPB off/on) and, per run, the device's side: map-cache misses,
     READ BUFFERs and the host memory HPB held."""
     rows: list[dict[str, Any]] = []
     detail: list[dict[str, Any]] = []
     for gb in RANGES_GB:
-        path = _write(work, f"iozone-{gb}g.toml", iozone_scenario(gb))
-        report = native.run_scenario_file(str(path))
+        report = run_kept(work, f"iozone-{gb}g.toml", iozone_scenario(gb))
         for v in report["variants"]:
             row = iozone_row(gb, v)
             rows.append(row)
@@ -195,7 +185,7 @@ def launch_scenario() -> dict[str, Any]:
 def launch_runs(work: Path) -> list[dict[str, Any]]:
     """Per cycle and HPB setting: the storage time of the 36 launches (each job's run from its
     start to its last completion), s."""
-    report = native.run_scenario_file(str(_write(work, "launch.toml", launch_scenario())))
+    report = run_kept(work, "launch.toml", launch_scenario())
     starts = {j["name"]: _seconds(j["startdelay"]) for j in launch_jobs()}
     out = []
     for v in report["variants"]:
@@ -234,8 +224,7 @@ def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], s
     out = []
     for name in pixel.TRACES:
         stem = pixel.stem(name)
-        path = _write(work, f"pixel-{stem}.toml", pixel_scenario((traces / name).resolve()))
-        report = native.run_scenario_file(str(path))
+        report = run_kept(work, f"pixel-{stem}.toml", pixel_scenario((traces / name).resolve()))
         for v in report["variants"]:
             read, hpb = v["io"]["read"], v["ufs"]["hpb"]
             out.append(

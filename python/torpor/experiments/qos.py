@@ -32,8 +32,8 @@ from typing import Any
 
 import tomli_w
 
-from torpor import native
 from torpor.experiments import claims as claims_lib
+from torpor.experiments.inputs import run_kept
 
 SEED = "004"
 CONFIGS = ("none", "global", "per-cpu")
@@ -166,9 +166,7 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The `runs` rows (config x cpu, and "all") and cyclictest's line per configuration."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "msm8916-v4.10.toml").write_text(platform_toml())
-    path = work / "qos-cyclictest.toml"
-    path.write_text(tomli_w.dumps(scenario()))
-    report = native.run_scenario_file(str(path))
+    report = run_kept(work, "qos-cyclictest.toml", scenario())
     rows: list[dict[str, Any]] = []
     lines: dict[str, str] = {}
     for v in report["variants"]:
@@ -383,10 +381,7 @@ def transitions(table: dict[str, Any] | None) -> list[str]:
 def nvme_runs(work: Path) -> dict[str, Any]:
     """Both tables and, before and after the change, the requests' latency and the drive's
     average power (from the run's timeline)."""
-    work.mkdir(parents=True, exist_ok=True)
-    path = work / "qos-nvme-tolerance.toml"
-    path.write_text(tomli_w.dumps(nvme_scenario()))
-    v = native.run_scenario_file(str(path))["variants"][0]
+    v = run_kept(work, "qos-nvme-tolerance.toml", nvme_scenario())["variants"][0]
     nvme = v["nvme"]
     change = nvme["apst"]["latency_tolerance"][0]
     tl = nvme["timeline"]
