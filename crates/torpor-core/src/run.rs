@@ -607,7 +607,11 @@ impl Input<'_> {
     /// The IO is iozone's alone (no job, job file, replay or workflow beside it).
     fn only_iozone(&self, s: &Scenario) -> bool {
         let w = &s.workload;
-        w.jobs.is_empty() && w.fio.is_none() && w.replay.is_none() && w.apst_workflow.is_none()
+        w.iozone.is_some()
+            && w.jobs.is_empty()
+            && w.fio.is_none()
+            && w.replay.is_none()
+            && w.apst_workflow.is_none()
     }
 
     /// How long to run: `[run] duration`, else until iozone's threads or the replay end, else
@@ -616,7 +620,7 @@ impl Input<'_> {
         if let Some(d) = s.run.duration {
             return Ok(Some(d));
         }
-        if s.workload.iozone.is_some() && self.only_iozone(s) {
+        if self.only_iozone(s) {
             // iozone runs until its threads have read their files, as iozone does.
             return Ok(None);
         }
