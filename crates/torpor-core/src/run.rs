@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::cpu::system::{self as cpu_system, CpuRunSpec};
+use crate::cpu::system::{CpuRunSpec, CpuSystem, IrqMap};
 use crate::cpu::CpuPlatform;
 use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
@@ -740,6 +740,7 @@ impl Input<'_> {
             tasks,
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
+            irq: IrqMap::Managed,
         };
         let until = s.run.duration.unwrap_or(DEFAULT_DURATION);
         let mut progress = Progress {
@@ -759,7 +760,8 @@ impl Input<'_> {
         let at_cpu = |m| self.at("platform.cpu", format!("[platform.cpu] {m}"));
         let (report, stop, written) = match &self.ftrace {
             None => {
-                let (report, stop) = cpu_system::run_watched(&spec, until, tick).map_err(at_cpu)?;
+                let system = CpuSystem::new(&spec).map_err(at_cpu)?;
+                let (report, stop) = world::run_cpus(system, until, tick);
                 (report, stop, None)
             }
             Some(path) => {
@@ -767,8 +769,8 @@ impl Input<'_> {
                 let io = |e: std::io::Error| InputError::whole(&shown_path, e.to_string());
                 let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
                 let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
-                let (report, stop) =
-                    cpu_system::run_traced(&spec, until, tick, &mut writer).map_err(at_cpu)?;
+                let system = CpuSystem::new(&spec).map_err(at_cpu)?.traced(&mut writer);
+                let (report, stop) = world::run_cpus(system, until, tick);
                 let lines = writer.lines();
                 writer.finish().map_err(io)?;
                 (report, stop, Some((shown_path, lines)))
@@ -934,11 +936,12 @@ impl Input<'_> {
         if !watch.tick(&progress) {
             return Err(RunError::Interrupted);
         }
-        let (io, _) = world::World::new(device, world::Direct, &mut loads, s.run.seed)?
+        let io = world::World::new(device, None, &mut loads, s.run.seed)?
             .run_watched(until.unwrap_or(Nanos::MAX), |now| {
                 progress.now = now;
                 watch.tick(&progress)
-            })?;
+            })?
+            .io;
         if io.stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
         }

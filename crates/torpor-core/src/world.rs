@@ -6,59 +6,41 @@
 //!
 //! 1. The [`IoIssuer`] posts "due" events; when one fires, the world asks the issuer for every
 //!    IO now due and submits each to the device.
-//! 2. The device posts its own events (completions, and for later devices timers and
-//!    background work). When one completes a request, the world hands the ticket to the
-//!    completion path.
-//! 3. The [`CompletionPath`] decides when the issuer sees the completion: [`Direct`] passes it
-//!    on at once; a CPU model can take an interrupt, wake a core, and deliver it later through
-//!    events of its own.
-//! 4. The issuer records the latency and the world pumps that workload again (step 1).
+//! 2. The device posts its own events (completions, timers, background work). When one
+//!    completes a request, the world hands the ticket on: to the issuer at once when the run
+//!    has no CPUs, else to the [`CpuSystem`] as an interrupt.
+//! 3. The CPU system takes the interrupt on a CPU, wakes the waiting task or thread, and says
+//!    when the completion reaches it: a task's own IO stays inside the CPU system; an IO of one
+//!    of the issuer's jobs (a fio thread on a CPU) comes back out of a CPU event, and the world
+//!    delivers it to the issuer, which records the latency and issues what is now due.
+//! 4. IO that the CPUs' tasks submit while handling an event is drained from the CPU system
+//!    and submitted to the device; each CPU's idle entries and exits, and its latency votes,
+//!    travel the same way between the CPUs and the device ([`crate::cpu::system::Signal`]).
 //!
-//! Components are type parameters, so dispatch is static; no event allocates.
+//! A run may have CPUs alone ([`NoDevice`], no workloads), a device alone, or both. Components
+//! are held by value or by reference with their concrete types, so dispatch is static; no
+//! event allocates.
 
+use crate::cpu::system::{CpuEvent, CpuReport, CpuSystem, Signal};
 use crate::error::InputError;
 use crate::sim::{self, Ctx, EventQueue, Stop};
-use crate::storage::io::{BlockDevice, IoTicket};
+use crate::storage::io::{BlockDevice, IoRequest, IoTicket};
 use crate::time::Nanos;
 use crate::workload::{Due, IoIssuer, IoReport, Workload};
-
-/// How a completed request reaches the workload that issued it.
-pub trait CompletionPath {
-    /// The path's own event kind.
-    type Event: Copy;
-
-    /// The device completed `ticket` at `ctx.now()`. Returns it to deliver it now, or `None`
-    /// after posting events that deliver it later.
-    fn on_completion<W>(
-        &mut self,
-        ctx: &mut Ctx<'_, W, Self::Event>,
-        ticket: IoTicket,
-    ) -> Option<IoTicket>;
-
-    /// One of the path's own events is due; returns a completion to deliver, if any.
-    fn on_event<W>(
-        &mut self,
-        ctx: &mut Ctx<'_, W, Self::Event>,
-        event: Self::Event,
-    ) -> Option<IoTicket>;
-}
-
-/// Completions reach the workload the moment the device completes them (device-side
-/// latency, as fio's clat on an idle host).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Direct;
 
 /// The event kind of a component that has none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoEvent {}
 
-impl CompletionPath for Direct {
+/// The device of a run with CPUs alone: it is never given a request (a task's IO to a
+/// device the scenario lacks is refused before the run).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoDevice;
+
+impl BlockDevice for NoDevice {
     type Event = NoEvent;
 
-    #[inline]
-    fn on_completion<W>(&mut self, _: &mut Ctx<'_, W, NoEvent>, t: IoTicket) -> Option<IoTicket> {
-        Some(t)
-    }
+    fn submit<W>(&mut self, _: &mut Ctx<'_, W, NoEvent>, _: IoTicket, _: &IoRequest) {}
 
     fn on_event<W>(&mut self, _: &mut Ctx<'_, W, NoEvent>, event: NoEvent) -> Option<IoTicket> {
         match event {}
@@ -67,90 +49,101 @@ impl CompletionPath for Direct {
 
 /// One event of a run, tagged with the component it belongs to.
 #[derive(Clone, Copy, Debug)]
-pub enum Event<D, P> {
+pub enum Event<D> {
     Issuer(Due),
     Device(D),
-    Path(P),
+    Cpu(CpuEvent),
+}
+
+/// What a run measured: the issuer's IO, and the CPUs' report when the run had CPUs.
+pub struct Outcome {
+    pub io: IoReport,
+    pub cpu: Option<CpuReport>,
 }
 
 /// Every component of one run.
-pub struct World<'a, D: BlockDevice, P: CompletionPath> {
-    queue: EventQueue<Event<D::Event, P::Event>>,
+pub struct World<'a, 't, D: BlockDevice> {
+    queue: EventQueue<Event<D::Event>>,
     issuer: IoIssuer<'a>,
     device: &'a mut D,
-    path: P,
+    cpus: Option<CpuSystem<'t>>,
 }
 
-impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
-    /// A run of `workloads` against `device`, completions travelling by `path`. `seed` seeds
-    /// every random stream of the run.
+impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
+    /// A run of `workloads` against `device`, on `cpus` when given (completions then take an
+    /// interrupt on a CPU before the workload sees them). `seed` seeds every random stream of
+    /// the run.
     pub fn new(
         device: &'a mut D,
-        path: P,
+        cpus: Option<CpuSystem<'t>>,
         workloads: &'a mut [Workload],
         seed: u64,
     ) -> Result<Self, InputError> {
         let issuer = IoIssuer::new(workloads, seed)?;
-        let queue = EventQueue::with_capacity(issuer.pending_hint());
+        let queue = EventQueue::with_capacity(issuer.pending_hint() + 64);
         Ok(World {
             queue,
             issuer,
             device,
-            path,
+            cpus,
         })
     }
 
-    /// Runs from time zero until `until` or until every workload has finished; returns the
-    /// issuer's measurements and the completion path (with whatever it measured). A replay
-    /// whose log turns out malformed stops the run with that log's [`InputError`].
-    pub fn run(self, until: Nanos) -> Result<(IoReport, P), InputError> {
+    /// Runs from time zero until `until` or until every workload has finished.
+    pub fn run(self, until: Nanos) -> Result<Outcome, InputError> {
         self.run_watched(until, |_| true)
     }
 
     /// [`Self::run`], showing `watch` the simulated time every few thousand events; `watch`
-    /// returning `false` ends the run there ([`Stop::Interrupted`] in the report).
+    /// returning `false` ends the run there ([`Stop::Interrupted`] in the report). A replay
+    /// whose log turns out malformed stops the run with that log's [`InputError`].
     pub fn run_watched(
         self,
         until: Nanos,
         watch: impl FnMut(Nanos) -> bool,
-    ) -> Result<(IoReport, P), InputError> {
+    ) -> Result<Outcome, InputError> {
         let World {
             mut queue,
             mut issuer,
             device,
-            mut path,
+            mut cpus,
         } = self;
         device.start(&mut Ctx::new(&mut queue, Event::Device));
+        if let Some(c) = cpus.as_mut() {
+            c.start(&mut Ctx::new(&mut queue, Event::Cpu));
+            pass_on(c, device, &mut queue);
+        }
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
-        let open_ended = until == Nanos::MAX;
+        // A run without a deadline ends with its workloads; CPUs alone have none to end.
+        let open_ended = until == Nanos::MAX && issuer.has_workloads();
         let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
-            let w = match event {
-                Event::Issuer(due) => issuer.on_due(due),
-                Event::Device(e) => {
-                    let Some(done) = device.on_event(&mut Ctx::new(queue, Event::Device), e) else {
-                        return Ok(());
-                    };
-                    let Some(done) = path.on_completion(&mut Ctx::new(queue, Event::Path), done)
-                    else {
-                        return Ok(());
-                    };
-                    issuer.complete(queue.now(), done)
-                }
-                Event::Path(e) => {
-                    let Some(done) = path.on_event(&mut Ctx::new(queue, Event::Path), e) else {
-                        return Ok(());
-                    };
-                    issuer.complete(queue.now(), done)
-                }
+            let done = match event {
+                Event::Issuer(due) => Some(issuer.on_due(due)),
+                Event::Device(e) => device
+                    .on_event(&mut Ctx::new(queue, Event::Device), e)
+                    .and_then(|done| match cpus.as_mut() {
+                        None => Some(done),
+                        Some(c) => c.interrupt(&mut Ctx::new(queue, Event::Cpu), done),
+                    })
+                    .map(|done| issuer.complete(queue.now(), done)),
+                Event::Cpu(e) => cpus
+                    .as_mut()
+                    .expect("CPU events come from the CPU system")
+                    .on_event(&mut Ctx::new(queue, Event::Cpu), e)
+                    .map(|done| issuer.complete(queue.now(), done)),
             };
+            if let Some(c) = cpus.as_mut() {
+                pass_on(c, device, queue);
+            }
+            let Some(w) = done else { return Ok(()) };
             while let Some((ticket, req)) =
                 issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))?
             {
                 device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req);
             }
-            // A run without a deadline ends with its workloads: a device's own timers (a
-            // periodic driver work) would otherwise keep it going for ever.
             if open_ended && issuer.all_finished() {
+                // A device's own timers (a periodic driver work) would otherwise keep it
+                // going for ever.
                 queue.clear();
             }
             Ok(())
@@ -159,7 +152,32 @@ impl<'a, D: BlockDevice, P: CompletionPath> World<'a, D, P> {
             Stop::Deadline => until,
             Stop::Drained | Stop::Interrupted => last,
         };
-        Ok((issuer.report(end, stop), path))
+        Ok(Outcome {
+            io: issuer.report(end, stop),
+            cpu: cpus.map(|c| c.finish(end)),
+        })
+    }
+}
+
+/// Hands the device what the CPU system produced while handling an event: its tasks' IO, and
+/// the signals a device may act on (a CPU's idle entry or exit, a latency vote answered).
+fn pass_on<D: BlockDevice>(
+    cpus: &mut CpuSystem<'_>,
+    device: &mut D,
+    queue: &mut EventQueue<Event<D::Event>>,
+) {
+    while let Some(signal) = cpus.next_signal() {
+        match signal {
+            Signal::Submit(ticket, req) => {
+                device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req)
+            }
+            Signal::Idle { cpu, idle } => {
+                device.on_cpu_idle(&mut Ctx::new(queue, Event::Device), cpu, idle);
+            }
+        }
+    }
+    while let Some(vote) = device.next_cpu_latency_vote() {
+        cpus.latency_vote(&mut Ctx::new(queue, Event::Cpu), vote);
     }
 }
 
@@ -170,7 +188,21 @@ pub fn run_io<D: BlockDevice>(
     until: Nanos,
     seed: u64,
 ) -> Result<IoReport, InputError> {
-    World::new(device, Direct, workloads, seed)?
+    World::new(device, None, workloads, seed)?
         .run(until)
-        .map(|(io, _)| io)
+        .map(|o| o.io)
+}
+
+/// Runs `cpus` alone for `until`: their tasks, timers and idle states, no device.
+pub fn run_cpus(
+    cpus: CpuSystem<'_>,
+    until: Nanos,
+    watch: impl FnMut(Nanos) -> bool,
+) -> (CpuReport, Stop) {
+    let mut none = NoDevice;
+    let out = World::new(&mut none, Some(cpus), &mut [], 0)
+        .expect("no workloads to check")
+        .run_watched(until, watch)
+        .expect("CPUs alone read no input");
+    (out.cpu.expect("the run had CPUs"), out.io.stop)
 }

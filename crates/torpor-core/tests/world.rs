@@ -1,10 +1,14 @@
-//! The world: one queue for every component. A toy second component woken by a device
-//! completion, and random streams that belong to components by name.
+//! The world: one queue for every component. CPUs and a device in one run, each wake-up
+//! worked by hand; random streams that belong to components by name.
 
-use torpor_core::sim::Ctx;
-use torpor_core::storage::io::IoTicket;
+use torpor_core::cpu::system::{CpuReport, CpuRunSpec, CpuSystem, IrqMap};
+use torpor_core::cpu::task::{Dist, Source, TaskIo, TaskSpec, Wake};
+use torpor_core::cpu::CpuPlatform;
+use torpor_core::cpuidle::GovernorName;
+use torpor_core::metrics::LatencyHistogram;
+use torpor_core::storage::io::IoOp;
 use torpor_core::workload::{FioJob, RwMode, Workload};
-use torpor_core::world::{run_io, CompletionPath, World};
+use torpor_core::world::{run_io, World};
 use torpor_core::Nanos;
 
 mod common;
@@ -12,87 +16,163 @@ use common::SerialDevice;
 
 const US: u64 = 1_000;
 
-/// A toy CPU: a completion raises its interrupt, and the task sees the completion only once
-/// the CPU has woken, `wake` later. It records when it was woken.
-struct ToyCpu {
-    wake: Nanos,
-    woken_at: Vec<Nanos>,
+/// One CPU with WFI only (1 us exit, real exit as declared) or with a sleep state whose real
+/// entry and exit (130 + 150 us) make its declared 280 us, as a DT states them; the wake-up
+/// path fixed: timer interrupt 10 us, device interrupt 20 us, IPI 5 us, scheduler 30 us.
+fn platform(cpus: &str, sleep: bool) -> CpuPlatform {
+    let sleep_state = if sleep {
+        "[[cluster.state]]\nname = \"SLEEP\"\nexit_latency_us = 280\ntarget_residency_us = 2000\n\
+         entry_us = 130.0\nexit_us = 150.0\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"
+id = "t"
+name = "test"
+source = "test"
+[wakeup]
+timer_irq = {{ min_us = 10.0, max_us = 10.0, source = "test" }}
+io_irq = {{ min_us = 20.0, max_us = 20.0, source = "test" }}
+ipi = {{ min_us = 5.0, max_us = 5.0, source = "test" }}
+sched = {{ min_us = 30.0, max_us = 30.0, source = "test" }}
+exit = {{ min = 1.0, max = 1.0, source = "test" }}
+[[cluster]]
+name = "c"
+cpus = {cpus}
+capacity = 1024
+[[cluster.state]]
+name = "WFI"
+exit_latency_us = 1
+target_residency_us = 1
+{sleep_state}
+[[cluster.opp]]
+freq_khz = 1000000
+"#
+    );
+    CpuPlatform::parse("t.toml", &text).unwrap()
 }
 
-#[derive(Clone, Copy, Debug)]
-enum CpuEvent {
-    Woke(IoTicket),
-}
-
-impl CompletionPath for ToyCpu {
-    type Event = CpuEvent;
-
-    fn on_completion<W>(
-        &mut self,
-        ctx: &mut Ctx<'_, W, CpuEvent>,
-        ticket: IoTicket,
-    ) -> Option<IoTicket> {
-        ctx.schedule(ctx.now() + self.wake, CpuEvent::Woke(ticket));
-        None
+fn reader(cpu: u32) -> TaskSpec {
+    TaskSpec {
+        name: "reader".into(),
+        cpu,
+        wake: Wake::Io,
+        run: Dist::Fixed(Nanos::from_us(10)),
+        wakes: None,
+        io: Some(TaskIo {
+            op: IoOp::Read,
+            random: false,
+            bs: 4096,
+            offset: 0,
+            size: 1 << 20,
+        }),
     }
+}
 
-    fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, e: CpuEvent) -> Option<IoTicket> {
-        let CpuEvent::Woke(ticket) = e;
-        self.woken_at.push(ctx.now());
-        Some(ticket)
+fn spec(platform: CpuPlatform, tasks: Vec<TaskSpec>, irq: IrqMap) -> CpuRunSpec {
+    CpuRunSpec {
+        platform,
+        governor: GovernorName::parse("oracle").unwrap(),
+        hz: 250,
+        tasks,
+        qos: vec![],
+        seed: 1,
+        irq,
     }
 }
 
-fn ten_reads() -> FioJob {
-    let mut job = FioJob::new("reads", RwMode::Read);
-    job.number_ios = Some(10);
-    job
+/// Runs the CPUs of `spec` with a device serving each request in 100 us.
+fn run_with_device(spec: &CpuRunSpec, until: Nanos) -> (CpuReport, SerialDevice) {
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
+    let cpus = CpuSystem::new(spec).unwrap();
+    let out = World::new(&mut dev, Some(cpus), &mut [], 1)
+        .unwrap()
+        .run(until)
+        .unwrap();
+    (out.cpu.unwrap(), dev)
+}
+
+fn us_of(h: &LatencyHistogram) -> (u64, u64) {
+    (h.min().unwrap().0 / US, h.max().unwrap().0 / US)
 }
 
 #[test]
-fn a_completion_passes_through_a_second_component_before_the_workload_sees_it() {
-    // Direct: 10 reads at QD1 of 100 us each, back to back: each 100 us, done at 1 ms.
-    let mut dev = SerialDevice::new(Nanos::from_us(100));
-    let io = run_io(&mut dev, &mut [Workload::Job(ten_reads())], Nanos::MAX, 1).unwrap();
-    assert_eq!(io.read.summary().mean_us, 100.0);
-    assert_eq!(io.per_workload[0].finished, Some(Nanos(1_000 * US)));
-
-    // Through a CPU that needs 20 us to wake: the workload sees each completion 20 us later,
-    // so each read takes 120 us and the next one is issued only then: the k-th (from 0) is
-    // accepted at 120k us, completes at 120k + 100, and is seen at 120(k + 1). Done at 1.2 ms.
-    let mut dev = SerialDevice::new(Nanos::from_us(100));
-    let cpu = ToyCpu {
-        wake: Nanos::from_us(20),
-        woken_at: vec![],
-    };
-    let mut loads = [Workload::Job(ten_reads())];
-    let (io, cpu) = World::new(&mut dev, cpu, &mut loads, 1)
-        .unwrap()
-        .run(Nanos::MAX)
-        .unwrap();
-    assert_eq!(io.read.summary().mean_us, 120.0);
-    assert_eq!(io.per_workload[0].finished, Some(Nanos(1_200 * US)));
-    let accepted: Vec<u64> = dev.submits.iter().map(|(t, _)| t.0 / US).collect();
-    assert_eq!(accepted, (0..10).map(|k| 120 * k).collect::<Vec<_>>());
-    let woken: Vec<u64> = cpu.woken_at.iter().map(|t| t.0 / US).collect();
-    assert_eq!(woken, (1..=10).map(|k| 120 * k).collect::<Vec<_>>());
+fn a_completion_wakes_an_idle_cpu_during_its_idle_entry() {
+    // The reader submits at 0; the CPU idles from 0 and the oracle, which cannot see the
+    // device's future, takes SLEEP. The device completes at 100 us, during SLEEP's 130 us
+    // entry: the entry completes (130), the exit follows (150: out at 280), the interrupt's
+    // handler runs (20: 300), the scheduler switches to the reader (30: 330). It runs 10 us
+    // and submits at 340; the next completes at 440 and runs at 440 + 30 + 150 + 20 + 30 =
+    // 670. Each request: 330 us, of which device 100, exit 180, irq 20, sched 30.
+    let s = spec(platform("[0]", true), vec![reader(0)], IrqMap::Managed);
+    let (r, dev) = run_with_device(&s, Nanos::from_us(1_000));
+    assert_eq!(dev.times_ns(), vec![0, 340 * US, 680 * US]);
+    let io = r.tasks[0].io.as_ref().unwrap();
+    assert_eq!(io.total.count(), 2);
+    assert_eq!(us_of(&io.total), (330, 330));
+    assert_eq!(us_of(&io.device), (100, 100));
+    assert_eq!(us_of(&io.exit), (180, 180));
+    assert_eq!(us_of(&io.irq), (20, 20));
+    assert_eq!(us_of(&io.sched), (30, 30));
+    // The kernel's measured residency runs from entry to the end of the exit: 280 us, short of
+    // SLEEP's 2 ms target: each period counts as too deep, the third too (entered at 680,
+    // woken at 780, before the run ends).
+    assert_eq!(r.cpus[0].states[1].entries, 3);
+    assert_eq!(r.cpus[0].states[1].above, 3);
 }
 
 #[test]
-fn completions_after_the_end_of_the_run_are_not_delivered() {
-    // The 10th read completes at 1.2 ms - 20 us = 1180 us and would be seen at 1200 us: a run
-    // ending at 1190 us has seen only nine.
-    let mut dev = SerialDevice::new(Nanos::from_us(100));
-    let cpu = ToyCpu {
-        wake: Nanos::from_us(20),
-        woken_at: vec![],
+fn a_completion_while_the_cpu_runs_another_task_waits_behind_it() {
+    // WFI only (1 us exit). The reader submits at 0 (done at 100). The hog's timer fires at
+    // 50: the CPU leaves WFI (51), the timer's handler runs (61), the switch (91): the hog runs
+    // 200 us, to 291. At 100 the completion interrupts it: its burst ends 20 us later (311);
+    // then the switch to the reader (30): it runs at 341. Request latency 341: device 100,
+    // irq 20, exit 0, sched 221 (the wait behind the hog and the switch).
+    let hog = TaskSpec {
+        name: "hog".into(),
+        cpu: 0,
+        wake: Wake::Periodic {
+            period: Nanos::from_ms(10),
+            phase: Nanos::from_us(50),
+            jitter: Nanos::ZERO,
+            source: Source::Timer,
+        },
+        run: Dist::Fixed(Nanos::from_us(200)),
+        wakes: None,
+        io: None,
     };
-    let mut loads = [Workload::Job(ten_reads())];
-    let (io, _) = World::new(&mut dev, cpu, &mut loads, 1)
-        .unwrap()
-        .run(Nanos::from_us(1_190))
-        .unwrap();
-    assert_eq!(io.ios, 9);
+    let s = spec(
+        platform("[0]", false),
+        vec![reader(0), hog],
+        IrqMap::Managed,
+    );
+    let (r, dev) = run_with_device(&s, Nanos::from_us(400));
+    assert_eq!(dev.times_ns(), vec![0, 351 * US]);
+    assert_eq!(r.tasks[1].latency_min_ns, 41 * US);
+    let io = r.tasks[0].io.as_ref().unwrap();
+    assert_eq!(us_of(&io.total), (341, 341));
+    assert_eq!(us_of(&io.irq), (20, 20));
+    assert_eq!(us_of(&io.exit), (0, 0));
+    assert_eq!(us_of(&io.sched), (221, 221));
+}
+
+#[test]
+fn a_completion_on_another_cpu_wakes_the_task_by_an_ipi() {
+    // The interrupt goes to CPU 1 while the reader waits on CPU 0, both in WFI. At 100: CPU 1
+    // leaves WFI (101), runs the handler (121) and sends the IPI, which lands at 126; CPU 0
+    // leaves WFI (127) and switches to the reader (157). Latency 157: device 100, irq 20 + 5,
+    // exit 1 + 1, sched 30.
+    let s = spec(platform("[0, 1]", false), vec![reader(0)], IrqMap::Fixed(1));
+    let (r, _) = run_with_device(&s, Nanos::from_us(200));
+    let io = r.tasks[0].io.as_ref().unwrap();
+    assert_eq!(io.total.count(), 1);
+    assert_eq!(us_of(&io.total), (157, 157));
+    assert_eq!(us_of(&io.irq), (25, 25));
+    assert_eq!(us_of(&io.exit), (2, 2));
+    assert_eq!(us_of(&io.sched), (30, 30));
+    // CPU 1 spent 20 us in the handler; CPU 0 30 us switching and 10 us running.
+    assert_eq!(r.cpus[1].busy_ns, 20 * US);
 }
 
 /// Offsets of the IOs that fell in `[lo, hi)`, in the order the device accepted them.

@@ -5,5 +5,6 @@ pub mod pelt;
 pub mod platform;
 pub mod system;
 pub mod task;
+pub mod wake_path;
 
 pub use platform::{ClusterSpec, CpuPlatform, IdleStateSpec, Opp, PowerMw, StateLevel};

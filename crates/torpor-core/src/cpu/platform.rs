@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::cpuidle::{IdleState, Platform, MAX_STATES};
 use crate::error::InputError;
 
+use super::wake_path::{WakePath, MAX_COST_US};
+
 /// `SCHED_CAPACITY_SCALE`.
 pub const MAX_CAPACITY: u64 = 1024;
 
@@ -98,6 +100,16 @@ pub struct IdleStateSpec {
     /// Disabled by default (`CPUIDLE_FLAG_OFF`, or sysfs `disable` = 1 when probed).
     #[serde(default)]
     pub disabled: bool,
+    /// The hardware's real time to enter the state, where a source gives it (a DT's
+    /// `entry-latency-us`); otherwise entry takes no time. An interrupt during the entry waits
+    /// for it to complete, then the exit follows at once (`cpu::wake_path`).
+    #[serde(default)]
+    pub entry_us: Option<f64>,
+    /// The hardware's real exit time, where a source gives it (a DT's `exit-latency-us`, of
+    /// which `exit_latency_us` is the sum with the entry); otherwise the platform's
+    /// `[wakeup.exit]` fraction of `exit_latency_us`.
+    #[serde(default)]
+    pub exit_us: Option<f64>,
     /// Power while in the state (for a cluster state: the cluster's, see the module doc).
     pub power_mw: Option<PowerMw>,
     #[serde(default)]
@@ -146,6 +158,10 @@ pub struct CpuPlatform {
     pub clusters: Vec<ClusterSpec>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The wake-up path's costs and the states' real exits (`[wakeup]`); none: a free path
+    /// and the declared exits.
+    #[serde(default)]
+    pub wakeup: Option<WakePath>,
 }
 
 impl CpuPlatform {
@@ -178,6 +194,9 @@ impl CpuPlatform {
     /// The rules a cpuidle driver and the scheduler keep; on failure, the index of the cluster
     /// at fault (if one is) and the message.
     pub fn check(&self) -> Result<(), (Option<usize>, String)> {
+        if let Some(w) = &self.wakeup {
+            w.check().map_err(|m| (None, m))?;
+        }
         if self.clusters.is_empty() {
             return Err((None, "expected at least one [[cluster]]".into()));
         }
@@ -221,6 +240,23 @@ impl CpuPlatform {
                 if let Some(p) = &s.power_mw {
                     p.check(&format!("state {:?} power_mw", s.name))
                         .map_err(at)?;
+                }
+                for (key, v) in [("entry_us", s.entry_us), ("exit_us", s.exit_us)] {
+                    if let Some(v) = v {
+                        if !(v.is_finite() && (0.0..=MAX_COST_US).contains(&v)) {
+                            return Err(at(format!(
+                                "state {:?} {key}: expected 0 to {MAX_COST_US} us, got {v}",
+                                s.name
+                            )));
+                        }
+                    }
+                }
+                if s.exit_us.is_some_and(|v| v > s.exit_latency_us as f64) {
+                    return Err(at(format!(
+                        "state {:?} exit_us: expected at most the declared exit_latency_us ({}), \
+                         the worst case it is part of",
+                        s.name, s.exit_latency_us
+                    )));
                 }
             }
             for (i, o) in c.opps.iter().enumerate() {

@@ -14,6 +14,7 @@
 //! predicts it.
 
 use crate::sim::Pcg32;
+use crate::storage::io::IoOp;
 use crate::time::Nanos;
 
 /// What ends a sleep.
@@ -72,6 +73,23 @@ pub enum Wake {
     Sleep { sleep: Dist, source: Source },
     /// Only when another task wakes it.
     ByTask,
+    /// Only by its own IO completing: it issues the next IO at the end of each burst (fio's
+    /// psync loop: read, process, read).
+    Io,
+}
+
+/// The synchronous IO a task issues to the run's device: one request at the end of each
+/// burst its wake-up source started, then it sleeps until the request completes, and runs
+/// one more burst (processing what it read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskIo {
+    pub op: IoOp,
+    /// Random offsets (fio's randread/randwrite), else sequential.
+    pub random: bool,
+    pub bs: u32,
+    /// The region's first byte and its length (fio's `offset` and `size`).
+    pub offset: u64,
+    pub size: u64,
 }
 
 /// One task.
@@ -83,6 +101,8 @@ pub struct TaskSpec {
     pub run: Dist,
     /// The task (index into the run's task list) this one wakes at the end of each burst.
     pub wakes: Option<usize>,
+    /// Synchronous IO to the run's device, if the task does any.
+    pub io: Option<TaskIo>,
 }
 
 impl TaskSpec {
@@ -98,7 +118,7 @@ impl TaskSpec {
                 sleep: Dist::Fixed(n) | Dist::Uniform(n, _),
                 ..
             } => n,
-            Wake::Sleep { .. } | Wake::ByTask => Nanos::ZERO,
+            Wake::Sleep { .. } | Wake::ByTask | Wake::Io => Nanos::ZERO,
         };
         run.max(sleep)
     }
@@ -118,6 +138,7 @@ impl TaskSpec {
             // cyclictest reads the clock, records and re-arms: a few microseconds.
             run: Dist::Fixed(Nanos::from_us(5)),
             wakes: None,
+            io: None,
         }
     }
 }
@@ -149,7 +170,36 @@ pub struct TaskFile {
     /// us written (a 4-byte s32) to `/dev/cpu_dma_latency`, held open for the whole run (a
     /// PM QoS request: `scenario::qos`).
     pub cpu_dma_latency_us: Option<i64>,
+    /// Synchronous IO to a device of the scenario (`[workload.task.io]`).
+    pub io: Option<TaskIoFile>,
 }
+
+/// `[workload.task.io]`: fio's names for one synchronous request at a time.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskIoFile {
+    /// The platform it goes to: `"nvme"` or `"ufs"`.
+    pub device: String,
+    /// `read`, `randread`, `write` or `randwrite`.
+    pub rw: String,
+    #[serde(default = "default_bs")]
+    pub bs: String,
+    #[serde(default = "default_size")]
+    pub size: String,
+    #[serde(default)]
+    pub offset: Option<String>,
+}
+
+fn default_bs() -> String {
+    "4k".into()
+}
+
+fn default_size() -> String {
+    "1g".into()
+}
+
+/// The largest block one task's request may move: 16 MiB.
+pub const MAX_TASK_BS: u64 = 16 << 20;
 
 /// A problem with one task: its index, the key at fault, what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,6 +255,65 @@ fn dist(
     }
 }
 
+/// `[workload.task.io]` checked (the device against the scenario's platforms by the caller).
+fn task_io(task: usize, f: &TaskIoFile) -> Result<TaskIo, TaskError> {
+    let err = |key, message: String| TaskError { task, key, message };
+    let (op, random) = match f.rw.as_str() {
+        "read" => (IoOp::Read, false),
+        "randread" => (IoOp::Read, true),
+        "write" => (IoOp::Write, false),
+        "randwrite" => (IoOp::Write, true),
+        other => {
+            return Err(err(
+                "io.rw",
+                format!(
+                    "expected read, randread, write or randwrite, got {}",
+                    crate::error::shown(other)
+                ),
+            ))
+        }
+    };
+    let size_of = |key, text: &str| {
+        crate::time::parse_size_bytes(text).ok_or_else(|| {
+            err(
+                key,
+                format!(
+                    "expected a size in bytes with fio's suffixes (4k, 1m, 1g), got {}",
+                    crate::error::shown(text)
+                ),
+            )
+        })
+    };
+    let bs = size_of("io.bs", &f.bs)?;
+    if bs == 0 || !bs.is_multiple_of(512) || bs > MAX_TASK_BS {
+        return Err(err(
+            "io.bs",
+            format!("expected a multiple of 512 bytes up to 16m, got {bs}"),
+        ));
+    }
+    let size = size_of("io.size", &f.size)?;
+    if size < bs {
+        return Err(err(
+            "io.size",
+            format!("expected at least one block ({bs} bytes), got {size}"),
+        ));
+    }
+    let offset = match &f.offset {
+        Some(o) => size_of("io.offset", o)?,
+        None => 0,
+    };
+    if offset.checked_add(size).is_none() {
+        return Err(err("io.offset", "offset + size overflows".into()));
+    }
+    Ok(TaskIo {
+        op,
+        random,
+        bs: bs as u32,
+        offset,
+        size,
+    })
+}
+
 /// Checks the scenario's tasks and builds them (CPU numbers are checked against the platform
 /// when it is loaded).
 pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
@@ -254,8 +363,10 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
                 source,
             },
             (None, Some(sleep)) => Wake::Sleep { sleep, source },
+            (None, None) if f.io.is_some() => Wake::Io,
             (None, None) => Wake::ByTask,
         };
+        let io = f.io.as_ref().map(|io| task_io(i, io)).transpose()?;
         if !matches!(wake, Wake::Periodic { .. }) {
             for (key, v) in [("phase", &f.phase), ("jitter", &f.jitter)] {
                 if v.is_some() {
@@ -283,6 +394,7 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             wake,
             run,
             wakes,
+            io,
         });
     }
     for (i, t) in out.iter().enumerate() {

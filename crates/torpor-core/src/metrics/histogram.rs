@@ -18,7 +18,7 @@ const HALF: u64 = SUB_COUNT / 2; // 128 buckets per octave above the linear rang
 const BUCKETS: usize = (SUB_COUNT + (64 - SUB_BITS as u64) * HALF) as usize;
 
 /// Latency distribution of one stream of samples.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     sums_ns: Vec<u128>,

@@ -32,11 +32,19 @@ pub struct IoRequest {
     pub sync: bool,
 }
 
+/// Who waits for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// One of the issuer's workloads (a fio job, a replay), by its index in the run.
+    Workload(u32),
+    /// A task on the CPUs that sleeps until its IO completes, by its index in the run.
+    Task(u32),
+}
+
 /// What the submitter needs back when a request completes. Devices carry it untouched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoTicket {
-    /// The issuing workload's index in the run.
-    pub workload: u32,
+    pub owner: Owner,
     pub op: IoOp,
     pub bytes: u32,
     pub submitted: Nanos,
@@ -61,6 +69,26 @@ pub trait BlockDevice {
         ctx: &mut Ctx<'_, W, Self::Event>,
         event: Self::Event,
     ) -> Option<IoTicket>;
+
+    /// CPU `cpu` entered (`idle`) or left an idle state at `ctx.now()`: a device whose host
+    /// driver runs a deferrable timer on that CPU lets it wait while the CPU sleeps. Only
+    /// runs with CPUs call it.
+    fn on_cpu_idle<W>(&mut self, _ctx: &mut Ctx<'_, W, Self::Event>, _cpu: u32, _idle: bool) {}
+
+    /// The host driver's next change to its CPU latency request (ufshcd's PM QoS vote), if
+    /// one is waiting to be applied to the CPUs' global latency list.
+    fn next_cpu_latency_vote(&mut self) -> Option<CpuLatencyVote> {
+        None
+    }
+}
+
+/// A host driver's request on the global CPU latency list (`cpu_latency_qos_update_request`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuLatencyVote {
+    /// Hold the request at this many microseconds (ufshcd: 0, while its clocks are up).
+    Hold(i32),
+    /// Drop it back to "no constraint".
+    Release,
 }
 
 /// A device that knows each request's completion time when it accepts it (a drive whose

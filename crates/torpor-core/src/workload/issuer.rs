@@ -19,7 +19,7 @@ use super::replay::{TraceCounts, TraceReplay};
 use crate::error::InputError;
 use crate::metrics::LatencyHistogram;
 use crate::sim::{stream_id, Ctx, Pcg32, Stop};
-use crate::storage::io::{IoOp, IoRequest, IoTicket};
+use crate::storage::io::{IoOp, IoRequest, IoTicket, Owner};
 use crate::time::Nanos;
 use crate::trace::block::BlockCounts;
 use crate::trace::fio_iolog::IologCounts;
@@ -130,6 +130,11 @@ impl<'a> IoIssuer<'a> {
         Ok(IoIssuer { runners })
     }
 
+    /// The run has workloads of its own (CPU tasks alone have none).
+    pub fn has_workloads(&self) -> bool {
+        !self.runners.is_empty()
+    }
+
     /// Every workload has stopped issuing and seen its last IO complete.
     pub fn all_finished(&self) -> bool {
         self.runners.iter().all(|r| r.out.finished.is_some())
@@ -164,7 +169,9 @@ impl<'a> IoIssuer<'a> {
     /// workload, to be pumped.
     #[inline]
     pub fn complete(&mut self, now: Nanos, ticket: IoTicket) -> u32 {
-        let w = ticket.workload;
+        let Owner::Workload(w) = ticket.owner else {
+            unreachable!("a task's IO completes inside the CPU system")
+        };
         self.runners[w as usize].complete(now, ticket.op, ticket.bytes, now - ticket.submitted);
         w
     }
@@ -313,7 +320,7 @@ impl<'a> Runner<'a> {
                     self.inflight += 1;
                     self.out.issued += 1;
                     let ticket = IoTicket {
-                        workload: w,
+                        owner: Owner::Workload(w),
                         op: req.op,
                         bytes: req.bytes,
                         submitted: now,

@@ -46,12 +46,20 @@
 
 use crate::cpuidle::{self, Device, Governor, GovernorName, Kernel, Platform};
 use crate::qos::cpu_latency::{CpuLatencyQos, QosAction};
-use crate::sim::{self, stream_id, Ctx, EventQueue, Pcg32, Shot, Stop, Timer};
+use crate::sim::{stream_id, Ctx, Pcg32, Shot, Timer};
+use crate::storage::io::{IoRequest, IoTicket};
 use crate::time::Nanos;
 
 use super::pelt::Pelt;
 use super::platform::{CpuPlatform, StateLevel};
 use super::task::{Source, TaskSpec, Wake};
+use super::wake_path::WakePath;
+
+mod io;
+mod wake;
+
+pub use io::{IoPathStats, IrqMap};
+pub use wake::WakeStamp;
 
 /// The sleep length with no timer at all: the clocksource's maximum deferment bounds it in the
 /// kernel (`timekeeping_max_deferment()`); an ASSUMPTION of a few seconds, machine-dependent.
@@ -72,6 +80,8 @@ pub struct CpuRunSpec {
     /// PM QoS requests over time (any order; equal times apply in the order given).
     pub qos: Vec<QosAction>,
     pub seed: u64,
+    /// Which CPU takes the run's device interrupts (a run without a device: unused).
+    pub irq: IrqMap,
 }
 
 /// Per idle state of one CPU.
@@ -100,7 +110,8 @@ pub struct CpuStats {
     pub qos_kicks: u64,
 }
 
-/// One task's wake-up latencies: from the moment it became runnable to the moment it ran.
+/// One task's wake-up latencies: from the moment its wake-up's cause happened (its timer
+/// expiring, its IO completing on the device, the waking task's call) to the moment it ran.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct TaskStats {
     pub name: String,
@@ -110,6 +121,11 @@ pub struct TaskStats {
     pub latency_max_ns: u64,
     pub latency_sum_ns: u64,
     pub latency_last_ns: u64,
+    /// Every wake-up latency (cyclictest's histogram).
+    #[serde(skip)]
+    pub latency: crate::metrics::LatencyHistogram,
+    /// A task doing IO: each request's latency as it saw it, decomposed.
+    pub io: Option<IoPathStats>,
 }
 
 impl TaskStats {
@@ -128,6 +144,10 @@ pub struct CpuReport {
     pub duration_ns: u64,
     pub cpus: Vec<CpuStats>,
     pub tasks: Vec<TaskStats>,
+    /// The IO of every task, per device the tasks used (today the run's one device).
+    pub io: Option<IoPathStats>,
+    /// Changes the device's host driver made to its CPU latency request.
+    pub host_latency_votes: u64,
 }
 
 impl CpuReport {
@@ -252,6 +272,17 @@ pub trait CpuTrace {
     fn on(&mut self, at: Nanos, event: Traced);
 }
 
+/// What the CPU system hands the rest of the world while it handles an event (drained by the
+/// world after each one).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Signal {
+    /// A task submits a request to the device.
+    Submit(IoTicket, IoRequest),
+    /// `cpu` entered (`idle`) or left an idle state (sent only when asked for:
+    /// [`CpuSystem::with_idle_signals`]).
+    Idle { cpu: u32, idle: bool },
+}
+
 /// The CPU system's events.
 #[derive(Clone, Copy, Debug)]
 pub enum CpuEvent {
@@ -266,6 +297,8 @@ pub enum CpuEvent {
     BurstEnd(usize, Shot),
     /// The next PM QoS requests are due.
     Qos(Shot),
+    /// An IPI reaches task `.0`'s CPU: the task is to be woken there.
+    Ipi(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,10 +310,16 @@ enum Mode {
         state: usize,
         entered: Nanos,
     },
-    /// Leaving idle state `from` (its exit latency; still idle power), or about to pick the
-    /// next step (`None`: no time passes there).
+    /// Leaving idle state `from` until `Cpu::out_at` (still idle power), then running kernel
+    /// work (interrupt handlers) until `Cpu::kernel_until`; or about to pick the next step
+    /// (`None`: no time passes there).
     Exiting {
         from: Option<usize>,
+    },
+    /// Switching to `task` (the scheduler's wake-up and context switch); it runs when the
+    /// CPU's burst timer fires.
+    Switching {
+        task: usize,
     },
 }
 
@@ -304,6 +343,18 @@ struct Task {
     woken_at: Nanos,
     runnable: bool,
     stats: TaskStats,
+    /// How the pending wake-up travelled (for the IO decomposition).
+    stamp: WakeStamp,
+    /// The burst now running follows the task's IO (so its end arms the wake-up source, not
+    /// another IO).
+    after_io: bool,
+    /// The next sequential offset of its IO, and its stream of random offsets.
+    io_cursor: u64,
+    /// The IPI the task's next burst end sends to the task it wakes on another CPU, drawn at
+    /// the burst's start (so the oracle there knows when it arrives).
+    ipi_ns: u64,
+    /// An IPI in flight to this task's CPU, to wake it: when it arrives.
+    ipi_at: Option<Nanos>,
 }
 
 struct Cpu {
@@ -335,6 +386,14 @@ struct Cpu {
     is_cluster_state: Vec<bool>,
     /// Energy (mJ) of entering and leaving each state (see the module doc).
     transition_mj: Vec<f64>,
+    /// When the exit under way ends, and when the kernel work queued behind it does.
+    out_at: Nanos,
+    kernel_until: Nanos,
+    /// Each state's real entry and exit (ns), where the platform gives them.
+    entry_ns: Vec<u64>,
+    exit_ns: Vec<Option<u64>>,
+    /// The wake-up path's draws on this CPU.
+    rng: Pcg32,
 }
 
 /// The CPUs and their tasks: one component of the engine.
@@ -350,6 +409,17 @@ pub struct CpuSystem<'t> {
     qos_next: usize,
     qos_timer: Timer,
     trace: Option<&'t mut dyn CpuTrace>,
+    path: WakePath,
+    irq: IrqMap,
+    /// Round robin's next CPU (index into the map's list).
+    irq_next: usize,
+    /// What the world is to pass on, oldest first.
+    signals: std::collections::VecDeque<Signal>,
+    idle_signals: bool,
+    /// Per device the tasks use: every task's IO together.
+    io: Option<IoPathStats>,
+    /// Changes the host driver made to its CPU latency request.
+    host_votes: u64,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -418,6 +488,9 @@ impl<'t> CpuSystem<'t> {
                 .and_then(|o| o.power_mw.as_ref())
                 .map_or(0.0, |p| p.central());
             let mut rng = Pcg32::new(spec.seed, stream_id(&format!("tick-phase/cpu{id}")));
+            let us = |v: f64| (v * 1000.0).round() as u64;
+            let entry_ns = c.states.iter().map(|s| s.entry_us.map_or(0, us)).collect();
+            let exit_ns = c.states.iter().map(|s| s.exit_us.map(us)).collect();
             cpus.push(Cpu {
                 id,
                 cluster: k,
@@ -456,6 +529,11 @@ impl<'t> CpuSystem<'t> {
                 active_mw,
                 is_cluster_state,
                 transition_mj,
+                out_at: Nanos::ZERO,
+                kernel_until: Nanos::ZERO,
+                entry_ns,
+                exit_ns,
+                rng: Pcg32::new(spec.seed, stream_id(&format!("wake-path/cpu{id}"))),
             });
         }
         let mut tasks = Vec::with_capacity(spec.tasks.len());
@@ -482,13 +560,26 @@ impl<'t> CpuSystem<'t> {
                     name: t.name.clone(),
                     cpu: t.cpu,
                     latency_min_ns: u64::MAX,
+                    io: t.io.map(|_| IoPathStats::default()),
                     ..TaskStats::default()
                 },
+                stamp: WakeStamp::default(),
+                after_io: false,
+                io_cursor: 0,
+                ipi_ns: 0,
+                ipi_at: None,
                 spec: t.clone(),
             });
         }
         let mut qos_actions = spec.qos.clone();
         qos_actions.sort_by_key(|a| a.at);
+        let path = spec
+            .platform
+            .wakeup
+            .clone()
+            .unwrap_or_else(WakePath::declared);
+        spec.irq.check(&order)?;
+        let any_io = spec.tasks.iter().any(|t| t.io.is_some());
         Ok(CpuSystem {
             cpus,
             tasks,
@@ -499,6 +590,13 @@ impl<'t> CpuSystem<'t> {
             qos_next: 0,
             qos_timer: Timer::new(),
             trace: None,
+            path,
+            irq: spec.irq.clone(),
+            irq_next: 0,
+            signals: std::collections::VecDeque::with_capacity(16),
+            idle_signals: false,
+            io: any_io.then(IoPathStats::default),
+            host_votes: 0,
         })
     }
 
@@ -521,15 +619,21 @@ impl<'t> CpuSystem<'t> {
             .expect("validated CPU")
     }
 
-    /// Applies the requests at time 0, starts every CPU idle and arms every task's first
-    /// wake-up.
+    /// Applies the requests at time 0, starts every CPU idle, arms every task's first
+    /// wake-up and sends the first request of each task that only does IO.
     pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
         self.apply_due_qos(ctx);
         for t in 0..self.tasks.len() {
             if let Wake::Periodic { phase, .. } = self.tasks[t].spec.wake {
                 self.tasks[t].next_periodic = phase;
             }
-            self.arm_next_wake(ctx, t);
+            if self.tasks[t].spec.wake == Wake::Io {
+                // A task woken only by its IO is in its loop when the run starts: its first
+                // request goes out at time zero.
+                self.submit_io(ctx.now(), t);
+            } else {
+                self.arm_next_wake(ctx, t);
+            }
         }
         for c in 0..self.cpus.len() {
             self.arm_tick(ctx, c);
@@ -537,8 +641,13 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
-    /// Handles one of the system's events.
-    pub fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, event: CpuEvent) {
+    /// Handles one of the system's events; returns a completion for the world's workloads
+    /// when one reaches its waiter (none today: a job's IO is delivered at its interrupt).
+    pub fn on_event<W>(
+        &mut self,
+        ctx: &mut Ctx<'_, W, CpuEvent>,
+        event: CpuEvent,
+    ) -> Option<IoTicket> {
         match event {
             CpuEvent::TaskWake(t, shot) => {
                 if self.tasks[t].timer.fire(shot) {
@@ -556,18 +665,22 @@ impl<'t> CpuSystem<'t> {
                             );
                         }
                     }
-                    self.wake_task(ctx, t, None);
+                    let source = fired.map_or(Source::Timer, |(_, s)| s);
+                    self.source_fired(ctx, t, source);
                 }
             }
             CpuEvent::Tick(c, shot) => {
                 if !self.cpus[c].tick.fire(shot) {
-                    return;
+                    return None;
                 }
                 self.arm_tick(ctx, c);
                 let cpu = self.cpus[c].id;
                 self.emit(ctx.now(), Traced::Tick { cpu });
                 if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
-                    self.end_idle(ctx, c, Cause::Tick);
+                    // The tick's interrupt wakes the CPU and its handler runs before the idle
+                    // loop goes round again.
+                    let cost = self.path.timer_irq.draw(&mut self.cpus[c].rng);
+                    self.kernel_work(ctx, c, cost, Cause::Tick);
                 }
             }
             CpuEvent::PollLimit(c, shot) => {
@@ -584,7 +697,10 @@ impl<'t> CpuSystem<'t> {
             }
             CpuEvent::BurstEnd(c, shot) => {
                 if self.cpus[c].burst.fire(shot) {
-                    self.end_burst(ctx, c);
+                    match self.cpus[c].mode {
+                        Mode::Switching { task } => self.start_task(ctx, c, task),
+                        _ => self.end_burst(ctx, c),
+                    }
                 }
             }
             CpuEvent::Qos(shot) => {
@@ -592,7 +708,9 @@ impl<'t> CpuSystem<'t> {
                     self.apply_due_qos(ctx);
                 }
             }
+            CpuEvent::Ipi(t) => self.ipi_arrived(ctx, t),
         }
+        None
     }
 
     /// Applies every request due by now, kicks the idle CPUs if the global limit moved, and
@@ -607,6 +725,15 @@ impl<'t> CpuSystem<'t> {
             global_changed |= self.qos.apply(action);
             self.qos_next += 1;
         }
+        self.limits_changed(ctx, global_changed);
+        if let Some(next) = self.qos_actions.get(self.qos_next) {
+            self.qos_timer.arm(ctx, next.at, CpuEvent::Qos);
+        }
+    }
+
+    /// Reads every CPU's limit again after a change to the lists; kicks the idle CPUs if the
+    /// global limit moved.
+    fn limits_changed<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, global_changed: bool) {
         for cpu in &mut self.cpus {
             cpu.latency_req_ns = self.qos.governor_latency_req_ns(cpu.id);
         }
@@ -620,12 +747,11 @@ impl<'t> CpuSystem<'t> {
                     // Still in the idle task, on its way out of a state: need_resched is set
                     // and the trip ends when the exit does.
                     Mode::Exiting { from: Some(_) } => self.cpus[c].kicked = true,
-                    Mode::Running { .. } | Mode::Exiting { from: None } => {}
+                    Mode::Running { .. }
+                    | Mode::Exiting { from: None }
+                    | Mode::Switching { .. } => {}
                 }
             }
-        }
-        if let Some(next) = self.qos_actions.get(self.qos_next) {
-            self.qos_timer.arm(ctx, next.at, CpuEvent::Qos);
         }
     }
 
@@ -661,45 +787,24 @@ impl<'t> CpuSystem<'t> {
                 (at + Nanos(delay), source)
             }
             Wake::Sleep { sleep, source } => (now + sleep.sample(&mut task.rng), source),
-            Wake::ByTask => return,
+            Wake::ByTask | Wake::Io => return,
         };
         task.pending = Some((at, source));
         task.timer.arm(ctx, at, |s| CpuEvent::TaskWake(t, s));
     }
 
-    /// Task `t` becomes runnable now on its CPU (woken by the task running on CPU `by`, or by
-    /// its own wake-up source).
-    fn wake_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, t: usize, by: Option<u32>) {
-        if self.tasks[t].runnable {
-            return;
-        }
-        let cpu = self.tasks[t].spec.cpu;
-        self.emit(ctx.now(), Traced::Woken { task: t, cpu, by });
-        let c = self.cpu_index(cpu);
-        let task = &mut self.tasks[t];
-        task.runnable = true;
-        task.woken_at = ctx.now();
-        self.cpus[c].queue.push_back(t);
-        if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
-            self.end_idle(ctx, c, Cause::Task);
-        }
-    }
-
     /// Step 1: one iteration of the idle loop at `ctx.now()`.
     fn idle_iteration<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
         let now = ctx.now().0;
-        // One pass over this CPU's pending wake-ups: the next timer (the sleep length) and the
-        // next announced wake-up of any kind (what the oracle knows; a wake-up by another task
-        // is not known in advance).
-        let (mut next_timer, mut next_wake) = (None::<u64>, None::<u64>);
+        // One pass over this CPU's pending wake-ups: the next timer (the sleep length), and
+        // the next wake-up of any kind already determined (what the oracle knows).
+        let mut next_timer = None::<u64>;
         for t in self.tasks.iter().filter(|t| t.spec.cpu == self.cpus[c].id) {
-            if let Some((at, source)) = t.pending {
-                next_wake = Some(next_wake.map_or(at.0, |w| w.min(at.0)));
-                if source == Source::Timer {
-                    next_timer = Some(next_timer.map_or(at.0, |w| w.min(at.0)));
-                }
+            if let Some((at, Source::Timer)) = t.pending {
+                next_timer = Some(next_timer.map_or(at.0, |w| w.min(at.0)));
             }
         }
+        let next_wake = self.next_determined_wake(c);
         let none_before = now.saturating_add(MAX_DEFERMENT_NS);
         let (next_timer, next_wake) = (
             next_timer.unwrap_or(none_before),
@@ -746,6 +851,13 @@ impl<'t> CpuSystem<'t> {
             state: idx,
             entered: ctx.now(),
         };
+        if self.idle_signals {
+            self.signals.push_back(Signal::Idle {
+                cpu: cpu_ref.id,
+                idle: true,
+            });
+        }
+        let cpu_ref = &mut self.cpus[c];
         cpu_ref.stats.states[idx].entries += 1;
         cpu_ref.stats.energy_mj += cpu_ref.transition_mj[idx];
         if cpu_ref.view.states[idx].polling {
@@ -781,8 +893,14 @@ impl<'t> CpuSystem<'t> {
         let exit = if polling {
             0
         } else {
-            cpu.view.states[state].exit_latency_ns as u64
+            let declared = cpu.view.states[state].exit_latency_ns as u64;
+            cpu.exit_ns[state].unwrap_or_else(|| self.path.exit_ns(declared, &mut cpu.rng))
         };
+        // An interrupt during the entry: the entry completes, then the exit follows at once
+        // (WFI and MWAIT return at once with an interrupt pending; a PSCI power-down is
+        // entered and left).
+        let exit_starts = now.max(entered + Nanos(cpu.entry_ns[state]));
+        let exit = (exit_starts - now).0 + exit;
         let residency = (now - entered).0 + exit;
         cpu.stats.states[state].time_ns += (now - entered).0;
         let miss = classify(cpu, state, residency);
@@ -800,8 +918,15 @@ impl<'t> CpuSystem<'t> {
         cpu.governor
             .reflect(&cpu.view, &mut cpu.dev, &mut cpu.kernel, state);
         cpu.mode = Mode::Exiting { from: Some(state) };
+        cpu.out_at = now + Nanos(exit);
+        cpu.kernel_until = cpu.out_at;
         cpu.ready
             .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
+        if self.idle_signals {
+            let cpu = cpu.id;
+            self.signals.push_back(Signal::Idle { cpu, idle: false });
+        }
+        let cpu = &mut self.cpus[c];
         let exited = Traced::IdleExit {
             cpu: cpu.id,
             state,
@@ -839,7 +964,7 @@ impl<'t> CpuSystem<'t> {
             next: Some(t),
         };
         self.emit(now, switch);
-        self.start_task(ctx, c, t);
+        self.switch_to(ctx, c, t);
     }
 
     /// Task `t` starts its burst on CPU `c` now.
@@ -856,9 +981,20 @@ impl<'t> CpuSystem<'t> {
         s.latency_min_ns = s.latency_min_ns.min(latency);
         s.latency_max_ns = s.latency_max_ns.max(latency);
         s.latency_last_ns = latency;
+        s.latency.record(Nanos(latency));
+        if task.after_io {
+            let stamp = task.stamp;
+            if let Some(io) = s.io.as_mut() {
+                io.record(&stamp, latency);
+            }
+            if let Some(all) = self.io.as_mut() {
+                all.record(&stamp, latency);
+            }
+        }
         let burst = task.spec.run.sample(&mut task.rng);
         cpu.burst
             .arm(ctx, now + burst, |s| CpuEvent::BurstEnd(c, s));
+        self.draw_ipi(t);
     }
 
     fn end_burst<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
@@ -868,10 +1004,16 @@ impl<'t> CpuSystem<'t> {
         };
         self.settle(c, now);
         self.tasks[t].runnable = false;
-        self.arm_next_wake(ctx, t);
+        let task = &mut self.tasks[t];
+        if task.spec.io.is_some() && (!task.after_io || task.spec.wake == Wake::Io) {
+            self.submit_io(now, t);
+        } else {
+            self.tasks[t].after_io = false;
+            self.arm_next_wake(ctx, t);
+        }
         let cpu_id = self.cpus[c].id;
         if let Some(w) = self.tasks[t].spec.wakes {
-            self.wake_task(ctx, w, Some(cpu_id));
+            self.wake_other(ctx, t, w);
         }
         if self.trace.is_some() {
             if let Some((at, Source::Timer)) = self.tasks[t].pending {
@@ -893,8 +1035,8 @@ impl<'t> CpuSystem<'t> {
         };
         self.emit(now, switch);
         match next {
-            // The next task runs at once: the CPU never idles.
-            Some(next) => self.start_task(ctx, c, next),
+            // The next task runs after the switch: the CPU never idles.
+            Some(next) => self.switch_to(ctx, c, next),
             None => {
                 let cpu = &mut self.cpus[c];
                 cpu.mode = Mode::Exiting { from: None };
@@ -915,13 +1057,21 @@ impl<'t> CpuSystem<'t> {
         let dt = (now - cpu.settled_at).0;
         cpu.settled_at = now;
         let mw = match cpu.mode {
-            Mode::Running { .. } | Mode::Exiting { from: None } => {
+            Mode::Running { .. } | Mode::Exiting { from: None } | Mode::Switching { .. } => {
                 cpu.stats.busy_ns += dt;
                 cpu.active_mw
             }
             Mode::Exiting { from: Some(state) } => {
-                cpu.stats.states[state].time_ns += dt;
-                cpu.state_mw[state]
+                // The exit until `out_at` (counted in the state, as the kernel counts it), then
+                // the handlers at active power.
+                let before = now.0.min(cpu.out_at.0);
+                let exiting = before.saturating_sub(now.0 - dt);
+                let handling = dt - exiting;
+                cpu.stats.states[state].time_ns += exiting;
+                cpu.stats.busy_ns += handling;
+                cpu.stats.energy_mj += cpu.active_mw * handling as f64 * 1e-9;
+                cpu.stats.energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
+                return;
             }
             Mode::Idle { state, .. } => {
                 if cpu.is_cluster_state[state] && whole_cluster_down {
@@ -964,6 +1114,8 @@ impl<'t> CpuSystem<'t> {
         }
         CpuReport {
             duration_ns: end.0,
+            io: self.io,
+            host_latency_votes: self.host_votes,
             cpus: self.cpus.into_iter().map(|c| c.stats).collect(),
             tasks: self
                 .tasks
@@ -1016,51 +1168,6 @@ fn classify(cpu: &mut Cpu, state: usize, residency: u64) -> Option<bool> {
         }
         cpuidle::Miss::None => None,
     }
-}
-
-/// Runs `spec` for `duration` on the engine: the CPU system as the run's only component.
-pub fn run(spec: &CpuRunSpec, duration: Nanos) -> Result<CpuReport, String> {
-    run_watched(spec, duration, |_| true).map(|(report, _)| report)
-}
-
-/// [`run`], showing `watch` the simulated time every few thousand events; `watch` returning
-/// false stops the run there ([`Stop::Interrupted`]).
-pub fn run_watched(
-    spec: &CpuRunSpec,
-    duration: Nanos,
-    watch: impl FnMut(Nanos) -> bool,
-) -> Result<(CpuReport, Stop), String> {
-    run_system(CpuSystem::new(spec)?, duration, watch)
-}
-
-/// [`run_watched`], telling `trace` what happens as it happens.
-pub fn run_traced(
-    spec: &CpuRunSpec,
-    duration: Nanos,
-    watch: impl FnMut(Nanos) -> bool,
-    trace: &mut dyn CpuTrace,
-) -> Result<(CpuReport, Stop), String> {
-    run_system(CpuSystem::new(spec)?.traced(trace), duration, watch)
-}
-
-fn run_system(
-    mut system: CpuSystem<'_>,
-    duration: Nanos,
-    watch: impl FnMut(Nanos) -> bool,
-) -> Result<(CpuReport, Stop), String> {
-    let mut queue: EventQueue<CpuEvent> = EventQueue::new();
-    system.start(&mut Ctx::new(&mut queue, |e| e));
-    let (stop, last) = sim::run(&mut queue, duration, watch, |e, q| {
-        system.on_event(&mut Ctx::new(q, |e| e), e);
-        Ok::<(), std::convert::Infallible>(())
-    })
-    .unwrap_or_else(|e| match e {});
-    let end = if stop == Stop::Interrupted {
-        last
-    } else {
-        duration
-    };
-    Ok((system.finish(end), stop))
 }
 
 #[cfg(test)]

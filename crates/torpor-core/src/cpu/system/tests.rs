@@ -40,6 +40,12 @@ fn cpu0_limit(us: i32) -> Vec<QosAction> {
     }]
 }
 
+/// Runs `spec` alone on the engine for `duration`.
+pub(crate) fn run(spec: &CpuRunSpec, duration: Nanos) -> Result<CpuReport, String> {
+    let system = CpuSystem::new(spec)?;
+    Ok(crate::world::run_cpus(system, duration, |_| true).0)
+}
+
 fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
     CpuRunSpec {
         platform: CpuPlatform::parse("one.toml", ONE_CPU).unwrap(),
@@ -48,6 +54,7 @@ fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
         qos,
         seed: 1,
+        irq: IrqMap::Managed,
     }
 }
 
@@ -103,6 +110,7 @@ fn the_same_seed_gives_the_same_run() {
         },
         run: Dist::Uniform(Nanos::from_us(10), Nanos::from_us(50)),
         wakes: None,
+        io: None,
     });
     let a = run(&s, Nanos::from_ms(500)).unwrap();
     let b = run(&s, Nanos::from_ms(500)).unwrap();

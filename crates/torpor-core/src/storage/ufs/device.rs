@@ -787,7 +787,7 @@ pub(crate) mod tests {
             match ev {
                 Ev::Submit(i) => {
                     let ticket = IoTicket {
-                        workload: i,
+                        owner: crate::storage::io::Owner::Workload(i),
                         op: IoOp::Read,
                         bytes: 4096,
                         submitted: now,

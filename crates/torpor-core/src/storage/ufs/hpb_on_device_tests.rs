@@ -10,7 +10,7 @@ use super::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use super::hpb_exchange::HpbSetup;
 use super::power::IdleTimers;
 use crate::sim::{Ctx, EventQueue, Pcg32};
-use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket};
+use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket, Owner};
 use crate::time::Nanos;
 
 /// Host stage at 300 MHz: 1000 cycles = 3333 ns; 4096 B over 2 x HS-G4 at eta 0.91
@@ -89,7 +89,7 @@ fn drive(cfg: UfsConfig, reqs: &[(Nanos, IoRequest)], end: Nanos) -> (Vec<(u32, 
             Ev::Submit(i) => {
                 let req = reqs[i as usize].1;
                 let ticket = IoTicket {
-                    workload: i,
+                    owner: Owner::Workload(i),
                     op: req.op,
                     bytes: req.bytes,
                     submitted: now,
@@ -98,7 +98,10 @@ fn drive(cfg: UfsConfig, reqs: &[(Nanos, IoRequest)], end: Nanos) -> (Vec<(u32, 
             }
             Ev::Dev(e) => {
                 if let Some(t) = dev.on_event(&mut Ctx::new(&mut q, Ev::Dev), e) {
-                    done.push((t.workload, now));
+                    let Owner::Workload(i) = t.owner else {
+                        unreachable!("only workload tickets are submitted")
+                    };
+                    done.push((i, now));
                 }
             }
         }

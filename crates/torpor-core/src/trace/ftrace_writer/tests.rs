@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::cpu::platform::CpuPlatform;
-use crate::cpu::system::{self, CpuReport};
+use crate::cpu::system::{CpuReport, CpuSystem, IrqMap};
 use crate::cpu::task::{Dist, Source, TaskSpec, Wake};
 use crate::cpuidle::GovernorName;
 use crate::qos::cpu_latency::{QosAction, QosOp, QosTarget, SYSFS_HOLDER};
@@ -44,12 +44,14 @@ fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
         qos: qos.into_iter().collect(),
         seed: 1,
+        irq: IrqMap::Managed,
     }
 }
 
 fn traced(spec: &CpuRunSpec, until: Nanos, form: Form) -> (String, CpuReport) {
     let mut w = FtraceWriter::new(Vec::new(), spec, form).unwrap();
-    let (report, _) = system::run_traced(spec, until, |_| true, &mut w).unwrap();
+    let system = CpuSystem::new(spec).unwrap().traced(&mut w);
+    let (report, _) = crate::world::run_cpus(system, until, |_| true);
     (String::from_utf8(w.finish().unwrap()).unwrap(), report)
 }
 
@@ -199,6 +201,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         wake,
         run,
         wakes,
+        io: None,
     };
     CpuRunSpec {
         platform: CpuPlatform::parse("two.toml", TWO_CLUSTERS).unwrap(),
@@ -247,6 +250,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         ],
         qos: vec![],
         seed,
+        irq: IrqMap::Managed,
     }
 }
 

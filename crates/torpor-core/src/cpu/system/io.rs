@@ -1,0 +1,272 @@
+//! Tasks that block on IO, and device interrupts on the CPUs.
+//!
+//! A task with IO submits one request at the end of a burst (a [`Signal::Submit`] the world
+//! passes to the device) and sleeps. The device's completion is an interrupt on the CPU the
+//! [`IrqMap`] names; its handler wakes the task, by an IPI when the task sits on another CPU.
+//! The latency the task sees is decomposed as it travels: the device's service, the
+//! interrupt (handlers and IPI), the idle exits it waited for, and the scheduler (the switch
+//! and any wait behind another task).
+//!
+//! The host driver's CPU latency vote (ufshcd's PM QoS request) joins the global CPU latency
+//! list like any other request: a change kicks the idle CPUs.
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use super::{CpuEvent, CpuSystem, Signal, WakeStamp};
+use crate::cpu::task::TaskIo;
+use crate::metrics::{LatencyHistogram, LatencySummary};
+use crate::qos::cpu_latency::PM_QOS_DEFAULT_VALUE;
+use crate::qos::Holder;
+use crate::sim::Ctx;
+use crate::storage::io::{CpuLatencyVote, IoRequest, IoTicket, Owner};
+use crate::time::Nanos;
+
+/// The holder of the host driver's request on the global CPU latency list.
+const HOST_DRIVER_HOLDER: Holder = Holder::MAX - 1;
+
+/// Which CPU takes a device's completion interrupt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum IrqMap {
+    /// blk-mq's managed mapping with a queue per CPU (NVMe; UFS with MCQ): the submitting
+    /// CPU's own queue's vector, so the completion lands where the task waits.
+    #[default]
+    Managed,
+    /// Every interrupt on one CPU (a single-queue host such as UFS without MCQ; an interrupt
+    /// whose affinity names one CPU, or a list of which the controller delivers to the first).
+    Fixed(u32),
+    /// In turn over these CPUs (x86's lowest-priority delivery, irqbalance's rotation).
+    RoundRobin(Vec<u32>),
+}
+
+impl IrqMap {
+    /// Every CPU the map names exists (`cpus`: the platform's).
+    pub fn check(&self, cpus: &[u32]) -> Result<(), String> {
+        let named: &[u32] = match self {
+            IrqMap::Managed => &[],
+            IrqMap::Fixed(c) => std::slice::from_ref(c),
+            IrqMap::RoundRobin(list) => list,
+        };
+        if matches!(self, IrqMap::RoundRobin(l) if l.is_empty()) {
+            return Err("[platform.irq] `cpus`: expected at least one CPU".into());
+        }
+        match named.iter().find(|c| !cpus.contains(c)) {
+            Some(c) => Err(format!(
+                "[platform.irq]: the interrupt is mapped to CPU {c}, which the platform does not \
+                 have (it has {cpus:?})"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// IO latency as tasks saw it, decomposed; each part a distribution.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IoPathStats {
+    /// Submission to the task running again.
+    pub total: LatencyHistogram,
+    /// Submission to the device's completion.
+    pub device: LatencyHistogram,
+    /// Interrupt handlers and IPI delivery.
+    pub irq: LatencyHistogram,
+    /// Waiting for CPUs to leave idle states.
+    pub exit: LatencyHistogram,
+    /// The scheduler's wake-up and switch, and any wait behind another task.
+    pub sched: LatencyHistogram,
+}
+
+impl IoPathStats {
+    /// One request, whose waiter ran `wake_ns` after the device completed it.
+    pub fn record(&mut self, stamp: &WakeStamp, wake_ns: u64) {
+        let sched = wake_ns.saturating_sub(stamp.irq_ns + stamp.exit_ns);
+        self.total.record(Nanos(stamp.device_ns + wake_ns));
+        self.device.record(Nanos(stamp.device_ns));
+        self.irq.record(Nanos(stamp.irq_ns));
+        self.exit.record(Nanos(stamp.exit_ns));
+        self.sched.record(Nanos(sched));
+    }
+
+    /// Each part's numbers (count, min, mean, p50, p90, p99, p99.9, max in us).
+    pub fn summaries(&self) -> [(&'static str, LatencySummary); 5] {
+        [
+            ("total", self.total.summary()),
+            ("device", self.device.summary()),
+            ("irq", self.irq.summary()),
+            ("exit", self.exit.summary()),
+            ("sched", self.sched.summary()),
+        ]
+    }
+}
+
+impl Serialize for IoPathStats {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("IoPathStats", 5)?;
+        for (name, summary) in self.summaries() {
+            st.serialize_field(name, &summary)?;
+        }
+        st.end()
+    }
+}
+
+impl<'t> CpuSystem<'t> {
+    /// The world passes on [`Signal`]s; with this, also every CPU's idle entries and exits
+    /// (for a device whose driver runs a deferrable timer).
+    pub fn with_idle_signals(mut self) -> Self {
+        self.idle_signals = true;
+        self
+    }
+
+    /// The next signal for the world to pass on.
+    pub fn next_signal(&mut self) -> Option<Signal> {
+        self.signals.pop_front()
+    }
+
+    /// Task `t` submits its next request at `now` and sleeps until it completes.
+    pub(super) fn submit_io(&mut self, now: Nanos, t: usize) {
+        let task = &mut self.tasks[t];
+        let Some(io) = task.spec.io else { return };
+        let offset = next_offset(&io, &mut task.io_cursor, &mut task.rng);
+        let ticket = IoTicket {
+            owner: Owner::Task(t as u32),
+            op: io.op,
+            bytes: io.bs,
+            submitted: now,
+        };
+        let req = IoRequest {
+            op: io.op,
+            offset,
+            bytes: io.bs,
+            // A task waits for it: the kernel marks such IO REQ_SYNC.
+            sync: true,
+        };
+        self.signals.push_back(Signal::Submit(ticket, req));
+    }
+
+    /// The device completed `ticket` now: its interrupt arrives on a CPU. A task's request
+    /// wakes the task through the wake-up path; a request of the world's workloads is handed
+    /// back at once (a fio job is not a thread on the CPUs).
+    pub fn interrupt<W>(
+        &mut self,
+        ctx: &mut Ctx<'_, W, CpuEvent>,
+        ticket: IoTicket,
+    ) -> Option<IoTicket> {
+        let Owner::Task(t) = ticket.owner else {
+            return Some(ticket);
+        };
+        let t = t as usize;
+        let now = ctx.now();
+        let home = self.tasks[t].spec.cpu;
+        let k = self.irq_cpu(home);
+        let cost = self.path.io_irq.draw(&mut self.cpus[k].rng);
+        let (exit_ns, done) = self.kernel_work(ctx, k, cost, super::Cause::Task);
+        let by = self.cpus[k].id;
+        let task = &mut self.tasks[t];
+        task.after_io = true;
+        task.stamp = WakeStamp {
+            origin: now,
+            device_ns: (now - ticket.submitted).0,
+            exit_ns,
+            irq_ns: (done - now).0 - exit_ns,
+            by: Some(by),
+        };
+        if by == home {
+            self.make_runnable(ctx, t);
+            return None;
+        }
+        // The handler's wake-up call on CPU k sends the IPI when the handler is done.
+        let target = self.cpu_index(home);
+        let ipi = if self.polls(target) {
+            0
+        } else {
+            self.path.ipi.draw(&mut self.cpus[k].rng)
+        };
+        let at = done + Nanos(ipi);
+        self.tasks[t].stamp.irq_ns += (at - now).0 - (done - now).0;
+        self.tasks[t].ipi_at = Some(at);
+        ctx.schedule(at, CpuEvent::Ipi(t));
+        None
+    }
+
+    /// The CPU (index) taking the interrupt of a request submitted from CPU `home`.
+    fn irq_cpu(&mut self, home: u32) -> usize {
+        let id = match &self.irq {
+            IrqMap::Managed => home,
+            IrqMap::Fixed(c) => *c,
+            IrqMap::RoundRobin(list) => {
+                let c = list[self.irq_next % list.len()];
+                self.irq_next = (self.irq_next + 1) % list.len();
+                c
+            }
+        };
+        self.cpu_index(id)
+    }
+
+    /// The host driver changes its CPU latency request now (`cpu_latency_qos_update_request`;
+    /// the request is added on its first use, as `ufshcd_pm_qos_init` adds it at probe).
+    pub fn latency_vote<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, vote: CpuLatencyVote) {
+        let value = match vote {
+            CpuLatencyVote::Hold(us) => us,
+            CpuLatencyVote::Release => PM_QOS_DEFAULT_VALUE,
+        };
+        let changed = if self.qos.request_us(HOST_DRIVER_HOLDER).is_none() {
+            self.qos.add_request(HOST_DRIVER_HOLDER, value)
+        } else {
+            self.qos.update_request(HOST_DRIVER_HOLDER, value)
+        };
+        self.host_votes += 1;
+        if changed {
+            self.limits_changed(ctx, true);
+        }
+    }
+}
+
+/// The offset of a task's next request: sequential from its cursor (wrapping at the region's
+/// end), or a uniformly drawn block of the region.
+fn next_offset(io: &TaskIo, cursor: &mut u64, rng: &mut crate::sim::Pcg32) -> u64 {
+    let bs = u64::from(io.bs);
+    let blocks = io.size / bs;
+    let block = if io.random {
+        rng.below(blocks)
+    } else {
+        let b = *cursor % blocks;
+        *cursor = b + 1;
+        b
+    };
+    io.offset + block * bs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_offsets_wrap_at_the_regions_end_and_random_ones_stay_inside() {
+        let io = TaskIo {
+            op: crate::storage::io::IoOp::Read,
+            random: false,
+            bs: 4096,
+            offset: 1 << 20,
+            size: 3 * 4096,
+        };
+        let mut rng = crate::sim::Pcg32::new(1, 1);
+        let mut cursor = 0;
+        let got: Vec<u64> = (0..4)
+            .map(|_| next_offset(&io, &mut cursor, &mut rng) - (1 << 20))
+            .collect();
+        assert_eq!(got, vec![0, 4096, 8192, 0]);
+        let io = TaskIo { random: true, ..io };
+        for _ in 0..100 {
+            let o = next_offset(&io, &mut cursor, &mut rng);
+            assert!((1 << 20..(1 << 20) + 3 * 4096).contains(&o) && o.is_multiple_of(4096));
+        }
+    }
+
+    #[test]
+    fn an_interrupt_mapped_to_a_missing_cpu_is_refused() {
+        assert!(IrqMap::Fixed(7)
+            .check(&[0, 1])
+            .unwrap_err()
+            .contains("CPU 7"));
+        assert!(IrqMap::RoundRobin(vec![]).check(&[0]).is_err());
+        assert!(IrqMap::RoundRobin(vec![0, 1]).check(&[0, 1]).is_ok());
+    }
+}
