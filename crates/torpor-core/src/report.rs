@@ -92,6 +92,13 @@ pub struct CpuSection {
     pub notes: Vec<String>,
     pub cpus: Vec<crate::cpu::system::CpuStats>,
     pub tasks: Vec<crate::cpu::system::TaskStats>,
+    /// Every task's IO, as the tasks saw it, decomposed (device, irq, exit, sched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<crate::cpu::system::IoPathStats>,
+    /// The wake-up path the run used (the platform's `[wakeup]`, with its sources).
+    pub wakeup: Option<crate::cpu::wake_path::WakePath>,
+    /// Changes the device's host driver made to its CPU latency request (ufshcd's vote).
+    pub host_latency_votes: u64,
 }
 
 impl CpuSection {
@@ -100,10 +107,19 @@ impl CpuSection {
         platform: String,
         r: crate::cpu::system::CpuReport,
     ) -> CpuSection {
-        let mut notes = vec![
-            "residency counts each state's full exit latency (the kernel measures around the \
-             driver's enter); real exits are often shorter"
+        let wakeup = spec.platform.wakeup.clone();
+        let path_note = match &wakeup {
+            None => "no [wakeup] table: a wake-up costs its state's declared exit latency and \
+                     nothing else (no interrupt, IPI or scheduler time), and the residency \
+                     counts that full exit"
                 .to_string(),
+            Some(_) => "wake-ups pay the platform's [wakeup] path (interrupt, IPI, scheduler) \
+                        and each state's real entry and exit; the governors see the declared \
+                        exit latency, as in the kernel"
+                .to_string(),
+        };
+        let mut notes = vec![
+            path_note,
             "entering a state costs the energy its target residency implies (the break-even \
              over the next shallower state); running draws the highest OPP's power (no DVFS)"
                 .to_string(),
@@ -145,6 +161,9 @@ impl CpuSection {
             notes,
             cpus: r.cpus,
             tasks: r.tasks,
+            io: r.io,
+            wakeup,
+            host_latency_votes: r.host_latency_votes,
         }
     }
 }

@@ -415,12 +415,18 @@ impl Input<'_> {
             (None, None) => return Ok(cpu_events(s, span)),
         };
         let workflow = s.workload.apst_workflow.and_then(workload::apst_workflow);
-        Ok(workflow
+        let jobs = workflow
             .iter()
             .chain(&s.workload.jobs)
             .chain(self.file_jobs())
             .map(|job| estimate::max_ios(job, span, &service))
-            .fold(0, u64::saturating_add))
+            .fold(0, u64::saturating_add);
+        // Beside CPUs, the tasks' wake-ups (their IO among them) over the run's duration.
+        let tasks = match s.platform.cpu {
+            Some(_) => cpu_events(s, self.until(s)?.unwrap_or(DEFAULT_DURATION)),
+            None => 0,
+        };
+        Ok(jobs.saturating_add(tasks))
     }
 
     /// Where the file the scenario names `name` is, and how errors inside it call it: the
@@ -703,13 +709,9 @@ impl Input<'_> {
         Ok(named)
     }
 
-    /// A variant on CPUs: the tasks, the governor, the cpuidle core, on the engine.
-    fn run_cpu(
-        &self,
-        p: &CpuPlatformSpec,
-        watch: &mut dyn Watch,
-    ) -> Result<VariantReport, RunError> {
-        let name = &self.file.variants()[self.variant].name;
+    /// The variant's CPUs, tasks, governor and PM QoS requests, every CPU a task or the
+    /// interrupt map names checked against the platform; and the platform's label.
+    fn cpu_spec(&self, p: &CpuPlatformSpec) -> Result<(CpuRunSpec, String), InputError> {
         let s = self.scenario();
         let (platform, label) = self.cpu_platform(p)?;
         let tasks =
@@ -733,6 +735,22 @@ impl Input<'_> {
         let governor =
             GovernorName::parse(&s.policy.cpuidle.governor).expect("validated with the scenario");
         let qos = self.cpu_qos(&platform, &label)?;
+        let irq = match (&s.platform.irq, &s.platform.ufs) {
+            (Some(irq), _) => irq
+                .resolved()
+                .map_err(|(path, message)| self.at(&path, message))?,
+            // UFS: the host's one interrupt, on the first CPU (the default affinity).
+            (None, Some(_)) => IrqMap::Fixed(platform.cpus()[0]),
+            (None, None) => IrqMap::Managed,
+        };
+        irq.check(&platform.cpus()).map_err(|m| {
+            let path = if s.platform.irq.is_some() {
+                "platform.irq.cpus"
+            } else {
+                "platform.cpu"
+            };
+            self.at(path, m)
+        })?;
         let spec = CpuRunSpec {
             platform,
             governor,
@@ -740,8 +758,36 @@ impl Input<'_> {
             tasks,
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
-            irq: IrqMap::Managed,
+            irq,
         };
+        Ok((spec, label))
+    }
+
+    /// The variant's CPU system, ready to join a world (`idle_signals`: its idle entries and
+    /// exits go to the device).
+    fn cpu_system(
+        &self,
+        spec: &CpuRunSpec,
+        idle_signals: bool,
+    ) -> Result<CpuSystem<'static>, InputError> {
+        let system = CpuSystem::new(spec)
+            .map_err(|m| self.at("platform.cpu", format!("[platform.cpu] {m}")))?;
+        Ok(if idle_signals {
+            system.with_idle_signals()
+        } else {
+            system
+        })
+    }
+
+    /// A variant on CPUs: the tasks, the governor, the cpuidle core, on the engine.
+    fn run_cpu(
+        &self,
+        p: &CpuPlatformSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
+        let name = &self.file.variants()[self.variant].name;
+        let s = self.scenario();
+        let (spec, label) = self.cpu_spec(p)?;
         let until = s.run.duration.unwrap_or(DEFAULT_DURATION);
         let mut progress = Progress {
             variant: self.variant,
@@ -760,7 +806,7 @@ impl Input<'_> {
         let at_cpu = |m| self.at("platform.cpu", format!("[platform.cpu] {m}"));
         let (report, stop, written) = match &self.ftrace {
             None => {
-                let system = CpuSystem::new(&spec).map_err(at_cpu)?;
+                let system = self.cpu_system(&spec, false)?;
                 let (report, stop) = world::run_cpus(system, until, tick);
                 (report, stop, None)
             }
@@ -800,9 +846,9 @@ impl Input<'_> {
     fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
         let s = self.scenario();
         let nvme = match (&s.platform.nvme, &s.platform.cpu, &s.platform.ufs) {
-            (_, Some(cpu), _) => return self.run_cpu(cpu, watch),
+            (None, Some(cpu), None) => return self.run_cpu(cpu, watch),
             (_, _, Some(ufs)) => return self.run_ufs(ufs, watch),
-            (Some(nvme), None, None) => nvme,
+            (Some(nvme), _, None) => nvme,
             (None, None, None) => unreachable!("the scenario schema requires a platform"),
         };
         let name = &self.file.variants()[self.variant].name;
@@ -822,7 +868,7 @@ impl Input<'_> {
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
-        let (io_section, end) = self.run_device(&mut device, watch)?;
+        let (io_section, end, cpu) = self.run_device(&mut device, watch, false)?;
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
         let timeline = device.take_timeline().map(|timeline| TimelineSection {
@@ -855,7 +901,7 @@ impl Input<'_> {
                 },
                 stats,
             }),
-            cpu: None,
+            cpu,
             ufs: None,
         })
     }
@@ -896,8 +942,12 @@ impl Input<'_> {
         })
     }
 
-    /// The variant's writes to the NVMe controller's latency tolerance, in time order.
+    /// The variant's writes to the NVMe controller's latency tolerance, in time order (none
+    /// beside CPUs, where `[[qos.request]]` acts on the CPUs).
     fn tolerance_writes(&self) -> Result<Vec<crate::scenario::qos::ToleranceWrite>, InputError> {
+        if self.scenario().platform.cpu.is_some() {
+            return Ok(vec![]);
+        }
         crate::scenario::qos::resolve_nvme(&self.scenario().qos)
             .map_err(|(path, message)| self.at(&path, message))
     }
@@ -916,14 +966,29 @@ impl Input<'_> {
             .map_err(|(_, message)| self.at("qos.request", message))
     }
 
-    /// Runs the variant's workloads against `device` on the engine, watched; returns the IO
-    /// section and when the run ended (the duration, or when the replay drained).
+    /// Runs the variant's workloads against `device` on the engine, watched, on the variant's
+    /// CPUs when it has them (`idle_signals`: the device hears their idle entries and exits);
+    /// returns the IO section, when the run ended (the duration, or when the replay drained)
+    /// and the CPU section.
     fn run_device<D: BlockDevice>(
         &self,
         device: &mut D,
         watch: &mut dyn Watch,
-    ) -> Result<(IoSection, Nanos), RunError> {
+        idle_signals: bool,
+    ) -> Result<(IoSection, Nanos, Option<CpuSection>), RunError> {
         let s = self.scenario();
+        let cpu = match &s.platform.cpu {
+            Some(p) => {
+                let (spec, label) = self.cpu_spec(p)?;
+                let system = self.cpu_system(&spec, idle_signals)?;
+                Some((spec, label, system))
+            }
+            None => None,
+        };
+        let (cpu, system) = match cpu {
+            Some((spec, label, system)) => (Some((spec, label)), Some(system)),
+            None => (None, None),
+        };
         let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
         let mut progress = Progress {
@@ -936,19 +1001,31 @@ impl Input<'_> {
         if !watch.tick(&progress) {
             return Err(RunError::Interrupted);
         }
-        let io = world::World::new(device, None, &mut loads, s.run.seed)?
-            .run_watched(until.unwrap_or(Nanos::MAX), |now| {
+        // CPUs have no end of their own: with them a run lasts its duration.
+        let until = match (until, &cpu) {
+            (None, Some(_)) => Some(DEFAULT_DURATION),
+            (until, _) => until,
+        };
+        progress.until = until;
+        let out = world::World::new(device, system, &mut loads, s.run.seed)?.run_watched(
+            until.unwrap_or(Nanos::MAX),
+            |now| {
                 progress.now = now;
                 watch.tick(&progress)
-            })?
-            .io;
+            },
+        )?;
+        let io = out.io;
         if io.stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
         }
         self.check_replay_had_io(&io)?;
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
-        Ok((self.io_section(&mut loads, &io, end)?, end))
+        let cpu = match (cpu, out.cpu) {
+            (Some((spec, label)), Some(report)) => Some(CpuSection::new(&spec, label, report)),
+            _ => None,
+        };
+        Ok((self.io_section(&mut loads, &io, end)?, end, cpu))
     }
 
     /// The IO section of a device run that ended at `end`: per workload, a replay's lines not
@@ -1051,7 +1128,8 @@ impl Input<'_> {
             .map(|h| h.geometry.mode);
         let has_ftl = cfg.ftl.is_some();
         let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
-        let (io_section, end) = self.run_device(&mut device, watch)?;
+        let deferrable = scaling.is_some_and(|p| p.timer == TimerKind::Deferrable);
+        let (io_section, end, cpu) = self.run_device(&mut device, watch, deferrable)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \
              power, hibern8 exit and scale costs are the preset's central estimates (torpor \
@@ -1104,7 +1182,7 @@ impl Input<'_> {
             seed: s.run.seed,
             io: io_section,
             nvme: None,
-            cpu: None,
+            cpu,
             ufs: Some(UfsSection {
                 device: preset.id.clone(),
                 min_hz: min.freq_hz,
@@ -1588,11 +1666,25 @@ mod tests {
             (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n[workload]\napst_workflow = 1\n{task}"),
                 "IO (`apst_workflow`, `[[workload.job]]`, `fio`, `[workload.replay]`) \
-                 needs `[platform.nvme]`",
+                 needs a device",
             ),
             (
-                format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),
-                "a scenario runs one of `[platform.nvme]`, `[platform.ufs]` and `[platform.cpu]`",
+                format!("{SN530}[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),
+                "two devices in one run are not built yet",
+            ),
+            (
+                format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n[platform.irq]\nmode = \"fixed\"\ncpus = [5]\n{task}"),
+                "s.toml:7: [platform.irq]: the interrupt is mapped to CPU 5, which the platform \
+                 does not have (it has [0])",
+            ),
+            (
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}[workload.task.io]\ndevice = \"nvme\"\nrw = \"read\"\n"),
+                "s.toml:9: [[workload.task]] t: `io.device`: this scenario has no device \"nvme\": \
+                 it has no device",
+            ),
+            (
+                format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n[platform.irq]\nmode = \"sideways\"\n{task}"),
+                "s.toml:6: [platform.irq] mode: expected \"managed\", \"fixed\" or \"round-robin\"",
             ),
             (
                 format!("[platform.cpu]\npreset = \"qcom-msm8961\"\n{task}"),

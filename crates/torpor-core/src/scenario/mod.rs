@@ -51,14 +51,60 @@ pub struct Scenario {
     pub run: RunSpec,
 }
 
-/// The simulated hardware: an NVMe drive, a UFS device, or CPUs (the whole-system run that
-/// joins them, an IO completion waking a CPU, is not built yet: a scenario names one).
+/// The simulated hardware: an NVMe drive, a UFS device, CPUs, or CPUs with a device (the
+/// whole system: a completion interrupts a CPU, which wakes the task waiting for it).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Platform {
     pub nvme: Option<NvmePlatform>,
     pub cpu: Option<CpuPlatformSpec>,
     pub ufs: Option<UfsPlatformSpec>,
+    /// Which CPU takes the device's completion interrupt (CPUs with a device only).
+    pub irq: Option<IrqSpec>,
+}
+
+/// `[platform.irq]`: where the device's completion interrupts go.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IrqSpec {
+    /// `"managed"` (blk-mq: the submitting CPU's own queue; NVMe's default), `"fixed"` (the
+    /// first CPU of `cpus`; UFS's default, on the platform's first CPU) or `"round-robin"`
+    /// (over `cpus`).
+    pub mode: String,
+    #[serde(default)]
+    pub cpus: Vec<u32>,
+}
+
+impl IrqSpec {
+    /// The mapping it asks for (CPUs are checked against the platform when it is loaded).
+    pub fn resolved(&self) -> Result<crate::cpu::system::IrqMap, (String, String)> {
+        use crate::cpu::system::IrqMap;
+        let need_cpus = |mode: &str| {
+            (
+                "platform.irq.cpus".to_string(),
+                format!("[platform.irq] mode {mode:?}: expected `cpus = [...]`, the CPUs to use"),
+            )
+        };
+        match self.mode.as_str() {
+            "managed" if self.cpus.is_empty() => Ok(IrqMap::Managed),
+            "managed" => Err((
+                "platform.irq.cpus".into(),
+                "[platform.irq] mode \"managed\": the submitting CPU takes its own queue's \
+                 interrupt; `cpus` has no meaning there: remove it"
+                    .into(),
+            )),
+            "fixed" => self.cpus.first().map(|&c| IrqMap::Fixed(c)).ok_or_else(|| need_cpus("fixed")),
+            "round-robin" if self.cpus.is_empty() => Err(need_cpus("round-robin")),
+            "round-robin" => Ok(IrqMap::RoundRobin(self.cpus.clone())),
+            other => Err((
+                "platform.irq.mode".into(),
+                format!(
+                    "[platform.irq] mode: expected \"managed\", \"fixed\" or \"round-robin\", got {}",
+                    crate::error::shown(other)
+                ),
+            )),
+        }
+    }
 }
 
 /// `[platform.ufs]`: which UFS device and host, and the kernel's tick rate (the devfreq
@@ -721,12 +767,17 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
     let Some(platform) = tree.get("platform").and_then(Value::as_table) else {
         return Ok(());
     };
-    if platform.len() != 1 {
-        return Ok(()); // `validate` says which platforms may go together.
+    let here = platform
+        .keys()
+        .filter(|k| *k != "irq")
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("]` and `[platform.");
+    if here.is_empty() {
+        return Ok(()); // `validate` asks for a platform.
     }
-    let here = platform.keys().next().expect("one platform");
     for (path, wants) in POLICY_PLATFORMS {
-        if get(path).is_some() && here != wants {
+        if get(path).is_some() && !platform.contains_key(wants) {
             let what = if path.starts_with("policy.") {
                 format!("[{path}]")
             } else {
@@ -747,10 +798,28 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
 /// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let p = &s.platform;
+    if p.irq.is_some() && !(p.cpu.is_some() && (p.nvme.is_some() || p.ufs.is_some())) {
+        return Err((
+            "platform.irq".into(),
+            "[platform.irq] maps a device's interrupts to CPUs: it needs `[platform.cpu]` beside \
+             `[platform.nvme]` or `[platform.ufs]`"
+                .into(),
+        ));
+    }
     match (&p.nvme, &p.cpu, &p.ufs) {
         (Some(nvme), None, None) => validate_nvme(s, nvme)?,
         (None, Some(cpu), None) => validate_cpu(s, cpu)?,
         (None, None, Some(ufs)) => validate_ufs(s, ufs)?,
+        (Some(nvme), Some(cpu), None) => {
+            validate_cpu_platform(s, cpu)?;
+            validate_nvme(s, nvme)?;
+            validate_system(s, "nvme")?;
+        }
+        (None, Some(cpu), Some(ufs)) => {
+            validate_cpu_platform(s, cpu)?;
+            validate_ufs(s, ufs)?;
+            validate_system(s, "ufs")?;
+        }
         (None, None, None) => {
             return Err((
                 "platform".into(),
@@ -777,9 +846,9 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             return Err((
                 format!("platform.{}", given[given.len() - 1]),
                 format!(
-                    "[platform]: this scenario gives {tables}; a scenario runs one of \
-                     `[platform.nvme]`, `[platform.ufs]` and `[platform.cpu]` (the \
-                     whole-system run that joins them is not built yet)"
+                    "[platform]: this scenario gives {tables}; a scenario runs one device \
+                     (`[platform.nvme]` or `[platform.ufs]`), CPUs (`[platform.cpu]`), or CPUs \
+                     with one device (two devices in one run are not built yet)"
                 ),
             ));
         }
@@ -805,7 +874,77 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
 /// The most `[[workload.task]]`s one variant may run.
 pub const MAX_TASKS: usize = 4096;
 
+/// A CPU-only scenario: the CPUs, and tasks as its only workload.
 fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, String)> {
+    validate_cpu_platform(s, cpu)?;
+    let w = &s.workload;
+    if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() || w.fio.is_some() {
+        return Err((
+            "workload".into(),
+            "[workload]: IO (`apst_workflow`, `[[workload.job]]`, `fio`, `[workload.replay]`) \
+             needs a device: `[platform.nvme]` or `[platform.ufs]`; CPUs alone run \
+             `[[workload.task]]`s"
+                .into(),
+        ));
+    }
+    if w.iozone.is_some() {
+        return Err((
+            "workload.iozone".into(),
+            "[workload.iozone]: iozone reads a storage device: it needs `[platform.nvme]` or \
+             `[platform.ufs]`; CPUs run `[[workload.task]]`s"
+                .into(),
+        ));
+    }
+    if w.tasks.is_empty() {
+        return Err((
+            "workload".into(),
+            "[workload]: expected `[[workload.task]]` tables (tasks pinned to CPUs)".into(),
+        ));
+    }
+    task_devices(s, None)
+}
+
+/// CPUs with a device (`device`: "nvme" or "ufs"): the interrupt map fits the device, and
+/// every task's IO goes to it.
+fn validate_system(s: &Scenario, device: &str) -> Result<(), (String, String)> {
+    if let Some(irq) = &s.platform.irq {
+        let map = irq.resolved()?;
+        if device == "ufs" && map == crate::cpu::system::IrqMap::Managed {
+            return Err((
+                "platform.irq.mode".into(),
+                "[platform.irq] mode \"managed\": torpor's UFS host has one transfer request \
+                 list and one interrupt (no MCQ): use \"fixed\" or \"round-robin\""
+                    .into(),
+            ));
+        }
+    }
+    task_devices(s, Some(device))
+}
+
+/// Every task's `[workload.task.io]` names the scenario's device (`None`: it has none).
+fn task_devices(s: &Scenario, device: Option<&str>) -> Result<(), (String, String)> {
+    for (i, t) in s.workload.tasks.iter().enumerate() {
+        let Some(io) = &t.io else { continue };
+        if Some(io.device.as_str()) != device {
+            let has = match device {
+                Some(d) => format!("its device is `[platform.{d}]`"),
+                None => "it has no device".to_string(),
+            };
+            return Err((
+                format!("workload.task[{i}].io.device"),
+                format!(
+                    "[[workload.task]] {}: `io.device`: this scenario has no device {}: {has}",
+                    t.name,
+                    crate::error::shown(&io.device)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[platform.cpu]` itself, the governor, the tasks and their PM QoS requests.
+fn validate_cpu_platform(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, String)> {
     match (&cpu.preset, &cpu.file) {
         (Some(_), Some(_)) => {
             return Err((
@@ -842,28 +981,6 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
         )
     })?;
     let w = &s.workload;
-    if w.apst_workflow.is_some() || !w.jobs.is_empty() || w.replay.is_some() || w.fio.is_some() {
-        return Err((
-            "workload".into(),
-            "[workload]: IO (`apst_workflow`, `[[workload.job]]`, `fio`, `[workload.replay]`) \
-             needs `[platform.nvme]`; CPUs run `[[workload.task]]`s"
-                .into(),
-        ));
-    }
-    if w.iozone.is_some() {
-        return Err((
-            "workload.iozone".into(),
-            "[workload.iozone]: iozone reads a storage device: it needs `[platform.nvme]` or \
-             `[platform.ufs]`; CPUs run `[[workload.task]]`s"
-                .into(),
-        ));
-    }
-    if w.tasks.is_empty() {
-        return Err((
-            "workload".into(),
-            "[workload]: expected `[[workload.task]]` tables (tasks pinned to CPUs)".into(),
-        ));
-    }
     if w.tasks.len() > MAX_TASKS {
         return Err((
             format!("workload.task[{MAX_TASKS}]"),
@@ -887,7 +1004,8 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
 }
 
 fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, String)> {
-    if !s.qos.requests.is_empty() {
+    let cpus = s.platform.cpu.is_some();
+    if !s.qos.requests.is_empty() && !cpus {
         return Err((
             "qos.request".into(),
             "[[qos.request]] acts on `[platform.cpu]` (CPU latency) or `[platform.nvme]` (the \
@@ -954,7 +1072,7 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
         hpb.check()?;
     }
     let w = &s.workload;
-    if !w.tasks.is_empty() {
+    if !w.tasks.is_empty() && !cpus {
         return Err((
             "workload".into(),
             "[workload]: `[[workload.task]]` runs on `[platform.cpu]`; a UFS device takes IO \
@@ -970,11 +1088,17 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                 .into(),
         ));
     }
-    if w.jobs.is_empty() && w.replay.is_none() && w.fio.is_none() && w.iozone.is_none() {
+    if w.jobs.is_empty()
+        && w.replay.is_none()
+        && w.fio.is_none()
+        && w.iozone.is_none()
+        && w.tasks.is_empty()
+    {
         return Err((
             "workload".into(),
             "[workload]: expected `[[workload.job]]`, `fio = \"<job file>\"`, \
-             `[workload.replay]` or `[workload.iozone]`"
+             `[workload.replay]` or `[workload.iozone]` (or, beside `[platform.cpu]`, \
+             `[[workload.task]]`s)"
                 .into(),
         ));
     }
@@ -982,7 +1106,11 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
 }
 
 fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, String)> {
-    qos::resolve_nvme(&s.qos)?;
+    let cpus = s.platform.cpu.is_some();
+    // Beside CPUs, `[[qos.request]]` acts on the CPUs (checked with them).
+    if !cpus {
+        qos::resolve_nvme(&s.qos)?;
+    }
     match (&nvme.preset, &nvme.file) {
         (Some(_), Some(_)) => {
             return Err((
@@ -1051,15 +1179,17 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
         && w.replay.is_none()
         && w.fio.is_none()
         && w.iozone.is_none()
+        && w.tasks.is_empty()
     {
         return Err((
             "workload".into(),
             "[workload]: expected `apst_workflow`, `[[workload.job]]` tables, `fio` (a job \
-             file), `[workload.replay]` or `[workload.iozone]`"
+             file), `[workload.replay]` or `[workload.iozone]` (or, beside `[platform.cpu]`, \
+             `[[workload.task]]`s)"
                 .into(),
         ));
     }
-    if !w.tasks.is_empty() {
+    if !w.tasks.is_empty() && !cpus {
         return Err((
             "workload.task".into(),
             "[[workload.task]]: tasks run on CPUs: they need `[platform.cpu]`".into(),

@@ -107,6 +107,26 @@ impl Serialize for IoPathStats {
     }
 }
 
+/// A wake-up latency distribution as a report shows it: its numbers, and cyclictest's
+/// histogram (`-h`): the count per whole microsecond, non-empty bins only.
+pub(super) fn latency_and_histogram<S: Serializer>(
+    h: &LatencyHistogram,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut bins: Vec<(u64, u64)> = Vec::new();
+    for (lo_ns, count) in h.buckets() {
+        let us = lo_ns / 1000;
+        match bins.last_mut() {
+            Some((last, n)) if *last == us => *n += count,
+            _ => bins.push((us, count)),
+        }
+    }
+    let mut st = s.serialize_struct("WakeLatency", 2)?;
+    st.serialize_field("summary", &h.summary())?;
+    st.serialize_field("histogram_us", &bins)?;
+    st.end()
+}
+
 impl<'t> CpuSystem<'t> {
     /// The world passes on [`Signal`]s; with this, also every CPU's idle entries and exits
     /// (for a device whose driver runs a deferrable timer).

@@ -121,8 +121,8 @@ pub struct TaskStats {
     pub latency_max_ns: u64,
     pub latency_sum_ns: u64,
     pub latency_last_ns: u64,
-    /// Every wake-up latency (cyclictest's histogram).
-    #[serde(skip)]
+    /// Every wake-up latency: its percentiles and cyclictest's histogram (1 us bins).
+    #[serde(serialize_with = "io::latency_and_histogram")]
     pub latency: crate::metrics::LatencyHistogram,
     /// A task doing IO: each request's latency as it saw it, decomposed.
     pub io: Option<IoPathStats>,
