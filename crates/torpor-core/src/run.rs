@@ -718,18 +718,16 @@ impl Input<'_> {
             crate::cpu::task::resolve(&s.workload.tasks).expect("validated with the scenario");
         for (i, t) in tasks.iter().enumerate() {
             if platform.cluster_of(t.cpu).is_none() {
-                return Err(self
-                    .at(
-                        &format!("workload.task[{i}].cpu"),
-                        format!(
-                            "[[workload.task]] {}: `cpu`: {} has no CPU {} (it has {:?})",
-                            t.name,
-                            label,
-                            t.cpu,
-                            platform.cpus()
-                        ),
-                    )
-                    .into());
+                return Err(self.at(
+                    &format!("workload.task[{i}].cpu"),
+                    format!(
+                        "[[workload.task]] {}: `cpu`: {} has no CPU {} (it has {:?})",
+                        t.name,
+                        label,
+                        t.cpu,
+                        platform.cpus()
+                    ),
+                ));
             }
         }
         let governor =
