@@ -37,6 +37,43 @@ pub struct VariantReport {
     pub cpu: Option<CpuSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ufs: Option<UfsSection>,
+    /// CPUs with a device: the whole platform's energy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemSection>,
+}
+
+/// The whole platform of a run with CPUs and a device: their energies side by side and summed.
+#[derive(Debug, Serialize)]
+pub struct SystemSection {
+    pub cpu_energy_mj: f64,
+    pub device_energy_mj: f64,
+    pub energy_mj: f64,
+    pub avg_power_mw: f64,
+}
+
+impl VariantReport {
+    /// Fills [`Self::system`] when the variant had CPUs and a device.
+    pub fn with_system(mut self) -> Self {
+        let device = match (&self.nvme, &self.ufs) {
+            (Some(n), _) => Some(n.stats.energy_mj),
+            (None, Some(u)) => Some(u.stats.energy_mj),
+            (None, None) => None,
+        };
+        if let (Some(cpu), Some(device_energy_mj)) = (&self.cpu, device) {
+            let energy_mj = cpu.energy_mj + device_energy_mj;
+            self.system = Some(SystemSection {
+                cpu_energy_mj: cpu.energy_mj,
+                device_energy_mj,
+                energy_mj,
+                avg_power_mw: if self.duration_s > 0.0 {
+                    energy_mj / self.duration_s
+                } else {
+                    0.0
+                },
+            });
+        }
+        self
+    }
 }
 
 /// The UFS device and host: the clock-scaling policy it ran, and what it measured.

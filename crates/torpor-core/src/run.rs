@@ -838,6 +838,7 @@ impl Input<'_> {
             nvme: None,
             cpu: Some(cpu),
             ufs: None,
+            system: None,
         })
     }
 
@@ -901,7 +902,9 @@ impl Input<'_> {
             }),
             cpu,
             ufs: None,
-        })
+            system: None,
+        }
+        .with_system())
     }
 
     /// This variant's PM QoS timeline (`torpor qos`): the CPUs' limits and states, or the
@@ -1203,7 +1206,9 @@ impl Input<'_> {
                 notes,
                 stats,
             }),
-        })
+            system: None,
+        }
+        .with_system())
     }
 }
 
