@@ -1620,8 +1620,10 @@ mod tests {
         // its fourth select (the zeroed device's first residency counts as long): the wake-ups
         // at 10, 20 and 30 ms cost WFI's 1 us, the other 96 SLEEP's 280 us.
         let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/cpu");
+        // A real-time cyclictest (-p): no timer slack.
         let text = "[platform.cpu]\nfile = \"one-cpu.toml\"\n\
                     [[workload.task]]\nname = \"cyclictest\"\ncpu = 0\nperiod = \"10ms\"\nrun = \"5us\"\n\
+                    timer_slack = \"0us\"\n\
                     [run]\nduration = \"995ms\"\n\
                     [[variant]]\nname = \"oracle\"\n[variant.policy.cpuidle]\ngovernor = \"oracle\"\n\
                     [[variant]]\nname = \"ladder\"\n[variant.policy.cpuidle]\ngovernor = \"ladder\"\n";
@@ -1639,6 +1641,12 @@ mod tests {
             3 * 1_000 + 96 * 280_000,
             "three 1 us wake-ups in WFI, then SLEEP"
         );
+        // A normal task's timer fires at the end of its 50 us slack: each wake-up 50 us later
+        // than intended, then SLEEP's exit.
+        let normal = run_in(&text.replace("timer_slack = \"0us\"\n", ""), &base).unwrap();
+        let oracle = normal.variants[0].cpu.as_ref().unwrap();
+        assert_eq!(oracle.tasks[0].latency_max_ns, 330_000);
+        assert_eq!(oracle.tasks[0].latency_min_ns, 330_000);
     }
 
     #[test]

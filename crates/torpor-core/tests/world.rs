@@ -67,6 +67,7 @@ fn reader(cpu: u32) -> TaskSpec {
             offset: 0,
             size: 1 << 20,
         }),
+        timer_slack: Nanos::ZERO,
     }
 }
 
@@ -141,6 +142,7 @@ fn a_completion_while_the_cpu_runs_another_task_waits_behind_it() {
         run: Dist::Fixed(Nanos::from_us(200)),
         wakes: None,
         io: None,
+        timer_slack: Nanos::ZERO,
     };
     let s = spec(
         platform("[0]", false),

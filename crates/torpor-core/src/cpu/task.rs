@@ -103,7 +103,15 @@ pub struct TaskSpec {
     pub wakes: Option<usize>,
     /// Synchronous IO to the run's device, if the task does any.
     pub io: Option<TaskIo>,
+    /// Its timers' slack (`prctl(PR_SET_TIMERSLACK)`): a sleep's timer fires this much after
+    /// the time asked for when nothing else expires it sooner. The kernel gives a normal task
+    /// 50 us (`init_task`'s `timer_slack_ns`) and a real-time task none (`hrtimer_nanosleep`
+    /// and `do_nanosleep` drop it for `rt_task`).
+    pub timer_slack: Nanos,
 }
+
+/// The kernel's default timer slack of a normal (SCHED_OTHER) task.
+pub const DEFAULT_TIMER_SLACK: Nanos = Nanos(50_000);
 
 impl TaskSpec {
     /// The shortest time one sleep-and-burst cycle can take (for bounding a run's events).
@@ -123,8 +131,9 @@ impl TaskSpec {
         run.max(sleep)
     }
 
-    /// A cyclictest thread: a periodic timer every `interval`; a short burst; its latency is
-    /// the time from the timer's expiry to the thread running.
+    /// A cyclictest thread with a real-time priority (`-p`, so no timer slack): a periodic
+    /// timer every `interval`; a short burst; its latency is the time from the timer's expiry
+    /// to the thread running.
     pub fn cyclictest(name: &str, cpu: u32, interval: Nanos) -> TaskSpec {
         TaskSpec {
             name: name.to_string(),
@@ -139,6 +148,7 @@ impl TaskSpec {
             run: Dist::Fixed(Nanos::from_us(5)),
             wakes: None,
             io: None,
+            timer_slack: Nanos::ZERO,
         }
     }
 }
@@ -172,6 +182,8 @@ pub struct TaskFile {
     pub cpu_dma_latency_us: Option<i64>,
     /// Synchronous IO to a device of the scenario (`[workload.task.io]`).
     pub io: Option<TaskIoFile>,
+    /// Its timers' slack, default 50 us (a normal task); "0us" for a real-time task.
+    pub timer_slack: Option<String>,
 }
 
 /// `[workload.task.io]`: fio's names for one synchronous request at a time.
@@ -367,6 +379,13 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             (None, None) => Wake::ByTask,
         };
         let io = f.io.as_ref().map(|io| task_io(i, io)).transpose()?;
+        let timer_slack = duration(i, "timer_slack", &f.timer_slack)?.unwrap_or(DEFAULT_TIMER_SLACK);
+        if timer_slack > Nanos::from_ms(1000) {
+            return Err(err(
+                "timer_slack",
+                format!("expected at most 1s of slack, got {} ns", timer_slack.0),
+            ));
+        }
         if !matches!(wake, Wake::Periodic { .. }) {
             for (key, v) in [("phase", &f.phase), ("jitter", &f.jitter)] {
                 if v.is_some() {
@@ -395,6 +414,7 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             run,
             wakes,
             io,
+            timer_slack,
         });
     }
     for (i, t) in out.iter().enumerate() {

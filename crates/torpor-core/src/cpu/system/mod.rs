@@ -355,6 +355,8 @@ struct Task {
     ipi_ns: u64,
     /// An IPI in flight to this task's CPU, to wake it: when it arrives.
     ipi_at: Option<Nanos>,
+    /// When its pending timer or interrupt was meant to wake it (before the timer's slack).
+    intended: Nanos,
 }
 
 struct Cpu {
@@ -568,6 +570,7 @@ impl<'t> CpuSystem<'t> {
                 io_cursor: 0,
                 ipi_ns: 0,
                 ipi_at: None,
+                intended: Nanos::ZERO,
                 spec: t.clone(),
             });
         }
@@ -789,8 +792,15 @@ impl<'t> CpuSystem<'t> {
             Wake::Sleep { sleep, source } => (now + sleep.sample(&mut task.rng), source),
             Wake::ByTask | Wake::Io => return,
         };
-        task.pending = Some((at, source));
-        task.timer.arm(ctx, at, |s| CpuEvent::TaskWake(t, s));
+        // A timer fires at the end of its slack window (the hrtimer's hard expiry: nothing else
+        // expires it sooner on a CPU with no other timer); the task meant to wake at `at`.
+        let fires = match source {
+            Source::Timer => at + task.spec.timer_slack,
+            Source::Interrupt => at,
+        };
+        task.intended = at;
+        task.pending = Some((fires, source));
+        task.timer.arm(ctx, fires, |s| CpuEvent::TaskWake(t, s));
     }
 
     /// Step 1: one iteration of the idle loop at `ctx.now()`.

@@ -111,6 +111,7 @@ fn the_same_seed_gives_the_same_run() {
         run: Dist::Uniform(Nanos::from_us(10), Nanos::from_us(50)),
         wakes: None,
         io: None,
+        timer_slack: Nanos::ZERO,
     });
     let a = run(&s, Nanos::from_ms(500)).unwrap();
     let b = run(&s, Nanos::from_ms(500)).unwrap();

@@ -202,6 +202,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         run,
         wakes,
         io: None,
+        timer_slack: Nanos::ZERO,
     };
     CpuRunSpec {
         platform: CpuPlatform::parse("two.toml", TWO_CLUSTERS).unwrap(),
