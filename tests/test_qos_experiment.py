@@ -29,23 +29,29 @@ def row(results: dict, config: str, cpu: int | str) -> dict:
 
 
 def test_rows_have_exactly_the_issue_columns(results: dict) -> None:
-    cols = ["config", "cpu", "lat_avg_us", "lat_max_us", "residency_pct", "energy_mj"]
+    cols = ["config", "cpu", "lat_min_us", "lat_avg_us", "lat_max_us", "residency_pct", "energy_mj"]
     assert [list(r) for r in results["runs"]] == [cols] * 15
     assert [(r["config"], r["cpu"]) for r in results["runs"]] == [
         (c, cpu) for c in ("none", "global", "per-cpu") for cpu in (0, 1, 2, 3, "all")
     ]
 
 
-def test_cpu0_latency_is_the_exit_latency_of_the_state_each_limit_leaves(results: dict) -> None:
-    # A 10 ms timer leaves cpu0 idle ~10 ms: past spc's 2 ms target residency, so without a
-    # limit menu picks spc and each wake-up costs its 280 us; a 279 us limit (global or cpu0's)
-    # excludes spc (280 > 279), leaving WFI's 1 us. Only cpu0's rows carry latency.
-    assert (row(results, "none", 0)["lat_avg_us"], row(results, "none", 0)["lat_max_us"]) == (
-        280.0,
-        280.0,
-    )
+def test_cpu0_latency_is_slack_path_and_the_exit_of_the_state_each_limit_leaves(
+    results: dict,
+) -> None:
+    # cyclictest (a normal task) wakes 50 us after each 10 ms point (its timer slack), then
+    # pays the state's real exit, the timer interrupt (10-24 us) and the scheduler (22-36 us),
+    # each uniform (the qcom-msm8916 preset). Without a limit menu picks spc (real exit 150
+    # us): 232-260 us, mean 50 + 150 + 17 + 29 = 246. A 279 us limit (global or cpu0's)
+    # excludes spc (280 > 279), leaving WFI (exit 0.05-1 us): 82.05-111 us, mean ~96.5.
+    # Over 999 wake-ups the mean's standard error is ~0.2 us.
+    none = row(results, "none", 0)
+    assert none["lat_min_us"] >= 232 and none["lat_max_us"] <= 260
+    assert none["lat_avg_us"] == pytest.approx(246, abs=1.5)
     for config in ("global", "per-cpu"):
-        assert row(results, config, 0)["lat_avg_us"] == 1.0
+        r = row(results, config, 0)
+        assert r["lat_min_us"] >= 82 and r["lat_max_us"] <= 111
+        assert r["lat_avg_us"] == pytest.approx(96.5, abs=1.5)
         assert all(row(results, config, c)["lat_avg_us"] is None for c in (1, 2, 3))
 
 
@@ -71,9 +77,10 @@ def test_energy_of_an_idle_cpu_by_the_estimate_rule(results: dict) -> None:
 
 def test_claims_and_the_nvme_scenario(results: dict, out: Path) -> None:
     verdicts = [c["ok"] for c in results["claims"]]
-    # Halving fails (torpor has no wake-up path beyond the exit latency), the residency and
-    # energy claims hold, the hardware's absolute figures are not checkable.
-    assert verdicts == [False, False, True, True, None]
+    # Halving holds (246 -> 96.5 us, 0.39), the residency and energy claims hold; without a
+    # limit the avg is within 30 % of 205 but the min (232) is not of 87; with cpu0's limit
+    # both sit on the fitted figures.
+    assert verdicts == [True, True, True, True, False, True]
     nvme = results["nvme_tolerance"]
     # v5.14 on the SN530 (PS3 14.9 ms total <= 15 ms at 100 ms; PS4 44 ms <= 100 ms at 2 s);
     # after 10000 us: PS3's 11 ms and PS4's 39 ms exits exceed it, no transition left.
