@@ -379,7 +379,8 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             (None, None) => Wake::ByTask,
         };
         let io = f.io.as_ref().map(|io| task_io(i, io)).transpose()?;
-        let timer_slack = duration(i, "timer_slack", &f.timer_slack)?.unwrap_or(DEFAULT_TIMER_SLACK);
+        let timer_slack =
+            duration(i, "timer_slack", &f.timer_slack)?.unwrap_or(DEFAULT_TIMER_SLACK);
         if timer_slack > Nanos::from_ms(1000) {
             return Err(err(
                 "timer_slack",

@@ -357,6 +357,10 @@ struct Task {
     ipi_at: Option<Nanos>,
     /// When its pending timer or interrupt was meant to wake it (before the timer's slack).
     intended: Nanos,
+    /// Its next burst's length, drawn one burst ahead from a stream of its own (so that a
+    /// chain of wake-ups is determined as far as it can be: the oracle reads it).
+    next_run: Nanos,
+    run_rng: Pcg32,
 }
 
 struct Cpu {
@@ -540,6 +544,7 @@ impl<'t> CpuSystem<'t> {
         }
         let mut tasks = Vec::with_capacity(spec.tasks.len());
         for (i, t) in spec.tasks.iter().enumerate() {
+            let mut run_rng = Pcg32::new(spec.seed, stream_id(&format!("task-run/{i}/{}", t.name)));
             if !order.contains(&t.cpu) {
                 return Err(format!(
                     "task {:?}: no CPU {} on this platform",
@@ -553,6 +558,8 @@ impl<'t> CpuSystem<'t> {
             }
             tasks.push(Task {
                 rng: Pcg32::new(spec.seed, stream_id(&format!("task/{}/{}", i, t.name))),
+                next_run: t.run.sample(&mut run_rng),
+                run_rng,
                 timer: Timer::new(),
                 pending: None,
                 next_periodic: Nanos::ZERO,
@@ -1001,7 +1008,7 @@ impl<'t> CpuSystem<'t> {
                 all.record(&stamp, latency);
             }
         }
-        let burst = task.spec.run.sample(&mut task.rng);
+        let burst = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
         cpu.burst
             .arm(ctx, now + burst, |s| CpuEvent::BurstEnd(c, s));
         self.draw_ipi(t);

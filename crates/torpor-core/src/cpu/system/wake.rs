@@ -212,33 +212,34 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
-    /// The next wake-up of CPU `c` already determined now (what the oracle knows): its tasks'
-    /// timers and interrupts, IPIs in flight to it, the IPI a task running elsewhere sends it
-    /// at the end of its burst, and the next change of the global latency limit (which kicks
-    /// every idle CPU). A device's completion is not among them: the CPUs do not see a
-    /// device's future.
+    /// The earliest time CPU `c` can be woken, as far as it is determined now (what the
+    /// oracle knows): its tasks' timers and interrupts, IPIs in flight to it, the IPI a task
+    /// elsewhere sends it at the end of a burst (the end of one under way, or of one a chain
+    /// of wake-ups will start: each burst is drawn one ahead, and every cost on the way is at
+    /// least its minimum), and the next change of the global latency limit (which kicks every
+    /// idle CPU). A lower bound: the CPU never wakes earlier, so a state chosen for it is never
+    /// too deep. A device's completion is not among them: the CPUs do not see a device's
+    /// future.
     pub(super) fn next_determined_wake(&self, c: usize) -> Option<u64> {
         let id = self.cpus[c].id;
         let mut next: Option<u64> = None;
         let mut at = |t: Nanos| next = Some(next.map_or(t.0, |n| n.min(t.0)));
-        for task in self.tasks.iter().filter(|t| t.spec.cpu == id) {
-            if let Some((due, _)) = task.pending {
-                at(due);
-            }
-            if let Some(due) = task.ipi_at {
-                at(due);
-            }
-        }
-        for cpu in &self.cpus {
-            let (Mode::Running { task: r } | Mode::Switching { task: r }) = cpu.mode else {
-                continue;
-            };
-            let waker = &self.tasks[r];
-            let Some(w) = waker.spec.wakes else { continue };
-            if self.tasks[w].spec.cpu == id && waker.spec.cpu != id {
-                if let Some(end) = cpu.burst.due() {
-                    at(end + Nanos(waker.ipi_ns));
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.spec.cpu == id {
+                if let Some((due, _)) = task.pending {
+                    at(due);
                 }
+                if let Some(due) = task.ipi_at {
+                    at(due);
+                }
+                continue;
+            }
+            let Some(w) = task.spec.wakes else { continue };
+            if self.tasks[w].spec.cpu != id {
+                continue;
+            }
+            if let Some(end) = self.earliest_burst_end(t, self.tasks.len()) {
+                at(end + Nanos(self.ipi_lower_bound(t)));
             }
         }
         let global = self.qos_actions[self.qos_next..]
@@ -248,5 +249,56 @@ impl<'t> CpuSystem<'t> {
             at(a.at);
         }
         next
+    }
+
+    /// The earliest end of task `t`'s burst under way or next, following the chain of tasks
+    /// that wake it at most `depth` links back (`None`: not determined, e.g. a task waiting
+    /// for its IO).
+    fn earliest_burst_end(&self, t: usize, depth: usize) -> Option<Nanos> {
+        let task = &self.tasks[t];
+        let c = self.cpu_index(task.spec.cpu);
+        match self.cpus[c].mode {
+            Mode::Running { task: r } if r == t => return self.cpus[c].burst.due(),
+            Mode::Switching { task: r } if r == t => {
+                return self.cpus[c].burst.due().map(|d| d + task.next_run);
+            }
+            _ => {}
+        }
+        let starts = if task.runnable {
+            Some(self.cpus[c].out_at.max(self.cpus[c].kernel_until))
+        } else if let Some(a) = task.ipi_at {
+            Some(a)
+        } else if let Some((due, _)) = task.pending {
+            Some(due)
+        } else if depth == 0 {
+            None
+        } else {
+            // Woken by another task's burst end: the earliest over its wakers.
+            self.tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.spec.wakes == Some(t))
+                .filter_map(|(r, _)| {
+                    self.earliest_burst_end(r, depth - 1)
+                        .map(|end| end + Nanos(self.ipi_lower_bound(r)))
+                })
+                .min()
+        };
+        starts.map(|s| s + task.next_run)
+    }
+
+    /// The least IPI task `t`'s burst end can send: the one drawn for the burst under way, or
+    /// the path's minimum; none to the same CPU.
+    fn ipi_lower_bound(&self, t: usize) -> u64 {
+        let task = &self.tasks[t];
+        let Some(w) = task.spec.wakes else { return 0 };
+        if self.tasks[w].spec.cpu == task.spec.cpu {
+            return 0;
+        }
+        let c = self.cpu_index(task.spec.cpu);
+        match self.cpus[c].mode {
+            Mode::Running { task: r } if r == t => task.ipi_ns,
+            _ => (self.path.ipi.min_us * 1000.0) as u64,
+        }
     }
 }
