@@ -7,6 +7,10 @@ use torpor_core::cpu::CpuPlatform;
 use torpor_core::cpuidle::GovernorName;
 use torpor_core::metrics::LatencyHistogram;
 use torpor_core::storage::io::IoOp;
+use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
+use torpor_core::storage::nvme::device::NvmeDevice;
+use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
+use torpor_core::storage::nvme::service::ServiceModel;
 use torpor_core::workload::{FioJob, RwMode, Workload};
 use torpor_core::world::{run_io, World};
 use torpor_core::Nanos;
@@ -258,4 +262,73 @@ fn two_jobs_with_one_name_still_draw_different_offsets() {
         .map(|o| o - (1 << 30))
         .collect();
     assert_ne!(first, second);
+}
+
+/// WDC PC SN530's power states (its published `smartctl -a` table, as tests/nvme_device.rs
+/// copies it): PS3 non-operational, ENLAT 3900 us, EXLAT 11000 us.
+fn sn530() -> NvmeController {
+    let ps = |max_power_mw, non_operational, entry_lat_us, exit_lat_us| PowerState {
+        max_power_mw,
+        non_operational,
+        entry_lat_us,
+        exit_lat_us,
+        active_power_mw: None,
+        idle_power_mw: None,
+    };
+    NvmeController {
+        model: "PC SN530 NVMe WDC 256GB".into(),
+        npss: 4,
+        apsta: true,
+        power_states: vec![
+            ps(3500.0, false, 0, 0),
+            ps(2400.0, false, 0, 0),
+            ps(1900.0, false, 0, 0),
+            ps(25.0, true, 3900, 11000),
+            ps(5.0, true, 5000, 39000),
+        ],
+    }
+}
+
+#[test]
+fn a_task_reading_from_a_drive_in_ps3_pays_the_drives_exit_and_the_cpus_path() {
+    // The v5.14 table puts the idle SN530 in PS3 after 100 ms (entered by 103.9 ms). The
+    // reader sleeps 150 ms, wakes (WFI exit 1, timer interrupt 10, switch 30: runs at
+    // 150.041 ms), runs 10 us and reads at 150.051 ms. The drive leaves PS3 (11 ms) and serves
+    // the read (60 us): done at 161.111 ms, 11 060 us after submission. The completion wakes
+    // CPU 0 from WFI (1), the handler runs (20), the switch (30): the reader runs at 161.162 ms.
+    // Its read took 11 111 us: device 11 060, exit 1, irq 20, sched 30.
+    let mut table = ApstTable {
+        apste: true,
+        entries: [0; APST_ENTRIES],
+    };
+    for (state, itps, itpt_ms) in [(0, 3, 100), (1, 3, 100), (2, 3, 100), (3, 4, 2000)] {
+        table.entries[state] = (itps << 3) | (itpt_ms << 8);
+    }
+    let service = ServiceModel {
+        read_4k_us: 60.0,
+        write_4k_us: 20.0,
+        read_mb_s: 2000.0,
+        write_mb_s: 1000.0,
+        parallelism: 1,
+    };
+    let mut drive = NvmeDevice::new(&sn530(), Some(&table), service);
+    let mut task = reader(0);
+    task.wake = Wake::Sleep {
+        sleep: Dist::Fixed(Nanos::from_ms(150)),
+        source: Source::Timer,
+    };
+    let s = spec(platform("[0]", false), vec![task], IrqMap::Managed);
+    let cpus = CpuSystem::new(&s).unwrap();
+    let out = World::new(&mut drive, Some(cpus), &mut [], 1)
+        .unwrap()
+        .run(Nanos::from_ms(200))
+        .unwrap();
+    let r = out.cpu.unwrap();
+    let io = r.tasks[0].io.as_ref().unwrap();
+    assert_eq!(io.total.count(), 1);
+    assert_eq!(io.total.min(), Some(Nanos(11_111 * US)));
+    assert_eq!(io.device.min(), Some(Nanos(11_060 * US)));
+    assert_eq!(us_of(&io.exit), (1, 1));
+    assert_eq!(us_of(&io.irq), (20, 20));
+    assert_eq!(us_of(&io.sched), (30, 30));
 }
