@@ -13,6 +13,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::cpu::system::{CpuRunSpec, CpuSystem, IrqMap};
+use crate::cpu::task::{Dist, TaskSpec, Wake, DEFAULT_TIMER_SLACK};
 use crate::cpu::CpuPlatform;
 use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
@@ -41,6 +42,11 @@ use crate::view;
 use crate::workload::fio_file::{self, JobFile};
 use crate::workload::{self, estimate, FioJob, TraceReplay, Workload};
 use crate::world;
+
+/// The CPU time a fio thread spends per completion it reaps (io_getevents, its accounting,
+/// io_submit of the next IO). ESTIMATE: 8 us, range 3-20 us on a phone's little core (two
+/// system calls and fio's bookkeeping); no measurement found.
+const FIO_IO_CPU: Nanos = Nanos(8_000);
 
 /// Commands a UFS LU takes at once: the host's transfer request slots (UFSHCI `nutrs`, 32 on
 /// UFS 2.x-4.x hosts), which bounds HPB's `inflight_map_req`.
@@ -761,6 +767,39 @@ impl Input<'_> {
         Ok((spec, label))
     }
 
+    /// A thread on the CPUs for each fio job with `cpus_allowed`: on the first CPU of the
+    /// set, woken by the job's completions, running [`FIO_IO_CPU`] per wake-up.
+    fn add_job_threads(&self, spec: &mut CpuRunSpec, loads: &[Workload]) -> Result<(), InputError> {
+        let cpus = spec.platform.cpus();
+        for (w, load) in loads.iter().enumerate() {
+            let Workload::Job(job) = load else { continue };
+            let Some(&cpu) = job.cpus_allowed.as_ref().and_then(|set| set.first()) else {
+                continue;
+            };
+            if !cpus.contains(&cpu) {
+                return Err(self.at(
+                    "platform.cpu",
+                    format!(
+                        "fio job {}: `cpus_allowed` puts its thread on CPU {cpu}, which the \
+                         platform does not have (it has {cpus:?})",
+                        shown(&job.name)
+                    ),
+                ));
+            }
+            spec.tasks.push(TaskSpec {
+                name: format!("fio:{}", job.name),
+                cpu,
+                wake: Wake::Io,
+                run: Dist::Fixed(FIO_IO_CPU),
+                wakes: None,
+                io: None,
+                timer_slack: DEFAULT_TIMER_SLACK,
+                job: Some(w as u32),
+            });
+        }
+        Ok(())
+    }
+
     /// The variant's CPU system, ready to join a world (`idle_signals`: its idle entries and
     /// exits go to the device).
     fn cpu_system(
@@ -978,9 +1017,11 @@ impl Input<'_> {
         idle_signals: bool,
     ) -> Result<(IoSection, Nanos, Option<CpuSection>), RunError> {
         let s = self.scenario();
+        let mut loads = self.workloads(s)?;
         let cpu = match &s.platform.cpu {
             Some(p) => {
-                let (spec, label) = self.cpu_spec(p)?;
+                let (mut spec, label) = self.cpu_spec(p)?;
+                self.add_job_threads(&mut spec, &loads)?;
                 let system = self.cpu_system(&spec, idle_signals)?;
                 Some((spec, label, system))
             }
@@ -990,7 +1031,6 @@ impl Input<'_> {
             Some((spec, label, system)) => (Some((spec, label)), Some(system)),
             None => (None, None),
         };
-        let mut loads = self.workloads(s)?;
         let until = self.until(s)?;
         let mut progress = Progress {
             variant: self.variant,

@@ -9,10 +9,10 @@
 //! 2. The device posts its own events (completions, timers, background work). When one
 //!    completes a request, the world hands the ticket on: to the issuer at once when the run
 //!    has no CPUs, else to the [`CpuSystem`] as an interrupt.
-//! 3. The CPU system takes the interrupt on a CPU, wakes the waiting task or thread, and says
-//!    when the completion reaches it: a task's own IO stays inside the CPU system; an IO of one
-//!    of the issuer's jobs (a fio thread on a CPU) comes back out of a CPU event, and the world
-//!    delivers it to the issuer, which records the latency and issues what is now due.
+//! 3. The CPU system takes the interrupt on a CPU and wakes the waiting task or thread: a
+//!    task's own IO stays inside the CPU system; an IO of one of the issuer's jobs whose thread
+//!    runs on a CPU comes back out when that thread runs ([`CpuSystem::next_delivered`]), and
+//!    the world hands it to the issuer, which records the latency and issues what is now due.
 //! 4. IO that the CPUs' tasks submit while handling an event is drained from the CPU system
 //!    and submitted to the device; each CPU's idle entries and exits, and its latency votes,
 //!    travel the same way between the CPUs and the device ([`crate::cpu::system::Signal`]).
@@ -117,29 +117,34 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
         // A run without a deadline ends with its workloads; CPUs alone have none to end.
         let open_ended = until == Nanos::MAX && issuer.has_workloads();
         let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
-            let done = match event {
-                Event::Issuer(due) => Some(issuer.on_due(due)),
-                Event::Device(e) => device
-                    .on_event(&mut Ctx::new(queue, Event::Device), e)
-                    .and_then(|done| match cpus.as_mut() {
-                        None => Some(done),
-                        Some(c) => c.interrupt(&mut Ctx::new(queue, Event::Cpu), done),
-                    })
-                    .map(|done| issuer.complete(queue.now(), done)),
+            match event {
+                Event::Issuer(due) => {
+                    let w = issuer.on_due(due);
+                    pump(&mut issuer, device, queue, w)?;
+                }
+                Event::Device(e) => {
+                    let done = device
+                        .on_event(&mut Ctx::new(queue, Event::Device), e)
+                        .and_then(|done| match cpus.as_mut() {
+                            None => Some(done),
+                            Some(c) => c.interrupt(&mut Ctx::new(queue, Event::Cpu), done),
+                        });
+                    if let Some(done) = done {
+                        let w = issuer.complete(queue.now(), done);
+                        pump(&mut issuer, device, queue, w)?;
+                    }
+                }
                 Event::Cpu(e) => cpus
                     .as_mut()
                     .expect("CPU events come from the CPU system")
-                    .on_event(&mut Ctx::new(queue, Event::Cpu), e)
-                    .map(|done| issuer.complete(queue.now(), done)),
-            };
-            if let Some(c) = cpus.as_mut() {
-                pass_on(c, device, queue);
+                    .on_event(&mut Ctx::new(queue, Event::Cpu), e),
             }
-            let Some(w) = done else { return Ok(()) };
-            while let Some((ticket, req)) =
-                issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))?
-            {
-                device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req);
+            if let Some(c) = cpus.as_mut() {
+                while let Some(done) = c.next_delivered() {
+                    let w = issuer.complete(queue.now(), done);
+                    pump(&mut issuer, device, queue, w)?;
+                }
+                pass_on(c, device, queue);
             }
             if open_ended && issuer.all_finished() {
                 // A device's own timers (a periodic driver work) would otherwise keep it
@@ -157,6 +162,19 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
             cpu: cpus.map(|c| c.finish(end)),
         })
     }
+}
+
+/// Submits every IO workload `w` has due now.
+fn pump<D: BlockDevice>(
+    issuer: &mut IoIssuer<'_>,
+    device: &mut D,
+    queue: &mut EventQueue<Event<D::Event>>,
+    w: u32,
+) -> Result<(), InputError> {
+    while let Some((ticket, req)) = issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))? {
+        device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req);
+    }
+    Ok(())
 }
 
 /// Hands the device what the CPU system produced while handling an event: its tasks' IO, and

@@ -72,6 +72,7 @@ fn reader(cpu: u32) -> TaskSpec {
             size: 1 << 20,
         }),
         timer_slack: Nanos::ZERO,
+        job: None,
     }
 }
 
@@ -147,6 +148,7 @@ fn a_completion_while_the_cpu_runs_another_task_waits_behind_it() {
         wakes: None,
         io: None,
         timer_slack: Nanos::ZERO,
+        job: None,
     };
     let s = spec(
         platform("[0]", false),
@@ -331,4 +333,39 @@ fn a_task_reading_from_a_drive_in_ps3_pays_the_drives_exit_and_the_cpus_path() {
     assert_eq!(us_of(&io.exit), (1, 1));
     assert_eq!(us_of(&io.irq), (20, 20));
     assert_eq!(us_of(&io.sched), (30, 30));
+}
+
+#[test]
+fn a_fio_jobs_thread_on_a_cpu_sees_each_completion_after_the_interrupt_and_its_wake_up() {
+    // Three QD1 reads of a job whose thread runs on CPU 0; the interrupt goes to CPU 1. Each
+    // read completes on the device 100 us after it is issued; CPU 1 leaves WFI (1), runs the
+    // handler (20) and sends the IPI (5); CPU 0 leaves WFI (1) and switches to the thread
+    // (30): fio sees the completion 57 us after the device, its clat 157 us, and issues the
+    // next read then (at 157 and 314 us).
+    let mut job = FioJob::new("reads", RwMode::Read);
+    job.number_ios = Some(3);
+    let thread = TaskSpec {
+        name: "fio:reads".into(),
+        cpu: 0,
+        wake: Wake::Io,
+        run: Dist::Fixed(Nanos::from_us(10)),
+        wakes: None,
+        io: None,
+        timer_slack: Nanos::ZERO,
+        job: Some(0),
+    };
+    let s = spec(platform("[0, 1]", false), vec![thread], IrqMap::Fixed(1));
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
+    let mut loads = [Workload::Job(job)];
+    let out = World::new(&mut dev, Some(CpuSystem::new(&s).unwrap()), &mut loads, 1)
+        .unwrap()
+        .run(Nanos::from_ms(1))
+        .unwrap();
+    assert_eq!(dev.times_ns(), vec![0, 157 * US, 314 * US]);
+    assert_eq!(out.io.ios, 3);
+    assert_eq!(out.io.read.min(), Some(Nanos(157 * US)));
+    assert_eq!(out.io.read.max(), Some(Nanos(157 * US)));
+    let io = out.cpu.unwrap().tasks[0].io.clone().unwrap();
+    assert_eq!(us_of(&io.irq), (25, 25));
+    assert_eq!(us_of(&io.exit), (2, 2));
 }

@@ -108,6 +108,9 @@ pub struct TaskSpec {
     /// 50 us (`init_task`'s `timer_slack_ns`) and a real-time task none (`hrtimer_nanosleep`
     /// and `do_nanosleep` drop it for `rt_task`).
     pub timer_slack: Nanos,
+    /// The run's workload (a fio job) whose thread this task is: woken by each of the job's
+    /// completions, it hands them to fio when it runs (with `wake` [`Wake::Io`], no `io`).
+    pub job: Option<u32>,
 }
 
 /// The kernel's default timer slack of a normal (SCHED_OTHER) task.
@@ -149,6 +152,7 @@ impl TaskSpec {
             wakes: None,
             io: None,
             timer_slack: Nanos::ZERO,
+            job: None,
         }
     }
 }
@@ -416,6 +420,7 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             wakes,
             io,
             timer_slack,
+            job: None,
         });
     }
     for (i, t) in out.iter().enumerate() {

@@ -456,10 +456,21 @@ fn apply(t: &mut Template, key: &str, value: Option<&str>, line: usize) -> Resul
             t.direct = true;
             "direct"
         }
-        "cpus_allowed" | "ioengine" | "filename" | "directory" => {
+        "cpus_allowed" => {
+            let v = need()?;
+            t.job.cpus_allowed = Some(crate::workload::fio_job::parse_cpu_list(v)?);
+            t.noted.push((
+                line,
+                format!(
+                    "cpus_allowed={v}: beside [platform.cpu] the job's thread runs on the first \
+                     of these CPUs; without CPUs it has no effect"
+                ),
+            ));
+            "cpus_allowed"
+        }
+        "ioengine" | "filename" | "directory" => {
             let v = need()?;
             let why = match key {
-                "cpus_allowed" => "which CPUs issue IO has no effect on the drive model",
                 "ioengine" => "torpor issues the job's IO from its own model, through no engine",
                 _ => "IO goes to the scenario's drive",
             };
@@ -470,7 +481,11 @@ fn apply(t: &mut Template, key: &str, value: Option<&str>, line: usize) -> Resul
             if flag(key, value)? {
                 t.noted.push((
                     line,
-                    "hipri accepted: polled completion has no effect on the drive model".into(),
+                    "hipri accepted: completions are not polled (libaio has no polled path in \
+                     mainline kernels, aio polling having given way to io_uring's IOPOLL, and \
+                     torpor's UFS host has no poll queues): beside [platform.cpu] they \
+                     interrupt a CPU"
+                        .into(),
                 ));
             }
             return Ok(());

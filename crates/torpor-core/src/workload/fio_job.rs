@@ -112,6 +112,72 @@ pub struct FioJob {
         skip_serializing_if = "Option::is_none"
     )]
     pub startdelay: Option<Nanos>,
+    /// fio's `cpus_allowed`: the CPUs its thread may run on. Beside `[platform.cpu]` the
+    /// job's thread runs on the first of them and its completions travel through the CPUs
+    /// (an interrupt, a wake-up) before fio sees them; without CPUs it changes nothing.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "cpu_list_serde"
+    )]
+    pub cpus_allowed: Option<Vec<u32>>,
+}
+
+/// Parses fio's CPU list (`3`, `0-3`, `1,3,5-6`): ascending, each CPU once.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
+    let mut cpus: Vec<u32> = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let num = |s: &str| {
+            s.parse::<u32>().ok().filter(|&c| c < 4096).ok_or_else(|| {
+                format!("expected a CPU list such as 3, 0-3 or 1,3 (CPUs 0-4095), got {text:?}")
+            })
+        };
+        let (lo, hi) = (num(lo)?, num(hi)?);
+        if lo > hi {
+            return Err(format!("expected a rising CPU range, got {part:?}"));
+        }
+        cpus.extend(lo..=hi);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+mod cpu_list_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Vec<u32>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(cpus) => s.serialize_str(
+                &cpus
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            One(u32),
+            Text(String),
+        }
+        match Given::deserialize(d)? {
+            Given::One(c) => super::parse_cpu_list(&c.to_string()),
+            Given::Text(t) => super::parse_cpu_list(&t),
+        }
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+    }
 }
 
 /// A value per direction, `[read, write]`, indexed by `IoOp as usize`.
@@ -169,6 +235,7 @@ impl FioJob {
             offset: 0,
             number_ios: None,
             startdelay: None,
+            cpus_allowed: None,
         }
     }
 

@@ -140,6 +140,11 @@ impl<'t> CpuSystem<'t> {
         self.signals.pop_front()
     }
 
+    /// The next completion a job's thread reaped, for the world to hand to its workload.
+    pub fn next_delivered(&mut self) -> Option<IoTicket> {
+        self.delivered.pop_front()
+    }
+
     /// Task `t` submits its next request at `now` and sleeps until it completes.
     pub(super) fn submit_io(&mut self, now: Nanos, t: usize) {
         let task = &mut self.tasks[t];
@@ -161,18 +166,29 @@ impl<'t> CpuSystem<'t> {
         self.signals.push_back(Signal::Submit(ticket, req));
     }
 
-    /// The device completed `ticket` now: its interrupt arrives on a CPU. A task's request
-    /// wakes the task through the wake-up path; a request of the world's workloads is handed
-    /// back at once (a fio job is not a thread on the CPUs).
+    /// The device completed `ticket` now: its interrupt arrives on a CPU. A task's request,
+    /// or one of a fio job that has a thread on the CPUs, wakes its task through the wake-up
+    /// path (the job's completion then waits in [`Self::next_delivered`] until its thread
+    /// runs); any other workload's request is handed back at once.
     pub fn interrupt<W>(
         &mut self,
         ctx: &mut Ctx<'_, W, CpuEvent>,
         ticket: IoTicket,
     ) -> Option<IoTicket> {
-        let Owner::Task(t) = ticket.owner else {
-            return Some(ticket);
+        let t = match ticket.owner {
+            Owner::Task(t) => t as usize,
+            Owner::Workload(w) => match self.threads.get(w as usize).copied().flatten() {
+                Some(t) => {
+                    self.tasks[t].deliveries.push_back(ticket);
+                    if self.tasks[t].runnable || self.tasks[t].ipi_at.is_some() {
+                        // Already on its way: it reaps this one too when it runs.
+                        return None;
+                    }
+                    t
+                }
+                None => return Some(ticket),
+            },
         };
-        let t = t as usize;
         let now = ctx.now();
         let home = self.tasks[t].spec.cpu;
         let k = self.irq_cpu(home);

@@ -357,6 +357,8 @@ struct Task {
     ipi_at: Option<Nanos>,
     /// When its pending timer or interrupt was meant to wake it (before the timer's slack).
     intended: Nanos,
+    /// A fio job's thread: the completions waiting for it to run.
+    deliveries: std::collections::VecDeque<IoTicket>,
     /// Its next burst's length, drawn one burst ahead from a stream of its own (so that a
     /// chain of wake-ups is determined as far as it can be: the oracle reads it).
     next_run: Nanos,
@@ -426,6 +428,10 @@ pub struct CpuSystem<'t> {
     io: Option<IoPathStats>,
     /// Changes the host driver made to its CPU latency request.
     host_votes: u64,
+    /// Per workload of the world, the task that is its thread (a fio job on a CPU).
+    threads: Vec<Option<usize>>,
+    /// Completions that reached their job's thread, for the world to hand to the workload.
+    delivered: std::collections::VecDeque<IoTicket>,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -569,7 +575,7 @@ impl<'t> CpuSystem<'t> {
                     name: t.name.clone(),
                     cpu: t.cpu,
                     latency_min_ns: u64::MAX,
-                    io: t.io.map(|_| IoPathStats::default()),
+                    io: (t.io.is_some() || t.job.is_some()).then(IoPathStats::default),
                     ..TaskStats::default()
                 },
                 stamp: WakeStamp::default(),
@@ -578,6 +584,7 @@ impl<'t> CpuSystem<'t> {
                 ipi_ns: 0,
                 ipi_at: None,
                 intended: Nanos::ZERO,
+                deliveries: std::collections::VecDeque::new(),
                 spec: t.clone(),
             });
         }
@@ -589,7 +596,17 @@ impl<'t> CpuSystem<'t> {
             .clone()
             .unwrap_or_else(WakePath::declared);
         spec.irq.check(&order)?;
-        let any_io = spec.tasks.iter().any(|t| t.io.is_some());
+        let any_io = spec.tasks.iter().any(|t| t.io.is_some() || t.job.is_some());
+        let mut threads: Vec<Option<usize>> = Vec::new();
+        for (i, t) in spec.tasks.iter().enumerate() {
+            if let Some(w) = t.job {
+                let w = w as usize;
+                if threads.len() <= w {
+                    threads.resize(w + 1, None);
+                }
+                threads[w] = Some(i);
+            }
+        }
         Ok(CpuSystem {
             cpus,
             tasks,
@@ -607,6 +624,8 @@ impl<'t> CpuSystem<'t> {
             idle_signals: false,
             io: any_io.then(IoPathStats::default),
             host_votes: 0,
+            threads,
+            delivered: std::collections::VecDeque::with_capacity(16),
         })
     }
 
@@ -651,13 +670,9 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
-    /// Handles one of the system's events; returns a completion for the world's workloads
-    /// when one reaches its waiter (none today: a job's IO is delivered at its interrupt).
-    pub fn on_event<W>(
-        &mut self,
-        ctx: &mut Ctx<'_, W, CpuEvent>,
-        event: CpuEvent,
-    ) -> Option<IoTicket> {
+    /// Handles one of the system's events (completions that reach a job's thread meanwhile
+    /// wait in [`Self::next_delivered`]).
+    pub fn on_event<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, event: CpuEvent) {
         match event {
             CpuEvent::TaskWake(t, shot) => {
                 if self.tasks[t].timer.fire(shot) {
@@ -681,7 +696,7 @@ impl<'t> CpuSystem<'t> {
             }
             CpuEvent::Tick(c, shot) => {
                 if !self.cpus[c].tick.fire(shot) {
-                    return None;
+                    return;
                 }
                 self.arm_tick(ctx, c);
                 let cpu = self.cpus[c].id;
@@ -720,7 +735,6 @@ impl<'t> CpuSystem<'t> {
             }
             CpuEvent::Ipi(t) => self.ipi_arrived(ctx, t),
         }
-        None
     }
 
     /// Applies every request due by now, kicks the idle CPUs if the global limit moved, and
@@ -999,6 +1013,7 @@ impl<'t> CpuSystem<'t> {
         s.latency_max_ns = s.latency_max_ns.max(latency);
         s.latency_last_ns = latency;
         s.latency.record(Nanos(latency));
+        self.delivered.extend(task.deliveries.drain(..));
         if task.after_io {
             let stamp = task.stamp;
             if let Some(io) = s.io.as_mut() {
@@ -1021,6 +1036,15 @@ impl<'t> CpuSystem<'t> {
         };
         self.settle(c, now);
         self.tasks[t].runnable = false;
+        if !self.tasks[t].deliveries.is_empty() {
+            // A job's thread whose IO completed while it ran: it reaps again at once.
+            self.tasks[t].stamp = WakeStamp {
+                origin: now,
+                ..WakeStamp::default()
+            };
+            self.tasks[t].after_io = false;
+            self.make_runnable(ctx, t);
+        }
         let task = &mut self.tasks[t];
         if task.spec.io.is_some() && (!task.after_io || task.spec.wake == Wake::Io) {
             self.submit_io(now, t);

@@ -112,6 +112,7 @@ fn the_same_seed_gives_the_same_run() {
         wakes: None,
         io: None,
         timer_slack: Nanos::ZERO,
+        job: None,
     });
     let a = run(&s, Nanos::from_ms(500)).unwrap();
     let b = run(&s, Nanos::from_ms(500)).unwrap();
@@ -244,6 +245,7 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
         wakes,
         io: None,
         timer_slack: Nanos::ZERO,
+        job: None,
     };
     let spec = CpuRunSpec {
         platform: CpuPlatform::parse("three.toml", THREE_CPUS).unwrap(),

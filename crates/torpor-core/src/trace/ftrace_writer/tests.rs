@@ -203,6 +203,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         wakes,
         io: None,
         timer_slack: Nanos::ZERO,
+        job: None,
     };
     CpuRunSpec {
         platform: CpuPlatform::parse("two.toml", TWO_CLUSTERS).unwrap(),

@@ -144,12 +144,24 @@ fn accepted_options_without_effect_and_assumptions_are_noted() {
              carry no capacity, so the job stops after 1 GiB",
             "j.fio:2: [a] ioengine=libaio accepted: torpor issues the job's IO from its own \
              model, through no engine",
-            "j.fio:5: [a] cpus_allowed=0-3 accepted: which CPUs issue IO has no effect on the \
-             drive model",
-            "j.fio:6: [a] hipri accepted: polled completion has no effect on the drive model",
+            "j.fio:5: [a] cpus_allowed=0-3: beside [platform.cpu] the job's thread runs on the \
+             first of these CPUs; without CPUs it has no effect",
+            "j.fio:6: [a] hipri accepted: completions are not polled (libaio has no polled path \
+             in mainline kernels, aio polling having given way to io_uring's IOPOLL, and \
+             torpor's UFS host has no poll queues): beside [platform.cpu] they interrupt a CPU",
             "j.fio:7: [a] filename=/dev/nvme0n1 accepted: IO goes to the scenario's drive",
         ]
     );
+    assert_eq!(f.jobs[0].cpus_allowed, Some(vec![0, 1, 2, 3]));
+}
+
+#[test]
+fn cpu_lists_read_as_fio_writes_them() {
+    use crate::workload::fio_job::parse_cpu_list;
+    assert_eq!(parse_cpu_list("3"), Ok(vec![3]));
+    assert_eq!(parse_cpu_list("5-6,1, 3"), Ok(vec![1, 3, 5, 6]));
+    assert!(parse_cpu_list("3-1").is_err());
+    assert!(parse_cpu_list("x").is_err());
 }
 
 #[test]
