@@ -136,6 +136,12 @@ pub struct CpuSection {
     pub wakeup: Option<crate::cpu::wake_path::WakePath>,
     /// Changes the device's host driver made to its CPU latency request (ufshcd's vote).
     pub host_latency_votes: u64,
+    /// `[run] timeline`: each CPU's lanes (idle states, exit, kernel, running) in the window.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timelines: Vec<crate::cpu::system::CpuTimeline>,
+    /// `[run] timeline`: the slowest IO a task waited for in the window, step by step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowest_io: Option<crate::cpu::system::RequestPath>,
 }
 
 impl CpuSection {
@@ -201,6 +207,8 @@ impl CpuSection {
             io: r.io,
             wakeup,
             host_latency_votes: r.host_latency_votes,
+            timelines: r.timelines,
+            slowest_io: r.slowest_io,
         }
     }
 }

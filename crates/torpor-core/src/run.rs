@@ -802,18 +802,21 @@ impl Input<'_> {
 
     /// The variant's CPU system, ready to join a world (`idle_signals`: its idle entries and
     /// exits go to the device).
-    fn cpu_system(
+    fn cpu_system<'t>(
         &self,
         spec: &CpuRunSpec,
         idle_signals: bool,
-    ) -> Result<CpuSystem<'static>, InputError> {
-        let system = CpuSystem::new(spec)
+    ) -> Result<CpuSystem<'t>, InputError> {
+        let mut system = CpuSystem::new(spec)
             .map_err(|m| self.at("platform.cpu", format!("[platform.cpu] {m}")))?;
-        Ok(if idle_signals {
-            system.with_idle_signals()
-        } else {
-            system
-        })
+        if idle_signals {
+            system = system.with_idle_signals();
+        }
+        let run = &self.scenario().run;
+        if let Some(window) = run.timeline {
+            system = system.with_timeline(window, run.timeline_limit);
+        }
+        Ok(system)
     }
 
     /// A variant on CPUs: the tasks, the governor, the cpuidle core, on the engine.
@@ -840,7 +843,6 @@ impl Input<'_> {
             progress.now = now;
             watch.tick(&progress)
         };
-        let at_cpu = |m| self.at("platform.cpu", format!("[platform.cpu] {m}"));
         let (report, stop, written) = match &self.ftrace {
             None => {
                 let system = self.cpu_system(&spec, false)?;
@@ -852,7 +854,7 @@ impl Input<'_> {
                 let io = |e: std::io::Error| InputError::whole(&shown_path, e.to_string());
                 let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
                 let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
-                let system = CpuSystem::new(&spec).map_err(at_cpu)?.traced(&mut writer);
+                let system = self.cpu_system(&spec, false)?.traced(&mut writer);
                 let (report, stop) = world::run_cpus(system, until, tick);
                 let lines = writer.lines();
                 writer.finish().map_err(io)?;

@@ -369,3 +369,33 @@ fn a_fio_jobs_thread_on_a_cpu_sees_each_completion_after_the_interrupt_and_its_w
     assert_eq!(us_of(&io.irq), (25, 25));
     assert_eq!(us_of(&io.exit), (2, 2));
 }
+
+#[test]
+fn a_timeline_keeps_the_slowest_requests_path_and_the_cpus_kernel_work() {
+    // As in the entry test: each read 330 us (device 100, exit 180, irq 20, sched 30); all
+    // equal, so the first is kept. CPU 0: SLEEP at 0, its exit from 100 us (the interrupt,
+    // during the 130 us entry), the handler and the switch from 280 us (kernel), the reader
+    // running at 330 us, SLEEP again at 340 us.
+    let s = spec(platform("[0]", true), vec![reader(0)], IrqMap::Managed);
+    let mut dev = SerialDevice::new(Nanos::from_us(100));
+    let cpus = CpuSystem::new(&s)
+        .unwrap()
+        .with_timeline(Nanos::from_us(400), 100);
+    let out = World::new(&mut dev, Some(cpus), &mut [], 1)
+        .unwrap()
+        .run(Nanos::from_us(1_000))
+        .unwrap();
+    let r = out.cpu.unwrap();
+    let path = r.slowest_io.unwrap();
+    assert_eq!(path.task, "reader");
+    assert_eq!(
+        (path.submitted_s, path.device_done_s, path.running_s),
+        (0.0, 100e-6, 330e-6)
+    );
+    assert_eq!((path.irq_us, path.exit_us), (20.0, 180.0));
+    let t = &r.timelines[0].timeline;
+    let us: Vec<u64> = t.t_s.iter().map(|s| (s * 1e6).round() as u64).collect();
+    assert_eq!(us, [0, 100, 280, 330, 340]);
+    // WFI 0, SLEEP 1, exit 2, kernel 3, running 4.
+    assert_eq!(t.state, [1, 2, 3, 4, 1]);
+}

@@ -753,7 +753,7 @@ const POLICY_PLATFORMS: [(&str, &str); 6] = [
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
     ("policy.hpb", "ufs"),
-    ("run.timeline", "nvme"),
+    ("run.timeline", "nvme|cpu"),
 ];
 
 /// Refuses a policy table (or key) that the scenario's platform does not use.
@@ -777,7 +777,8 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
         return Ok(()); // `validate` asks for a platform.
     }
     for (path, wants) in POLICY_PLATFORMS {
-        if get(path).is_some() && !platform.contains_key(wants) {
+        if get(path).is_some() && !wants.split('|').any(|w| platform.contains_key(w)) {
+            let wants = wants.replace('|', "]` or `[platform.");
             let what = if path.starts_with("policy.") {
                 format!("[{path}]")
             } else {

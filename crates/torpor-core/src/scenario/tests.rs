@@ -378,8 +378,8 @@ fn a_policy_for_another_platform_is_refused_at_its_line() {
                     [[workload.job]]\nname = \"r\"\nrw = \"read\"\n[run]\ntimeline = \"1s\"\n";
     assert_eq!(
         err(timeline).message,
-        "`run.timeline` acts on `[platform.nvme]`; this scenario runs `[platform.ufs]`, where \
-         it would be ignored: remove it"
+        "`run.timeline` acts on `[platform.nvme]` or `[platform.cpu]`; this scenario runs \
+         `[platform.ufs]`, where it would be ignored: remove it"
     );
 }
 

@@ -56,9 +56,11 @@ use super::task::{Source, TaskSpec, Wake};
 use super::wake_path::WakePath;
 
 mod io;
+mod timeline;
 mod wake;
 
 pub use io::{IoPathStats, IrqMap};
+pub use timeline::{CpuTimeline, RequestPath};
 pub use wake::WakeStamp;
 
 /// The sleep length with no timer at all: the clocksource's maximum deferment bounds it in the
@@ -148,6 +150,10 @@ pub struct CpuReport {
     pub io: Option<IoPathStats>,
     /// Changes the device's host driver made to its CPU latency request.
     pub host_latency_votes: u64,
+    /// `[run] timeline`: each CPU's lanes in the window.
+    pub timelines: Vec<CpuTimeline>,
+    /// `[run] timeline`: the slowest task IO submitted in the window, step by step.
+    pub slowest_io: Option<RequestPath>,
 }
 
 impl CpuReport {
@@ -432,6 +438,8 @@ pub struct CpuSystem<'t> {
     threads: Vec<Option<usize>>,
     /// Completions that reached their job's thread, for the world to hand to the workload.
     delivered: std::collections::VecDeque<IoTicket>,
+    /// `[run] timeline`: each CPU's lanes and the slowest task IO in the window.
+    recording: Option<timeline::Recording>,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -626,6 +634,7 @@ impl<'t> CpuSystem<'t> {
             host_votes: 0,
             threads,
             delivered: std::collections::VecDeque::with_capacity(16),
+            recording: None,
         })
     }
 
@@ -715,6 +724,10 @@ impl<'t> CpuSystem<'t> {
             }
             CpuEvent::Ready(c, shot) => {
                 if self.cpus[c].ready.fire(shot) {
+                    let (out, kernel) = (self.cpus[c].out_at, self.cpus[c].kernel_until);
+                    if kernel > out {
+                        self.mark(c, out, timeline::Lane::Kernel);
+                    }
                     let cpu = self.cpus[c].id;
                     self.emit(ctx.now(), Traced::Ready { cpu });
                     self.run_next(ctx, c);
@@ -888,6 +901,7 @@ impl<'t> CpuSystem<'t> {
                 idle: true,
             });
         }
+        self.mark(c, ctx.now(), timeline::Lane::Idle(idx));
         let cpu_ref = &mut self.cpus[c];
         cpu_ref.stats.states[idx].entries += 1;
         cpu_ref.stats.energy_mj += cpu_ref.transition_mj[idx];
@@ -957,6 +971,7 @@ impl<'t> CpuSystem<'t> {
             let cpu = cpu.id;
             self.signals.push_back(Signal::Idle { cpu, idle: false });
         }
+        self.mark(c, now, timeline::Lane::Exit(state));
         let cpu = &mut self.cpus[c];
         let exited = Traced::IdleExit {
             cpu: cpu.id,
@@ -1002,8 +1017,8 @@ impl<'t> CpuSystem<'t> {
     fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
         let now = ctx.now();
         self.settle(c, now);
-        let cpu = &mut self.cpus[c];
-        cpu.mode = Mode::Running { task: t };
+        self.cpus[c].mode = Mode::Running { task: t };
+        self.mark(c, now, timeline::Lane::Running);
         let task = &mut self.tasks[t];
         let latency = (now - task.woken_at).0;
         let s = &mut task.stats;
@@ -1014,8 +1029,8 @@ impl<'t> CpuSystem<'t> {
         s.latency_last_ns = latency;
         s.latency.record(Nanos(latency));
         self.delivered.extend(task.deliveries.drain(..));
-        if task.after_io {
-            let stamp = task.stamp;
+        let after_io = task.after_io.then_some(task.stamp);
+        if let Some(stamp) = after_io {
             if let Some(io) = s.io.as_mut() {
                 io.record(&stamp, latency);
             }
@@ -1024,8 +1039,12 @@ impl<'t> CpuSystem<'t> {
             }
         }
         let burst = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
-        cpu.burst
+        self.cpus[c]
+            .burst
             .arm(ctx, now + burst, |s| CpuEvent::BurstEnd(c, s));
+        if let Some(stamp) = after_io {
+            self.note_request(t, &stamp, now);
+        }
         self.draw_ipi(t);
     }
 
@@ -1153,8 +1172,14 @@ impl<'t> CpuSystem<'t> {
             }
             self.settle(c, end);
         }
+        let (timelines, slowest_io) = match self.recording.take() {
+            Some(rec) => (rec.cpus, rec.slowest.map(|(_, path)| path)),
+            None => (vec![], None),
+        };
         CpuReport {
             duration_ns: end.0,
+            timelines,
+            slowest_io,
             io: self.io,
             host_latency_votes: self.host_votes,
             cpus: self.cpus.into_iter().map(|c| c.stats).collect(),

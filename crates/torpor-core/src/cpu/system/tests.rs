@@ -296,3 +296,26 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
     assert!(woken > 900, "{woken}");
     assert!(deep > 100, "{deep}");
 }
+
+#[test]
+fn a_timeline_draws_each_cpus_lanes_by_hand() {
+    // cyclictest every 10 ms under the oracle on ONE_CPU: SLEEP from 0; at 10 ms the exit
+    // (280 us), running at 10.28 ms for 5 us, SLEEP again at 10.285 ms; the same at 20 ms.
+    // Lanes: SLEEP = 1, then exit = 2, kernel = 3, running = 4 after the two states.
+    let system = CpuSystem::new(&spec("oracle", vec![]))
+        .unwrap()
+        .with_timeline(Nanos::from_ms(25), 100);
+    let (r, _) = crate::world::run_cpus(system, Nanos::from_ms(50), |_| true);
+    let t = &r.timelines[0];
+    assert_eq!(t.states, ["WFI", "SLEEP", "exit", "kernel", "running"]);
+    let us: Vec<u64> = t
+        .timeline
+        .t_s
+        .iter()
+        .map(|s| (s * 1e6).round() as u64)
+        .collect();
+    assert_eq!(us, [0, 10_000, 10_280, 10_285, 20_000, 20_280, 20_285]);
+    assert_eq!(t.timeline.state, [1, 2, 4, 1, 2, 4, 1]);
+    // SLEEP draws 1 mW (also through its exit), running 100 mW.
+    assert_eq!(t.timeline.power_mw, [1.0, 1.0, 100.0, 1.0, 1.0, 100.0, 1.0]);
+}

@@ -185,6 +185,7 @@ impl<'t> CpuSystem<'t> {
         }
         let now = ctx.now();
         self.settle(c, now);
+        self.mark(c, now, super::timeline::Lane::Kernel);
         let cpu = &mut self.cpus[c];
         cpu.mode = Mode::Switching { task: t };
         cpu.burst
