@@ -55,10 +55,12 @@ pub enum Event<D> {
     Cpu(CpuEvent),
 }
 
-/// What a run measured: the issuer's IO, and the CPUs' report when the run had CPUs.
+/// What a run measured: the issuer's IO, the CPUs' report when the run had CPUs, and how many
+/// events the engine handled (what `torpor bench` rates the whole system by).
 pub struct Outcome {
     pub io: IoReport,
     pub cpu: Option<CpuReport>,
+    pub events: u64,
 }
 
 /// Every component of one run.
@@ -116,7 +118,9 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
         // A run without a deadline ends with its workloads; CPUs alone have none to end.
         let open_ended = until == Nanos::MAX && issuer.has_workloads();
+        let mut events = 0u64;
         let (stop, last) = sim::run(&mut queue, until, watch, |event, queue| {
+            events += 1;
             match event {
                 Event::Issuer(due) => {
                     let w = issuer.on_due(due);
@@ -160,6 +164,7 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
         Ok(Outcome {
             io: issuer.report(end, stop),
             cpu: cpus.map(|c| c.finish(end)),
+            events,
         })
     }
 }
