@@ -178,14 +178,17 @@ impl CpuPlatform {
             err
         })?;
         platform.check().map_err(|(cluster, m)| {
-            // Point at the cluster's `[[cluster]]` header, the k-th in the file.
-            let line = cluster.and_then(|k| {
-                text.lines()
+            // Point at the cluster's `[[cluster]]` header, the k-th in the file, or at the
+            // `[wakeup]` figure at fault.
+            let line = match cluster {
+                Some(k) => text
+                    .lines()
                     .enumerate()
                     .filter(|(_, l)| l.trim_start().starts_with("[[cluster]]"))
                     .nth(k)
-                    .map(|(i, _)| i + 1)
-            });
+                    .map(|(i, _)| i + 1),
+                None => wakeup_line(text, &m),
+            };
             InputError::new(file, line, m)
         })?;
         Ok(platform)
@@ -286,6 +289,26 @@ impl CpuPlatform {
         all.sort_unstable();
         all
     }
+}
+
+/// The line of the `[wakeup]` figure a check message names (`[wakeup.KEY]: ...`): its own
+/// table header, or its key inside `[wakeup]`.
+fn wakeup_line(text: &str, message: &str) -> Option<usize> {
+    let key = message.strip_prefix("[wakeup.")?.split(']').next()?;
+    let header = format!("[wakeup.{key}]");
+    let mut in_wakeup = false;
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim_start();
+        if l.starts_with('[') {
+            if l.starts_with(&header) {
+                return Some(i + 1);
+            }
+            in_wakeup = l.starts_with("[wakeup]");
+        } else if in_wakeup && l.split('=').next().is_some_and(|k| k.trim() == key) {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 impl ClusterSpec {
