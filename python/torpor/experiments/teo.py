@@ -253,18 +253,21 @@ def _order(rows: list[dict[str, Any]], key: str, workload: str) -> tuple[float, 
 
 def claim_too_deep(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: on every workload, too deep % strictly falls menu > teo@5.13 > teo-util.
-    got, ok = [], True
+    got, ok, breaks = [], True, []
     for w in WORKLOADS:
         m, t, u = _order(rows, "too_deep_pct", w)
         ok &= m > t > u
         got.append(f"{w} {m:.1f} / {t:.1f} / {u:.1f}")
+        if not m > t > u:
+            breaks.append(f"{w} ({m:.3f} / {t:.3f} / {u:.3f})")
     seed = "; ".join(
         f"{w} {a:g} / {b:g} / {c:g}" for w, f in SEED_FIGURES.items() for a, b, c in [f["too_deep"]]
     )
+    why = f"; the order breaks on {', '.join(breaks)}" if breaks else ""
     return _claim(
         "Too-deep sleeps: menu > teo > teo-util (percent of idle periods, each workload)",
         seed,
-        "; ".join(got),
+        "; ".join(got) + why,
         ok,
     )
 
