@@ -61,11 +61,17 @@ class Result:
     #: On CPUs: each task's wake-ups and wake-up latencies (variant, task, cpu, wakeups,
     #: latency_min_us, latency_avg_us, latency_max_us). Empty otherwise.
     tasks: pd.DataFrame = field(init=False, repr=False)
+    #: CPUs with a device: each IO task's request latency as it saw it and its parts (variant,
+    #: task, cpu, part: ``total``, ``device``, ``irq``, ``exit``, ``sched``; count, min_us,
+    #: mean_us, p50_us, p90_us, p99_us, p99_9_us, max_us), one row per task and part, copied
+    #: from the report's ``cpu.tasks[].io``. Empty otherwise.
+    io_path: pd.DataFrame = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         variants = self.report["variants"]
         object.__setattr__(self, "summary", _summary(variants))
         object.__setattr__(self, "tasks", _tasks(variants))
+        object.__setattr__(self, "io_path", _io_path(variants))
         object.__setattr__(self, "latency", _latency(variants))
         object.__setattr__(self, "residency", _residency(variants))
         timeline, requests = _timeline(variants, self.columns)
@@ -94,7 +100,11 @@ def run(
     """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
 
     ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
-    ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs), ``latency`` one per variant and
+    ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs; CPUs with a device add ``system``:
+    the report's ``system`` energies and power, ``cpu_energy_mj``, ``device_energy_mj``,
+    ``energy_mj`` (their sum) and ``avg_power_mw``, and the tasks' IO as they saw it,
+    ``io_<part>_<stat>`` from ``cpu.io``, e.g. ``io_total_p99_us``, ``io_device_p99_us``;
+    ``io_path`` has it per task and part), ``latency`` one per variant and
     direction (``read``, ``write``, ``all``), ``residency`` one per variant and power state
     (plus ``transition``) of a drive, or per variant, CPU and idle state (plus ``running``)
     of CPUs, with the idle misses (``above``: too deep, ``below``: too shallow). ``max_ios``
@@ -187,6 +197,7 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for v in variants:
         cpu = v.get("cpu")
+        device = v.get("nvme") or v.get("ufs")
         if cpu:
             rows.append(
                 {
@@ -202,7 +213,8 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
                 }
             )
-            continue
+            if not device:
+                continue
         io = v["io"]
         lat = io["all"]
         rows.append(
@@ -221,7 +233,8 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
         )
         nvme = v.get("nvme")
         if nvme:
-            ios = io["ios"]
+            # With CPUs the tasks' IO reaches the drive too: per IO of all it served.
+            ios = nvme["ios"] if cpu else io["ios"]
             rows.append(
                 {
                     "variant": v["name"],
@@ -255,10 +268,30 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "hpb_hit_ratio": ufs["hpb"]["hit_ratio"] if ufs.get("hpb") else None,
                 }
             )
+        if v.get("system"):
+            rows.append(_system_row(v))
     # Counts stay integers where a component has none (pandas' nullable integer).
     table = pd.DataFrame(rows)
     counts = ["ios", "bytes", "transitions", "woken_ios", "scale_ups", "scale_downs"]
+    counts += [f"io_{part}_count" for part in _IO_PARTS]
     return table.astype({c: "Int64" for c in counts if c in table})
+
+
+#: The parts of a task's IO latency as it saw it, as the report names them.
+_IO_PARTS = ("total", "device", "irq", "exit", "sched")
+
+
+def _system_row(v: dict[str, Any]) -> dict[str, Any]:
+    """CPUs with a device: the ``system`` section's energies and power, and the tasks' IO
+    as they saw it (``cpu.io``: ``io_<part>_<stat>``, e.g. ``io_total_p99_us``), copied."""
+    row: dict[str, Any] = {"variant": v["name"], "component": "system"}
+    row["duration_s"] = v["duration_s"]
+    for key, value in v["system"].items():
+        row[f"system_{key}" if key in row else key] = value
+    for part, stats in (v["cpu"].get("io") or {}).items():
+        for stat, value in stats.items():
+            row[f"io_{part}_{stat}"] = value
+    return row
 
 
 def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
@@ -333,6 +366,19 @@ def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
         for t in v.get("cpu", {}).get("tasks", [])
     ]
     return pd.DataFrame(rows)
+
+
+def _io_path(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {"variant": v["name"], "task": t["name"], "cpu": t["cpu"], "part": part} | t["io"][part]
+        for v in variants
+        for t in v.get("cpu", {}).get("tasks", [])
+        if t.get("io")
+        for part in _IO_PARTS
+    ]
+    columns = ["variant", "task", "cpu", "part", "count", "min_us", "mean_us", "p50_us"]
+    columns += ["p90_us", "p99_us", "p99_9_us", "max_us"]
+    return pd.DataFrame(rows, columns=columns if not rows else None)
 
 
 def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:

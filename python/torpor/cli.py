@@ -23,7 +23,15 @@ from rich.table import Table
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file
 from torpor.progress import RunProgress
-from torpor.report import apst_text, cpu_text, fio_text, idle_text, qos_text, ufs_text
+from torpor.report import (
+    apst_text,
+    cpu_text,
+    fio_text,
+    idle_text,
+    qos_text,
+    system_text,
+    ufs_text,
+)
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
 # The kernel's APST defaults and the builders' names, as the core defines them.
@@ -463,7 +471,9 @@ def run(
     if as_json:
         emit_json(report)
         return
-    if all("cpu" in v for v in report["variants"]):
+    if system_text.is_system(report):
+        system_text.print_system_run(console, report, detail=not brief)
+    elif all("cpu" in v for v in report["variants"]):
         cpu_text.print_cpu_run(console, report, detail=not brief)
     elif all("ufs" in v for v in report["variants"]):
         ufs_text.print_ufs_run(console, report, detail=not brief)

@@ -183,8 +183,11 @@ def _block_trace_notes(name: str, c: dict[str, Any]) -> list[str]:
     return notes
 
 
-def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
-    """One row per variant, then (with ``detail``) fio-style latency and residency per variant."""
+def print_run(
+    console: Console, report: dict[str, Any], detail: bool = True, caption: str = ""
+) -> None:
+    """One row per variant (``caption`` under it), then (with ``detail``) fio-style latency and
+    residency per variant."""
     variants = report["variants"]
     devices = sorted({v["nvme"]["device"] for v in variants if "nvme" in v})
     spans = sorted({v["duration_s"] for v in variants})
@@ -200,20 +203,28 @@ def print_run(console: Console, report: dict[str, Any], detail: bool = True) -> 
         lat = v["io"]["all"]
         nvme = v["nvme"]
         ios = v["io"]["ios"]
+        count = lat["count"]
+        # With CPUs, the tasks' IO reaches the drive too: count what the drive served; the
+        # latency columns stay fio jobs' ("-" without any; system_text shows the tasks').
+        shown = _num if "cpu" not in v or count else lambda _: "-"
+        if "cpu" in v:
+            ios = count = nvme["ios"]
         # Variants on different drives: each row says which (the title lists them all).
         name = v["name"] if len(devices) == 1 else f"{v['name']} ({nvme['device']})"
         table.add_row(
             Text(name),
-            f"{lat['count']:,}",
-            _num(lat["mean_us"]),
-            _num(lat["p99_9_us"]),
-            _num(lat["max_us"]),
+            f"{count:,}",
+            shown(lat["mean_us"]),
+            shown(lat["p99_9_us"]),
+            shown(lat["max_us"]),
             f"{nvme['wake_delayed_ios']:,}",
             f"{nvme['avg_power_mw']:.0f}",
             _num(nvme["energy_mj"] * 1000 / ios) if ios else "-",
             f"{nvme['transitions']:,}",
         )
     console.print(table)
+    if caption:
+        console.print(Text(caption))
     if not detail:
         return
     for v in report["variants"]:

@@ -1,5 +1,6 @@
 """Terminal tables for runs on CPUs: one row per variant (governor, power, idle misses, wake-up
-latency), then per CPU the residency of each idle state and per task its wake-up latency."""
+latency), then per CPU the residency of each idle state and per task its wake-up latency (tasks
+doing IO are shown by ``system_text``, with their IO's latency and its parts)."""
 
 from __future__ import annotations
 
@@ -61,17 +62,27 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
                     f"{s['below']:,}",
                 )
         console.print(states)
-        tasks = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
-        for col in ("task", "cpu", "wake-ups", "min us", "avg us", "max us"):
-            tasks.add_column(col, justify="left" if col == "task" else "right")
-        for t in cpu["tasks"]:
-            avg = t["latency_sum_ns"] / t["wakeups"] if t["wakeups"] else 0.0
-            tasks.add_row(
-                Text(t["name"]),
-                str(t["cpu"]),
-                f"{t['wakeups']:,}",
-                _us(t["latency_min_ns"]),
-                _us(avg),
-                _us(t["latency_max_ns"]),
-            )
-        console.print(tasks)
+        # Tasks doing IO have their own table (system_text: their IO as they saw it).
+        quiet = [t for t in cpu["tasks"] if not t.get("io")]
+        if quiet or not cpu["tasks"]:
+            console.print(wakeup_table(quiet))
+
+
+def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
+    """Each task's wake-ups and wake-up latency (min, avg, p99, max)."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
+    for col in ("task", "cpu", "wake-ups", "min us", "avg us", "p99 us", "max us"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    for t in tasks:
+        avg = t["latency_sum_ns"] / t["wakeups"] if t["wakeups"] else 0.0
+        summary = t.get("latency", {}).get("summary")
+        table.add_row(
+            Text(t["name"]),
+            str(t["cpu"]),
+            f"{t['wakeups']:,}",
+            _us(t["latency_min_ns"]),
+            _us(avg),
+            f"{summary['p99_us']:.1f}" if summary and summary["count"] else "-",
+            _us(t["latency_max_ns"]),
+        )
+    return table

@@ -12,12 +12,14 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from torpor.experiments import apst, devfreq, hpb, qos, teo
-from torpor.report import ufs_text
+from torpor.report import system_text, ufs_text
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
 
 _VERDICT = {True: "holds", False: "fails", None: "not checkable"}
+# The IO path figure's bars per task: its parts at these percentiles of the report.
+_IO_BARS = ("p50_us", "p99_us")
 _STYLE = """
 body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
 table { border-collapse: collapse; font-size: 0.9em; }
@@ -28,13 +30,15 @@ figure { margin: 1.5em 0; }
 """
 
 
-def _svg(fig: Figure) -> str:
-    """``fig`` as inline SVG markup. Figures are made without pyplot: no display, no GUI
-    toolkit, nothing global to close."""
+def _svg(fig: Figure, svg_id: str = "") -> str:
+    """``fig`` as inline SVG markup, its ``<svg>`` element given the fixed id ``svg_id`` when
+    one is given. Figures are made without pyplot: no display, no GUI toolkit, nothing global
+    to close."""
     out = io.StringIO()
     fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = out.getvalue()
-    return text[text.index("<svg") :]
+    text = text[text.index("<svg") :]
+    return text.replace("<svg", f'<svg id="{svg_id}"', 1) if svg_id else text
 
 
 def _per_workflow(rows: list[dict[str, Any]], key: str, title: str, unit: str) -> str:
@@ -182,7 +186,7 @@ def _claims_table(claims: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _cpu_run_page(report: dict[str, Any]) -> str:
+def _cpu_table(report: dict[str, Any]) -> list[str]:
     head = ["variant", "governor", "avg mW", "too deep %", "too shallow %", "wake-up us (gmean)"]
     rows = [
         [
@@ -195,7 +199,11 @@ def _cpu_run_page(report: dict[str, Any]) -> str:
         ]
         for v in report["variants"]
     ]
-    body = [f"<h1>{html.escape(report['scenario'])}</h1>", *_table(head, rows)]
+    return _table(head, rows)
+
+
+def _cpu_run_page(report: dict[str, Any]) -> str:
+    body = [f"<h1>{html.escape(report['scenario'])}</h1>", *_cpu_table(report)]
     body += [
         "<h2>Idle misses</h2>",
         f"<figure>{_cpu_misses(report)}</figure>",
@@ -250,9 +258,160 @@ def _ufs_run_page(report: dict[str, Any]) -> str:
     return _page(f"torpor: {report['scenario']}", body)
 
 
+def _io_path(report: dict[str, Any]) -> str:
+    """Each IO task's request latency as it saw it, at p50 and at p99: one bar per task and
+    percentile, stacked from its parts (device, interrupt, idle exit, scheduler), each the
+    part's own percentile; a black tick marks the total's. One panel per variant, each on its
+    own scale (a drive's exit can dwarf the CPUs' parts)."""
+    variants = [v for v in report["variants"] if system_text.io_tasks(v)]
+    bars = [[(t, stat) for t in system_text.io_tasks(v) for stat in _IO_BARS] for v in variants]
+    fig = Figure(figsize=(10, sum(0.42 * len(b) + 0.9 for b in bars) + 0.8), layout="constrained")
+    axes = fig.subplots(len(variants), 1, squeeze=False, height_ratios=[len(b) for b in bars])[:, 0]
+    colors = {part: f"C{i}" for i, part in enumerate(system_text.IO_PARTS[1:])}
+    for ax, v, rows in zip(axes, variants, bars, strict=True):
+        y = list(range(len(rows)))
+        left = [0.0] * len(rows)
+        for part in system_text.IO_PARTS[1:]:
+            widths = [t["io"][part][stat] for t, stat in rows]
+            ax.barh(y, widths, left=left, height=0.6, color=colors[part], label=part)
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        totals = [t["io"]["total"][stat] for t, stat in rows]
+        ax.scatter(totals, y, marker="|", s=300, color="black", zorder=3, label="total")
+        for i, total in enumerate(totals):
+            ax.annotate(
+                f"{total:,.1f}",
+                (max(total, left[i]), i),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+            )
+        ax.set_yticks(y, [f"{t['name']} {stat.removesuffix('_us')}" for t, stat in rows])
+        ax.invert_yaxis()
+        ax.margins(x=0.12)
+        ax.set_title(v["name"], fontsize=9, loc="left")
+    axes[-1].set_xlabel("us (each part its own percentile; the tick and number: the total's)")
+    axes[0].legend(fontsize=8, ncol=5, loc="lower right", bbox_to_anchor=(1.0, 1.02))
+    return _svg(fig, "io-path")
+
+
+def _wakeup_histogram(report: dict[str, Any]) -> str:
+    """The wake-up latency histogram of each task without IO, as cyclictest prints it
+    (count per bin, log count axis), one panel per variant."""
+    variants = [
+        v
+        for v in report["variants"]
+        if any(not t.get("io") and t["latency"]["histogram_us"] for t in v["cpu"]["tasks"])
+    ]
+    fig = Figure(figsize=(10, 2.4 * len(variants) + 0.8))
+    axes = fig.subplots(len(variants), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, v in zip(axes, variants, strict=True):
+        for t in v["cpu"]["tasks"]:
+            bins = t["latency"]["histogram_us"]
+            if t.get("io") or not bins:
+                continue
+            ax.plot(
+                [b[0] for b in bins],
+                [b[1] for b in bins],
+                drawstyle="steps-mid",
+                marker=".",
+                markersize=3,
+                label=f"{t['name']} (cpu {t['cpu']})",
+            )
+        ax.set_yscale("log")
+        ax.set_ylabel("wake-ups")
+        ax.set_title(v["name"], fontsize=9, loc="left")
+        ax.legend(fontsize=8)
+    axes[-1].set_xlabel("wake-up latency, us (each bin at its lower edge)")
+    return _svg(fig, "wakeup-histogram")
+
+
+def _system_run_page(report: dict[str, Any]) -> str:
+    """CPUs with a device: the energy of each and of the whole, the CPUs' and the device's
+    tables, the IO tasks' latency decomposed, the other tasks' wake-up histogram, then the
+    CPUs' and the device's figures."""
+    variants = report["variants"]
+    energy = [
+        [
+            v["name"],
+            f"{v['system']['cpu_energy_mj']:,.3f}",
+            f"{v['system']['device_energy_mj']:,.3f}",
+            f"{v['system']['energy_mj']:,.3f}",
+            f"{v['system']['avg_power_mw']:,.1f}",
+        ]
+        for v in variants
+        if v.get("system")
+    ]
+    body = [
+        f"<h1>{html.escape(report['scenario'])}</h1>",
+        "<h2>Energy</h2>",
+        *_table(["variant", "CPUs mJ", "device mJ", "total mJ", "avg mW"], energy),
+        "<h2>CPUs</h2>",
+        *_cpu_table(report),
+        "<h2>Device</h2>",
+        *_table(
+            ["variant", "device", "avg mW", "mJ"],
+            [
+                [
+                    v["name"],
+                    v[kind]["device"],
+                    f"{v[kind]['avg_power_mw']:,.1f}",
+                    f"{v[kind]['energy_mj']:,.3f}",
+                ]
+                for v in variants
+                if (kind := system_text.device_of(v))
+            ],
+        ),
+    ]
+    if any(system_text.io_tasks(v) for v in variants):
+        rows = [
+            [
+                v["name"],
+                name,
+                part,
+                f"{io[part]['count']:,}",
+                *[f"{io[part][key]:,.1f}" for _, key in system_text.IO_STATS],
+            ]
+            for v in variants
+            if system_text.io_tasks(v)
+            for name, io in [
+                *((t["name"], t["io"]) for t in system_text.io_tasks(v)),
+                ("all", v["cpu"]["io"]),
+            ]
+            for part in system_text.IO_PARTS
+        ]
+        heads = [f"{h} us" for h, _ in system_text.IO_STATS]
+        body += [
+            "<h2>IO as the tasks saw it</h2>",
+            *_table(["variant", "task", "part", "IOs", *heads], rows),
+            f"<figure>{_io_path(report)}</figure>",
+        ]
+    if any(
+        not t.get("io") and t["latency"]["histogram_us"]
+        for v in variants
+        for t in v["cpu"]["tasks"]
+    ):
+        body += ["<h2>Wake-up latency</h2>", f"<figure>{_wakeup_histogram(report)}</figure>"]
+    body += [
+        "<h2>Idle misses</h2>",
+        f"<figure>{_cpu_misses(report)}</figure>",
+        "<h2>Where the CPUs' time went</h2>",
+        f"<figure>{_cpu_residency(report)}</figure>",
+    ]
+    if any(v["io"]["cdf"] for v in variants):
+        body += ["<h2>fio jobs' latency</h2>", f"<figure>{_cdf(report)}</figure>"]
+    if all("nvme" in v for v in variants):
+        body += ["<h2>Where the drive's time went</h2>", f"<figure>{_residency(report)}</figure>"]
+    elif all("ufs" in v for v in variants):
+        body += ["<h2>The host's clock</h2>", f"<figure>{freq_timeline(variants)}</figure>"]
+    return _page(f"torpor: {report['scenario']}", body)
+
+
 def run_page(report: dict[str, Any]) -> str:
     """One scenario's run (`torpor run --report`): the variants' figures, where each spent
     its time, and its power over time when the scenario records a timeline."""
+    if system_text.is_system(report):
+        return _system_run_page(report)
     if all("cpu" in v for v in report["variants"]):
         return _cpu_run_page(report)
     if all("ufs" in v for v in report["variants"]):

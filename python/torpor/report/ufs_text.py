@@ -20,7 +20,9 @@ def bandwidth_mbs(variant: dict[str, Any]) -> float:
     return variant["io"]["bytes"] / secs / 1e6 if secs else 0.0
 
 
-def print_ufs_run(console: Console, report: dict[str, Any], detail: bool = True) -> None:
+def print_ufs_run(
+    console: Console, report: dict[str, Any], detail: bool = True, caption: str = ""
+) -> None:
     variants = report["variants"]
     devices = sorted({v["ufs"]["device"] for v in variants})
     spans = sorted({v["duration_s"] for v in variants})
@@ -35,17 +37,21 @@ def print_ufs_run(console: Console, report: dict[str, Any], detail: bool = True)
     for v in variants:
         lat, ufs = v["io"]["all"], v["ufs"]
         c = ufs["counters"]
+        # With CPUs, these are fio jobs' ("-" without any; system_text shows the tasks' IO).
+        shown = _num if "cpu" not in v or lat["count"] else lambda _: "-"
         table.add_row(
             Text(v["name"]),
-            _num(lat["mean_us"]),
-            _num(lat["p99_us"]),
-            _num(lat["max_us"]),
-            _num(bandwidth_mbs(v)),
+            shown(lat["mean_us"]),
+            shown(lat["p99_us"]),
+            shown(lat["max_us"]),
+            shown(bandwidth_mbs(v)),
             f"{ufs['low_clock_pct']:.1f}",
             f"{ufs['avg_power_mw']:.1f}",
             f"{c['scale_ups']}/{c['scale_downs']}",
         )
     console.print(table)
+    if caption:
+        console.print(Text(caption))
     if not detail:
         return
     for v in variants:
