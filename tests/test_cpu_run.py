@@ -13,7 +13,18 @@ def scenario(governor: str) -> dict:
     return {
         "platform": {"cpu": {"file": str(HERE / "cpu" / "one-cpu.toml")}},
         "policy": {"cpuidle": {"governor": governor}},
-        "workload": {"task": [{"name": "cyclictest", "cpu": 0, "period": "10ms", "run": "5us"}]},
+        # A real-time cyclictest (-p): no timer slack.
+        "workload": {
+            "task": [
+                {
+                    "name": "cyclictest",
+                    "cpu": 0,
+                    "period": "10ms",
+                    "run": "5us",
+                    "timer_slack": "0us",
+                }
+            ]
+        },
         "run": {"duration": "995ms"},
     }
 

@@ -305,6 +305,9 @@ pub enum CpuEvent {
     Qos(Shot),
     /// An IPI reaches task `.0`'s CPU: the task is to be woken there.
     Ipi(usize),
+    /// A traced run only: CPU `.0` is out of its idle state (the kernel's `cpu_idle` exit
+    /// event, before the interrupt handlers run).
+    ExitDone(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -728,8 +731,6 @@ impl<'t> CpuSystem<'t> {
                     if kernel > out {
                         self.mark(c, out, timeline::Lane::Kernel);
                     }
-                    let cpu = self.cpus[c].id;
-                    self.emit(ctx.now(), Traced::Ready { cpu });
                     self.run_next(ctx, c);
                 }
             }
@@ -747,6 +748,10 @@ impl<'t> CpuSystem<'t> {
                 }
             }
             CpuEvent::Ipi(t) => self.ipi_arrived(ctx, t),
+            CpuEvent::ExitDone(c) => {
+                let cpu = self.cpus[c].id;
+                self.emit(ctx.now(), Traced::Ready { cpu });
+            }
         }
     }
 
@@ -965,6 +970,11 @@ impl<'t> CpuSystem<'t> {
         cpu.mode = Mode::Exiting { from: Some(state) };
         cpu.out_at = now + Nanos(exit);
         cpu.kernel_until = cpu.out_at;
+        if self.trace.is_some() {
+            // Posted before the CPU's own wake-up, so that it comes first at the same time.
+            ctx.schedule(cpu.out_at, CpuEvent::ExitDone(c));
+        }
+        let cpu = &mut self.cpus[c];
         cpu.ready
             .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
         if self.idle_signals {
