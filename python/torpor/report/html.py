@@ -9,7 +9,10 @@ import io
 from typing import Any
 
 import matplotlib
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.report import system_text, ufs_text
@@ -209,6 +212,7 @@ def _cpu_run_page(report: dict[str, Any]) -> str:
         f"<figure>{_cpu_misses(report)}</figure>",
         "<h2>Where the time went</h2>",
         f"<figure>{_cpu_residency(report)}</figure>",
+        *_cpu_timeline_section(report),
     ]
     return _page(f"torpor: {report['scenario']}", body)
 
@@ -326,10 +330,228 @@ def _wakeup_histogram(report: dict[str, Any]) -> str:
     return _svg(fig, "wakeup-histogram")
 
 
+#: The CPU lanes beyond the idle states (drawn in blues, shallow light, deep dark), and their
+#: colours.
+_LANE_COLORS = {"exit": "tab:orange", "kernel": "tab:red", "running": "tab:green"}
+#: The slowest IO's path drawn over the lanes.
+_PATH_COLOR = "black"
+
+
+def _shades(cmap: str, names: list[str]) -> dict[str, str]:
+    """``names`` in ``cmap``'s colours, the first lightest, the last darkest."""
+    last = max(len(names) - 1, 1)
+    colors = matplotlib.colormaps[cmap]
+    return {n: matplotlib.colors.to_hex(colors(0.3 + 0.6 * i / last)) for i, n in enumerate(names)}
+
+
+def _idle_order(variants: list[dict[str, Any]]) -> list[str]:
+    """Every CPU's idle state names, shallow to deep: by their mean place in their CPUs' lists
+    (clusters may name and count their states differently), then by first appearance."""
+    places: dict[str, list[float]] = {}
+    for v in variants:
+        for tl in v["cpu"]["timelines"]:
+            idle = tl["states"][: -len(_LANE_COLORS)]
+            for i, name in enumerate(idle):
+                places.setdefault(name, []).append(i / max(len(idle) - 1, 1))
+    return sorted(places, key=lambda n: sum(places[n]) / len(places[n]))
+
+
+def _device_lane(v: dict[str, Any], until_s: float) -> tuple[str, list[tuple[float, str]], bool]:
+    """The variant's device lane over the window: its name, its changes (time in s, the state's
+    name) and whether changes past the recording limit were dropped. An NVMe drive's power
+    states, a UFS host's clock level; no lane without a device."""
+    if (t := v.get("nvme", {}).get("timeline")) is not None:
+        changes = [(at, t["states"][s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
+        return v["nvme"]["device"], changes, bool(t["dropped"])
+    if "ufs" in v:
+        ufs = v["ufs"]
+        changes = [(ns / 1e9, _clock(hz)) for ns, hz in ufs["freq_timeline"] if ns / 1e9 <= until_s]
+        return ufs["device"], changes, bool(ufs["freq_changes_dropped"])
+    return "", [], False
+
+
+def _clock(hz: float) -> str:
+    return f"{hz / 1e6:g} MHz"
+
+
+def _device_colors(variants: list[dict[str, Any]]) -> dict[str, str]:
+    """NVMe power states in purples, shallow light to deep dark, a transition in gold; a UFS
+    host's clock levels in purples, the highest lightest."""
+    colors: dict[str, str] = {}
+    for v in variants:
+        if (t := v.get("nvme", {}).get("timeline")) is not None:
+            states = [s for s in t["states"] if s != "transition"]
+            colors |= _shades("Purples", states) | {"transition": "gold"}
+        elif "ufs" in v:
+            levels = sorted({hz for _, hz in v["ufs"]["freq_timeline"]}, reverse=True)
+            colors |= _shades("Purples", [_clock(hz) for hz in levels])
+    return colors
+
+
+def _spans(
+    changes: list[tuple[float, str]], until_s: float, cut: bool, lo: float, hi: float
+) -> list[tuple[float, float, str]]:
+    """A lane's stretches inside ``[lo, hi]`` s, in ms as (start, width, state): each change
+    holds until the next or the window's end; with changes dropped, the lane ends at the last
+    one kept (what came after is unknown)."""
+    ends = [at for at, _ in changes[1:]] + [changes[-1][0] if cut else until_s]
+    out = []
+    for (start, state), end in zip(changes, ends, strict=True):
+        a, b = max(start, lo), min(end, hi, until_s)
+        if b > a:
+            out.append((a * 1e3, (b - a) * 1e3, state))
+    return out
+
+
+#: A lane: its key (``device``, ``cpu-<id>``), its label, its changes (time in s, the state's
+#: name) and whether changes past the recording limit were dropped.
+_Lane = tuple[str, str, list[tuple[float, str]], bool]
+
+
+def _lanes(
+    ax: Any,
+    lanes: list[_Lane],
+    colors: dict[str, str],
+    until_s: float,
+    window: tuple[float, float],
+    prefix: str,
+) -> set[str]:
+    """One row of bars per lane, the first on top, each bars' SVG group ``<prefix>-<key>``;
+    the states drawn."""
+    drawn: set[str] = set()
+    for y, (key, _, changes, cut) in enumerate(lanes):
+        spans = _spans(changes, until_s, cut, *window) if changes else []
+        bars = ax.broken_barh(
+            [(a, w) for a, w, _ in spans],
+            (y - 0.4, 0.8),
+            facecolors=[colors[s] for _, _, s in spans],
+            linewidth=0,
+        )
+        bars.set_gid(f"{prefix}-{key}")
+        drawn |= {s for _, _, s in spans}
+    ax.set_yticks(range(len(lanes)), [label for _, label, _, _ in lanes], fontsize=8)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_xlim(window[0] * 1e3, window[1] * 1e3)
+    ax.ticklabel_format(axis="x", useOffset=False)
+    ax.set_xlabel("ms", fontsize=8)
+    return drawn
+
+
+def _request_path(
+    ax: Any, req: dict[str, Any], device_y: int, cpu_y: int, notes: bool, prefix: str
+) -> None:
+    """The slowest IO over the lanes: on the device from its submission to its completion,
+    then on the task's CPU until the task runs (interrupt handlers and IPI, idle exits, the
+    scheduler's switch); with ``notes``, its times and parts as the core gave them."""
+    sub, done, run = (req[k] * 1e3 for k in ("submitted_s", "device_done_s", "running_s"))
+    on_device = ax.hlines(device_y, sub, done, colors=_PATH_COLOR, linewidth=3)
+    on_device.set_gid(f"{prefix}-request")
+    ax.vlines(done, device_y, cpu_y, colors=_PATH_COLOR, linewidth=0.8, linestyles="dotted")
+    ax.hlines(cpu_y, done, run, colors=_PATH_COLOR, linewidth=1.5)
+    ax.plot([sub], [device_y], marker="|", markersize=12, color=_PATH_COLOR)
+    ax.plot([run], [cpu_y], marker=">", markersize=6, color=_PATH_COLOR)
+    if not notes:
+        return
+    note = {"xytext": (0, 9), "textcoords": "offset points", "fontsize": 7, "va": "bottom"}
+    box = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+    ax.annotate(
+        f"submitted {sub:.4f} ms, done on the device {done:.4f} ms",
+        (sub, device_y),
+        ha="left",
+        bbox=box,
+        **note,
+    )
+    ax.annotate(
+        f"irq {req['irq_us']:,.1f} us + exit {req['exit_us']:,.1f} us, then the scheduler: "
+        f"{req['task']} runs at {run:.4f} ms",
+        (done, cpu_y),
+        ha="left",
+        bbox=box,
+        **note,
+    )
+
+
+def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
+    """The run's first moments (``[run] timeline``) per variant: a lane per CPU (its idle
+    states in blues, leaving one orange, kernel work red, running a task green) and one for the
+    device (an NVMe drive's power state, a UFS host's clock level) over the recorded window;
+    the slowest IO a task waited for in it marked there, and drawn again zoomed in below."""
+    variants = [v for v in report["variants"] if v["cpu"].get("timelines")]
+    idle = _shades("Blues", _idle_order(variants))
+    colors = idle | _LANE_COLORS | _device_colors(variants)
+    panels: list[tuple[int, dict[str, Any], list[_Lane], bool]] = []  # (index, v, lanes, zoom)
+    for i, v in enumerate(variants):
+        until_s = v["cpu"]["timelines"][0]["timeline"]["until_s"]
+        lanes: list[_Lane] = []
+        name, changes, cut = _device_lane(v, until_s)
+        if name:
+            lanes.append(("device", name, changes, cut))
+        for tl in v["cpu"]["timelines"]:
+            t = tl["timeline"]
+            changes = [(at, tl["states"][s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
+            cut = bool(t["dropped"])
+            lanes.append((f"cpu-{tl['cpu']}", f"cpu {tl['cpu']}", changes, cut))
+        panels.append((i, v, lanes, False))
+        if v["cpu"].get("slowest_io") and name:
+            panels.append((i, v, lanes, True))
+    heights = [len(lanes) + 1.5 for _, _, lanes, _ in panels]
+    fig = Figure(figsize=(10, sum(0.32 * h for h in heights) + 1.2), layout="constrained")
+    axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
+    drawn: set[str] = set()
+    for ax, (i, v, lanes, zoomed) in zip(axes, panels, strict=True):
+        until_s = v["cpu"]["timelines"][0]["timeline"]["until_s"]
+        req = v["cpu"].get("slowest_io")
+        window = (0.0, until_s)
+        title = f"{v['name']}: the first {until_s * 1e3:g} ms"
+        prefix = f"cpu-timeline-{'zoom-' if zoomed else ''}{i}"
+        if zoomed:
+            # Around the path, within the window unless the task ran after its end.
+            span = req["running_s"] - req["submitted_s"]
+            hi = min(until_s, req["running_s"] + 1.6 * span)
+            window = (
+                max(0.0, req["submitted_s"] - 0.4 * span),
+                max(hi, req["running_s"] + 0.2 * span),
+            )
+            title = (
+                f"{v['name']}: the slowest IO a task waited for, {req['task']}'s (cpu {req['cpu']})"
+            )
+        elif any(cut for *_, cut in lanes):
+            title += " (changes past the recording limit not kept: those lanes end early)"
+        drawn |= _lanes(ax, lanes, colors, until_s, window, prefix)
+        if window[1] > until_s:
+            ax.axvline(until_s * 1e3, color="grey", linestyle="--", linewidth=0.8)
+            title += " (the recording ends at the dashed line)"
+        if req and lanes[0][0] == "device":
+            cpu_y = next(y for y, lane in enumerate(lanes) if lane[0] == f"cpu-{req['cpu']}")
+            _request_path(ax, req, 0, cpu_y, zoomed, prefix)
+        ax.set_title(title, fontsize=9, loc="left")
+    handles: list[Artist] = [Patch(facecolor=c, label=n) for n, c in colors.items() if n in drawn]
+    if any(v["cpu"].get("slowest_io") for v in variants):
+        handles.append(Line2D([], [], color=_PATH_COLOR, linewidth=2, label="slowest IO"))
+    fig.legend(handles=handles, loc="outside upper center", ncol=min(len(handles), 8), fontsize=8)
+    return fig
+
+
+def _cpu_timeline_section(report: dict[str, Any]) -> list[str]:
+    """The lanes figure under its heading, when a variant recorded them; else nothing."""
+    if not any(v["cpu"].get("timelines") for v in report["variants"]):
+        return []
+    return [
+        "<h2>Moment by moment</h2>",
+        "<p>Each CPU's lane over the recorded window (<code>[run] timeline</code>) and, with a "
+        "device, the device's; the slowest IO a task waited for in the window, zoomed in: on "
+        "the device from its submission to its completion, then interrupt handlers and IPI "
+        "(irq) and leaving idle states (exit), the scheduler's switch the rest, until the task "
+        "runs.</p>",
+        f"<figure>{_svg(cpu_timeline_figure(report), 'cpu-timeline')}</figure>",
+    ]
+
+
 def _system_run_page(report: dict[str, Any]) -> str:
     """CPUs with a device: the energy of each and of the whole, the CPUs' and the device's
-    tables, the IO tasks' latency decomposed, the other tasks' wake-up histogram, then the
-    CPUs' and the device's figures."""
+    tables, the IO tasks' latency decomposed, the lanes of the CPUs and the device with
+    `[run] timeline`, the other tasks' wake-up histogram, then the CPUs' and the device's
+    figures."""
     variants = report["variants"]
     energy = [
         [
@@ -386,6 +608,7 @@ def _system_run_page(report: dict[str, Any]) -> str:
             *_table(["variant", "task", "part", "IOs", *heads], rows),
             f"<figure>{_io_path(report)}</figure>",
         ]
+    body += _cpu_timeline_section(report)
     if any(
         not t.get("io") and t["latency"]["histogram_us"]
         for v in variants
