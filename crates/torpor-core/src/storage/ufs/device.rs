@@ -1,17 +1,18 @@
 //! A UFS device and its host controller on the engine: the command queue of `service.rs`, the
 //! devfreq monitor with ufshcd's clock scaling (spec-storage §2.2–§2.5), the block layer's
-//! frequency boost (§3), and the idle power states of `power.rs`. Follows ufshcd.c and
-//! devfreq.c as of v6.6–v6.19 (non-OPP mode: two levels), and the RFC's patches as posted.
+//! frequency boost (§3), the idle power states of `power.rs`, and the host's ties to the CPUs
+//! of `cpu_link.rs`. Follows ufshcd.c and devfreq.c as of v6.6–v6.19 (non-OPP mode: two
+//! levels; the CPU latency request from v6.9), and the RFC's patches as posted.
 //!
 //! 1. **Start.** The host runs at the max level (devfreq's initial frequency); with clock
 //!    scaling on, the monitor's first poll is armed one polling period after time 0.
 //! 2. **Submit.** A READ or REQ_SYNC request refreshes the boost's `last_active` and, when no
-//!    constraint is set, queues the boost work at once. A poll deferred while the CPU slept
-//!    runs first (step 5). While a scale operation is in progress the command is held; else it
-//!    is sent: the busy window opens or extends, the first command after a suspension resumes
-//!    scaling (the next poll one period later, `devfreq_monitor_resume`), and the command
-//!    enters the queue at the current level, after the hibern8 exit when the idle period
-//!    reached hibern8 or clock gating.
+//!    constraint is set, queues the boost work at once. Without CPUs, a poll deferred while the
+//!    CPU slept runs first (step 5). While a scale operation is in progress the command is
+//!    held; else it is sent: the busy window opens or extends, the first command after a
+//!    suspension resumes scaling (the next poll one period later, `devfreq_monitor_resume`),
+//!    and the command enters the queue at the current level, after the hibern8 exit when the
+//!    idle period reached hibern8 or clock gating.
 //! 3. **Complete.** The busy window closes when the last outstanding command completes.
 //! 4. **Poll** (`devfreq_monitor`): `HostScaling::evaluate` reads the window, runs
 //!    `simple_ondemand`, clamps to the QoS range, rounds to a level, and decides the scale and
@@ -20,18 +21,28 @@
 //!    (`ScaleCosts::stall`); the new level serves from the end of the stall, when the held
 //!    commands are sent. The monitor re-arms one period after its work ends (after the
 //!    stall), unless scaling suspended itself (no command outstanding and a scale-down, or
-//!    any decision with `suspend_on_no_request`).
-//! 5. **Deferrable timer.** Its expiry does not wake an idle CPU. ASSUMPTION (the storage world
-//!    has no CPU model): the CPU is idle exactly while the device has no command outstanding,
-//!    and the next submission is the next time it wakes; a poll that expires then runs just
-//!    before that submission. This is the longest deferral (nothing else wakes the CPU); the
-//!    delayed timer is the shortest, so the two bound a real system.
+//!    any decision with `suspend_on_no_request`). A poll falling due during a scale a QoS
+//!    notification started waits for it (both hold `devfreq->lock`), then runs.
+//! 5. **Deferrable timer.** Its expiry does not wake an idle CPU. With CPUs
+//!    ([`CpuLink::monitor_cpu`]) it waits while the CPU its timer sits on is idle and runs when
+//!    that CPU leaves its idle state (`cpu_link.rs`). Without CPUs, ASSUMPTION: the CPU is idle
+//!    exactly while the device has no command outstanding, and the next submission is the
+//!    next time it wakes; a poll that expires then runs just before that submission. This is
+//!    the longest deferral (nothing else wakes the CPU); the delayed timer is the shortest, so
+//!    the two bound a real system. Either way the counters keep how many expiries waited and
+//!    how long.
 //! 6. **Boost work** (`FreqBoost`): setting or removing the S32_MAX kHz floor. As the patch does
 //!    it ([`BoostNotify::NextPoll`]) the floor sits on the disk's device and only the next poll
 //!    sees it (ufshcd then forces the max level); as a merged version would likely do it
 //!    ([`BoostNotify::AtOnce`]) the floor is a frequency QoS request on the host, whose
 //!    notifier re-evaluates devfreq at once (the window is read and restarted then too), and
 //!    again when it is removed. An evaluation asked for during a scale runs when it ends.
+//! 7. **CPU latency request** ([`CpuLink::cpu_latency_qos`], `cpu_link.rs`): with clock
+//!    scaling, a hold at 0 us once a scale-up's clocks have switched (before its gear switch)
+//!    and a release at the end of a scale-down; without it, a release when the clocks gate
+//!    (`clk_gating_delay` after the host went idle) and a hold when a command ungates them.
+//!    The world applies the votes to the CPUs' latency list
+//!    ([`BlockDevice::next_cpu_latency_vote`]).
 //!
 //! Power (`power.rs`): a busy period draws the device's active power and the host's at the
 //! level; an idle period walks idle → hibern8 → clock-gated on the idle timers; a scale
@@ -42,6 +53,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::cpu_link::{CpuLink, Deferral, LatencyVotes};
 use super::ftl::{Ftl, FtlConfig, FtlStats};
 use super::hpb::{HpbCommand, MapReq};
 use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
@@ -52,7 +64,7 @@ use crate::metrics::{EnergyMeter, StateEnergy};
 use crate::qos::Holder;
 use crate::sim::{Ctx, Shot, Timer};
 use crate::storage::blk_freq_boost::FreqBoost;
-use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket};
+use crate::storage::io::{BlockDevice, CpuLatencyVote, IoOp, IoRequest, IoTicket};
 use crate::time::Nanos;
 
 /// `FREQ_QOS_MAX_DEFAULT_VALUE` (S32_MAX), the floor the boost requests, kHz.
@@ -152,6 +164,11 @@ pub enum UfsEvent {
     Boost(Shot),
     /// A scale operation ends: the new level serves.
     ScaleDone,
+    /// A scale-up's clocks have switched (its gear switch follows): ufshcd's latency vote.
+    ClocksUp,
+    /// The clock-gating work turns the idle host's clocks off (voting hosts without clock
+    /// scaling only).
+    Gate(Shot),
 }
 
 /// What happened over a run, counted.
@@ -159,8 +176,15 @@ pub enum UfsEvent {
 pub struct UfsCounters {
     /// devfreq evaluations (monitor polls and QoS notifications).
     pub evaluations: u64,
-    /// Monitor expiries that found the CPU asleep and waited for the next submission.
+    /// Monitor expiries that found the CPU asleep and waited (for it to wake, or without CPUs
+    /// for the next submission).
     pub deferred_polls: u64,
+    /// How long they waited in all, and the longest wait, ns (to when the poll ran, scaling
+    /// suspended and cancelled it, or the run ended). Absent from the report while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub deferred_wait_ns: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub deferred_wait_max_ns: u64,
     pub scale_ups: u64,
     pub scale_downs: u64,
     /// Scales refused because outstanding commands would not drain within 1 s.
@@ -173,6 +197,16 @@ pub struct UfsCounters {
     pub boost_removals: u64,
     /// Commands that paid a hibern8 exit.
     pub hibern8_exits: u64,
+    /// ufshcd's CPU latency votes: holds at 0 us and releases (changes of its request).
+    /// Absent from the report while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_latency_holds: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_latency_releases: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A scale operation under way.
@@ -211,8 +245,16 @@ pub struct UfsDevice {
     poll: Timer,
     /// The monitor runs (not `stop_polling`).
     polling: bool,
-    /// A deferrable expiry is waiting for the CPU to wake.
-    poll_deferred: bool,
+    /// A deferrable expiry waiting for its CPU to wake.
+    deferral: Deferral,
+    /// A poll fell due during a scale a QoS notification started (step 4).
+    monitor_pending: bool,
+    /// ufshcd's CPU latency request (step 7).
+    votes: LatencyVotes,
+    /// The clock-gating work, and whether it has run since the host went idle (step 7,
+    /// without clock scaling).
+    gate_timer: Timer,
+    clocks_gated: bool,
     boost_timer: Timer,
     /// Commands outstanding at the host, and when the last of them completes.
     active: u32,
@@ -262,7 +304,11 @@ impl UfsDevice {
                 .map(|b| (FreqBoost::new(b.timeout_ms, cfg.hz), b.notify)),
             poll: Timer::new(),
             polling: false,
-            poll_deferred: false,
+            deferral: Deferral::new(None),
+            monitor_pending: false,
+            votes: LatencyVotes::new(false),
+            gate_timer: Timer::new(),
+            clocks_gated: false,
             boost_timer: Timer::new(),
             active: 0,
             last_done: Nanos::ZERO,
@@ -283,6 +329,49 @@ impl UfsDevice {
             freq_changes_dropped: 0,
             counters: UfsCounters::default(),
         })
+    }
+
+    /// Ties the host to the run's CPUs (`cpu_link.rs`); the default [`CpuLink`] ties nothing.
+    /// Call it before the run starts.
+    pub fn with_cpu_link(mut self, link: CpuLink) -> Self {
+        self.deferral = Deferral::new(link.monitor_cpu);
+        self.votes = LatencyVotes::new(link.cpu_latency_qos);
+        self
+    }
+
+    /// The latency request follows clock gating: a voting host without clock scaling.
+    fn gating_votes(&self) -> bool {
+        self.votes.enabled() && self.host.is_none()
+    }
+
+    /// `ufshcd_pm_qos_update(hba, on)` now (step 7).
+    fn vote(&mut self, on: bool) {
+        match self.votes.update(on) {
+            Some(CpuLatencyVote::Hold(_)) => self.counters.cpu_latency_holds += 1,
+            Some(CpuLatencyVote::Release) => self.counters.cpu_latency_releases += 1,
+            None => {}
+        }
+    }
+
+    /// The host went idle at `now`: the clock-gating work is due `clk_gating_delay` later
+    /// (only a voting host without clock scaling has anything to do then).
+    fn arm_gate<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, now: Nanos) {
+        if self.gating_votes() {
+            let at = now + self.idle_timers.clk_gating_delay;
+            self.gate_timer.arm(ctx, at, UfsEvent::Gate);
+        }
+    }
+
+    /// Ends the deferrable expiry waiting, if any, at `now` and counts its wait; true if one
+    /// was waiting.
+    fn end_deferral(&mut self, now: Nanos) -> bool {
+        let Some(waited) = self.deferral.end(now) else {
+            return false;
+        };
+        let c = &mut self.counters;
+        c.deferred_wait_ns += waited.0;
+        c.deferred_wait_max_ns = c.deferred_wait_max_ns.max(waited.0);
+        true
     }
 
     fn level(&self, max: bool) -> HostLevel {
@@ -344,6 +433,13 @@ impl UfsDevice {
             }
             let busy_mw = self.power.power_mw(UfsState::Busy, self.serving_max);
             self.meter.set(now, BUSY, busy_mw);
+            if self.gating_votes() {
+                self.gate_timer.cancel();
+                // ufshcd_hold: the ungate work turns the clocks on (ufshcd_setup_clocks).
+                if std::mem::take(&mut self.clocks_gated) {
+                    self.vote(true);
+                }
+            }
         }
         self.active += 1;
         let resumed = self.host.as_mut().is_some_and(|h| {
@@ -408,6 +504,7 @@ impl UfsDevice {
                 self.meter.set(now, SCALING, mw);
             } else {
                 self.idle_since = Some(now);
+                self.arm_gate(ctx, now);
             }
         }
     }
@@ -426,8 +523,13 @@ impl UfsDevice {
     fn evaluate<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, trigger: Trigger) {
         let now = ctx.now();
         if self.scale.is_some() {
-            // The monitor re-arms after its own scale; a notification waits for devfreq's lock.
-            self.update_pending |= trigger == Trigger::Notifier;
+            // The evaluation waits for devfreq's lock, which the scale holds: a notification,
+            // or a poll falling due during a scale a notification started (the monitor's own
+            // poll is re-armed only after its scale).
+            match trigger {
+                Trigger::Notifier => self.update_pending = true,
+                Trigger::Monitor => self.monitor_pending = true,
+            }
             return;
         }
         let Some(host) = self.host.as_mut() else {
@@ -447,10 +549,13 @@ impl UfsDevice {
                 host.at_max = !up;
                 self.counters.scale_refusals += 1;
             } else {
-                let stall = self
-                    .costs
-                    .stall(self.level(self.serving_max), self.level(up));
-                work_end = drain_end + stall;
+                let (from, to) = (self.level(self.serving_max), self.level(up));
+                work_end = drain_end + self.costs.stall(from, to);
+                if up && self.votes.enabled() {
+                    // ufshcd_scale_clks votes once the clocks have switched (step 7).
+                    let at = drain_end + self.costs.clock_part(from, to);
+                    ctx.schedule(at, UfsEvent::ClocksUp);
+                }
                 self.scale = Some(Scale {
                     from: now,
                     to_max: up,
@@ -466,7 +571,7 @@ impl UfsDevice {
         if outcome.suspended {
             self.counters.suspensions += u64::from(!was_suspended);
             self.polling = false;
-            self.poll_deferred = false;
+            self.end_deferral(now);
             self.poll.cancel();
         } else if trigger == Trigger::Monitor {
             let at = work_end + self.polling_period();
@@ -522,9 +627,16 @@ impl UfsDevice {
         } else {
             self.freq_changes_dropped += 1;
         }
+        if !scale.to_max {
+            // A scale-down's clocks switch last: ufshcd_scale_clks votes as it ends (step 7).
+            self.vote(false);
+        }
         self.idle_since = Some(now);
         while let Some(cmd) = self.held.pop_front() {
             self.send(ctx, cmd);
+        }
+        if std::mem::take(&mut self.monitor_pending) {
+            self.evaluate(ctx, Trigger::Monitor);
         }
         if std::mem::take(&mut self.update_pending) {
             self.evaluate(ctx, Trigger::Notifier);
@@ -545,13 +657,18 @@ impl UfsDevice {
             at_min += end - self.level_since;
         }
         let total = end.0.max(1) as f64;
+        let mut counters = self.counters;
+        if let Some(waited) = self.deferral.pending(end) {
+            counters.deferred_wait_ns += waited.0;
+            counters.deferred_wait_max_ns = counters.deferred_wait_max_ns.max(waited.0);
+        }
         UfsStats {
             energy_mj: self.meter.total_energy_mj(),
             avg_power_mw: self.meter.avg_power_mw(),
             states: self.meter.states(),
             time_at_min_ns: at_min.0,
             low_clock_pct: 100.0 * at_min.0 as f64 / total,
-            counters: self.counters,
+            counters,
             freq_timeline: self
                 .freq_timeline
                 .iter()
@@ -608,6 +725,9 @@ impl BlockDevice for UfsDevice {
             let at = ctx.now() + self.polling_period();
             self.poll.arm(ctx, at, UfsEvent::Poll);
         }
+        // Idle from time 0.
+        let now = ctx.now();
+        self.arm_gate(ctx, now);
     }
 
     fn submit<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, ticket: IoTicket, req: &IoRequest) {
@@ -621,7 +741,7 @@ impl BlockDevice for UfsDevice {
                 }
             }
         }
-        if std::mem::take(&mut self.poll_deferred) {
+        if self.deferral.ends_at_submission() && self.end_deferral(now) {
             self.evaluate(ctx, Trigger::Monitor);
         }
         self.send_or_hold(ctx, Cmd::Io(ticket, *req));
@@ -673,8 +793,9 @@ impl BlockDevice for UfsDevice {
                     .host
                     .as_ref()
                     .is_some_and(|h| h.params.timer == TimerKind::Deferrable);
-                if deferrable && self.active == 0 && self.scale.is_none() {
-                    self.poll_deferred = true;
+                let device_idle = self.active == 0 && self.scale.is_none();
+                if deferrable && self.deferral.must_wait(device_idle) {
+                    self.deferral.wait(ctx.now());
                     self.counters.deferred_polls += 1;
                 } else {
                     self.evaluate(ctx, Trigger::Monitor);
@@ -696,8 +817,26 @@ impl BlockDevice for UfsDevice {
                 }
             }
             UfsEvent::ScaleDone => self.scale_done(ctx),
+            UfsEvent::ClocksUp => self.vote(true),
+            UfsEvent::Gate(shot) => {
+                if self.gate_timer.fire(shot) {
+                    self.clocks_gated = true;
+                    self.vote(false);
+                }
+            }
         }
         None
+    }
+
+    fn on_cpu_idle<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, cpu: u32, idle: bool) {
+        // The timer's CPU wakes with an expiry waiting: the poll runs now (step 5).
+        if self.deferral.on_cpu_idle(cpu, idle) && self.end_deferral(ctx.now()) {
+            self.evaluate(ctx, Trigger::Monitor);
+        }
+    }
+
+    fn next_cpu_latency_vote(&mut self) -> Option<CpuLatencyVote> {
+        self.votes.next()
     }
 }
 
@@ -813,6 +952,76 @@ pub(crate) mod tests {
 
     fn ms(n: u64) -> Nanos {
         Nanos::from_ms(n)
+    }
+
+    /// What a script does at its time: hand the device a request, or tell it a CPU entered
+    /// (`true`) or left an idle state, as the world does.
+    #[derive(Clone, Copy, Debug)]
+    enum Act {
+        Io(IoRequest),
+        Idle(u32, bool),
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Step {
+        Act(usize),
+        Dev(UfsEvent),
+    }
+
+    /// What a scripted run saw: each request's (submitted, completed) in completion order, the
+    /// latency votes with the time the world drained them, and the device's stats.
+    struct Seen {
+        done: Vec<(Nanos, Nanos)>,
+        votes: Vec<(Nanos, CpuLatencyVote)>,
+        stats: UfsStats,
+    }
+
+    /// Runs `script` against the device tied to CPUs by `link` until `end`, draining its
+    /// latency votes after every event as the world does.
+    fn drive(cfg: UfsConfig, link: CpuLink, script: &[(Nanos, Act)], end: Nanos) -> Seen {
+        let mut dev = UfsDevice::new(cfg).unwrap().with_cpu_link(link);
+        let mut q: EventQueue<Step> = EventQueue::new();
+        dev.start(&mut Ctx::new(&mut q, Step::Dev));
+        for (i, &(t, _)) in script.iter().enumerate() {
+            q.schedule(t, Step::Act(i));
+        }
+        let (mut done, mut votes) = (Vec::new(), Vec::new());
+        while let Some((now, step)) = q.pop_until(end) {
+            let ctx = &mut Ctx::new(&mut q, Step::Dev);
+            match step {
+                Step::Act(i) => match script[i].1 {
+                    Act::Io(req) => {
+                        let ticket = IoTicket {
+                            owner: crate::storage::io::Owner::Workload(i as u32),
+                            op: req.op,
+                            bytes: req.bytes,
+                            submitted: now,
+                        };
+                        dev.submit(ctx, ticket, &req);
+                    }
+                    Act::Idle(cpu, idle) => dev.on_cpu_idle(ctx, cpu, idle),
+                },
+                Step::Dev(e) => {
+                    if let Some(t) = dev.on_event(ctx, e) {
+                        done.push((t.submitted, now));
+                    }
+                }
+            }
+            while let Some(v) = dev.next_cpu_latency_vote() {
+                votes.push((now, v));
+            }
+        }
+        let stats = dev.finish(end);
+        Seen { done, votes, stats }
+    }
+
+    fn read_4k() -> Act {
+        Act::Io(IoRequest {
+            op: IoOp::Read,
+            offset: 0,
+            bytes: 4096,
+            sync: false,
+        })
     }
 
     #[test]
@@ -945,6 +1154,9 @@ pub(crate) mod tests {
         );
         assert_eq!(s.counters.evaluations, 1);
         assert_eq!(s.counters.deferred_polls, 2);
+        // They waited 100 -> 700 ms, and 800 ms -> the run's end.
+        assert_eq!(s.counters.deferred_wait_ns, ms(600 + 200).0);
+        assert_eq!(s.counters.deferred_wait_max_ns, ms(600).0);
         assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
         // 700 ms idle: the link is in hibern8 (clock-gated): the exit, then max-level service.
         assert_eq!(done[0].1, ms(700) + Nanos::from_us(500) + READ_MAX);
@@ -1048,5 +1260,207 @@ pub(crate) mod tests {
         let up = last_of_twelve.unwrap() + STALL;
         assert_eq!(s.freq_timeline[2], (up.0, MAX.freq_hz));
         assert_eq!(held.1, up + READ_MAX);
+    }
+
+    #[test]
+    fn a_deferrable_poll_waits_while_its_cpu_sleeps_and_runs_when_it_wakes() {
+        // The monitor's timer sits on CPU 0, idle from time 0. The poll due at 100 ms waits;
+        // CPU 1 waking at 130 ms changes nothing; CPU 0 waking at 160 ms runs it (no window
+        // yet: max, no change) and re-arms it 100 ms later. CPU 0 is awake at 260 ms: that
+        // poll runs on time (idle window -> min: the scale ends at 261 ms, and scaling
+        // suspends). A read at 400 ms (issued from CPU 1) resumes scaling: the poll due at
+        // 500 ms finds CPU 0 idle again (since 270 ms) and waits, through a second read at
+        // 550 ms (a submission is not CPU 0 waking), until CPU 0 wakes at 650 ms; it keeps
+        // the min level and scaling suspends again.
+        let script = [
+            (ms(0), Act::Idle(0, true)),
+            (ms(130), Act::Idle(1, false)),
+            (ms(160), Act::Idle(0, false)),
+            (ms(270), Act::Idle(0, true)),
+            (ms(400), read_4k()),
+            (ms(550), read_4k()),
+            (ms(650), Act::Idle(0, false)),
+        ];
+        let link = CpuLink {
+            monitor_cpu: Some(0),
+            cpu_latency_qos: false,
+        };
+        let cfg = || config(Some(params(TimerKind::Deferrable)), None);
+        let seen = drive(cfg(), link, &script, ms(1000));
+        let c = seen.stats.counters;
+        assert_eq!(
+            seen.stats.freq_timeline,
+            vec![(0, MAX.freq_hz), ((ms(260) + STALL).0, MIN.freq_hz)]
+        );
+        assert_eq!((c.evaluations, c.deferred_polls), (3, 2));
+        assert_eq!(c.deferred_wait_ns, ms(60 + 150).0);
+        assert_eq!(c.deferred_wait_max_ns, ms(150).0);
+        assert_eq!((c.scale_downs, c.suspensions), (1, 2));
+        assert!(seen.votes.is_empty());
+        // The same script without CPUs: the poll due at 100 ms waits for the read at 400 ms
+        // (max: no change), the next, due at 500 ms, for the read at 550 ms (down, and
+        // suspended, nothing being outstanding yet). That read, held during the scale, resumes
+        // scaling at 551 ms; the poll due at 651 ms waits for good (349 ms to the end).
+        let alone = drive(cfg(), CpuLink::default(), &script, ms(1000));
+        assert_eq!(
+            alone.stats.freq_timeline,
+            vec![(0, MAX.freq_hz), ((ms(550) + STALL).0, MIN.freq_hz)]
+        );
+        let c = alone.stats.counters;
+        assert_eq!(c.deferred_polls, 3);
+        assert_eq!(c.deferred_wait_ns, ms(300 + 50 + 349).0);
+        assert_eq!(c.deferred_wait_max_ns, ms(349).0);
+    }
+
+    #[test]
+    fn a_deferrable_poll_on_an_awake_cpu_runs_on_time() {
+        // CPU 0 never idles (CPU 1 does): the polls run at 100 and 200 ms, as a delayed
+        // timer's would (an_idle_host_scales_down_at_its_second_poll_then_suspends).
+        let link = CpuLink {
+            monitor_cpu: Some(0),
+            cpu_latency_qos: false,
+        };
+        let script = [(ms(0), Act::Idle(1, true))];
+        let seen = drive(
+            config(Some(params(TimerKind::Deferrable)), None),
+            link,
+            &script,
+            ms(300),
+        );
+        assert_eq!(
+            seen.stats.freq_timeline,
+            vec![(0, MAX.freq_hz), ((ms(200) + STALL).0, MIN.freq_hz)]
+        );
+        let c = seen.stats.counters;
+        assert_eq!(
+            (c.evaluations, c.deferred_polls, c.deferred_wait_ns),
+            (2, 0, 0)
+        );
+    }
+
+    #[test]
+    fn with_clock_scaling_ufshcd_holds_the_cpus_at_zero_latency_from_a_scale_ups_clocks() {
+        // The loaded window of a_loaded_window_scales_up_after_draining_and_the_monitor_
+        // rearms_after_the_stall, its reads ending at 400.2 ms. The scale-down at 200 ms votes
+        // nothing (the request starts released). The scale-up decided at 400 ms drains the read
+        // in flight (to 400 ms + READ_MIN), switches the clocks (300 us): hold at 0; then the
+        // gear (700 us). The poll 100 ms after that stall sees an idle window: down, which
+        // switches the gear, then the clocks, and releases as it ends.
+        let mut script: Vec<(Nanos, Act)> = (0..=501)
+            .map(|i| (ms(300) + Nanos::from_us(200 * i), read_4k()))
+            .collect();
+        script.push((ms(0), Act::Idle(0, true)));
+        let link = CpuLink {
+            monitor_cpu: None,
+            cpu_latency_qos: true,
+        };
+        let seen = drive(
+            config(Some(params(TimerKind::Delayed)), None),
+            link,
+            &script,
+            ms(700),
+        );
+        let up_decided = ms(400) + READ_MIN;
+        let down_decided = up_decided + STALL + ms(100);
+        assert_eq!(
+            seen.stats.freq_timeline,
+            vec![
+                (0, MAX.freq_hz),
+                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((up_decided + STALL).0, MAX.freq_hz),
+                ((down_decided + STALL).0, MIN.freq_hz),
+            ]
+        );
+        assert_eq!(
+            seen.votes,
+            vec![
+                (up_decided + Nanos::from_us(300), CpuLatencyVote::Hold(0)),
+                (down_decided + STALL, CpuLatencyVote::Release),
+            ]
+        );
+        let c = seen.stats.counters;
+        assert_eq!((c.cpu_latency_holds, c.cpu_latency_releases), (1, 1));
+        // Off (the default): the same run, no vote.
+        let off = drive(
+            config(Some(params(TimerKind::Delayed)), None),
+            CpuLink::default(),
+            &script,
+            ms(700),
+        );
+        assert!(off.votes.is_empty());
+        assert_eq!(off.stats.freq_timeline, seen.stats.freq_timeline);
+    }
+
+    #[test]
+    fn without_clock_scaling_the_request_follows_clock_gating() {
+        // Clock gating 50 ms after the host goes idle. The read at 1 ms finds the clocks on
+        // (never gated since time 0): no vote. They gate at 51.13 ms: the request is released
+        // already. The read at 100 ms ungates them: hold at 0. The read at 120 ms finds them
+        // still on (19.4 ms idle: hibern8, not gated). They gate 50 ms after it completes:
+        // release.
+        let script = [
+            (ms(1), read_4k()),
+            (ms(100), read_4k()),
+            (ms(120), read_4k()),
+        ];
+        let link = CpuLink {
+            monitor_cpu: None,
+            cpu_latency_qos: true,
+        };
+        let seen = drive(config(None, None), link, &script, ms(300));
+        let last_done = ms(120) + Nanos::from_us(500) + READ_MAX;
+        assert_eq!(seen.done[2], (ms(120), last_done));
+        assert_eq!(
+            seen.votes,
+            vec![
+                (ms(100), CpuLatencyVote::Hold(0)),
+                (last_done + ms(50), CpuLatencyVote::Release),
+            ]
+        );
+        // The votes change nothing on the device.
+        let off = drive(config(None, None), CpuLink::default(), &script, ms(300));
+        assert_eq!(off.done, seen.done);
+        assert_eq!(off.stats.energy_mj, seen.stats.energy_mj);
+        assert!(off.votes.is_empty());
+    }
+
+    #[test]
+    fn a_poll_falling_due_during_a_notifiers_scale_runs_after_it() {
+        // Down at 200 ms and suspended. An async write at 305 ms (no boost) resumes scaling:
+        // the next poll is due at 405 ms. A 1 MiB sync write at 395 ms sets the at-once
+        // boost's floor: its notifier scales up, draining that write first, past 405 ms. The
+        // poll waits for devfreq's lock and runs when the scale ends, then re-arms 100 ms
+        // later, while the floor (1 s timeout) holds the max level.
+        let write = |bytes, sync| {
+            Act::Io(IoRequest {
+                op: IoOp::Write,
+                offset: 0,
+                bytes,
+                sync,
+            })
+        };
+        let script = [
+            (ms(305), write(4096, false)),
+            (ms(395), write(1 << 20, true)),
+        ];
+        let boost = BoostConfig {
+            timeout_ms: 1000,
+            notify: BoostNotify::AtOnce,
+        };
+        let seen = drive(
+            config(Some(params(TimerKind::Delayed)), Some(boost)),
+            CpuLink::default(),
+            &script,
+            ms(700),
+        );
+        let big_done = seen.done[1].1;
+        assert_eq!(seen.done[1].0, ms(395));
+        assert!(big_done > ms(405), "the poll falls due during the drain");
+        let up = big_done + STALL;
+        assert_eq!(seen.stats.freq_timeline[2], (up.0, MAX.freq_hz));
+        // Evaluations: polls at 100 and 200 ms, the notifier at 395 ms, the poll that waited
+        // (at `up`), then polls at up + 100 and up + 200 ms (before 700 ms).
+        assert!(up + ms(200) < ms(700) && up + ms(300) > ms(700));
+        assert_eq!(seen.stats.counters.evaluations, 6);
     }
 }

@@ -16,10 +16,11 @@
 //!    `suspend_on_no_request`), clock scaling suspends and polling stops until the next
 //!    command, whose poll comes a polling period after it.
 //!
-//! The monitor's timer is deferrable by default: it does not wake an idle CPU. torpor has no
-//! CPU beside the device in these runs, so a deferrable poll that falls due while the host has
-//! nothing outstanding waits for the next command (the CPU wakes to issue it): an ASSUMPTION
-//! that the CPU sleeps whenever the storage does.
+//! The monitor's timer is deferrable by default: it does not wake an idle CPU. In a run with
+//! CPUs a deferrable poll that falls due while the CPU its timer sits on is idle waits for that
+//! CPU to leave its idle state (`cpu_link.rs`). In a run of the device alone, one that falls
+//! due while the host has nothing outstanding waits for the next command (the CPU wakes to
+//! issue it): an ASSUMPTION that the CPU sleeps whenever the storage does.
 
 use serde::{Deserialize, Serialize};
 

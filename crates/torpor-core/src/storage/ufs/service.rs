@@ -455,12 +455,17 @@ impl ScaleCosts {
         } else {
             Nanos::ZERO
         };
-        let clock = if from.freq_hz != to.freq_hz {
+        gear + self.clock_part(from, to)
+    }
+
+    /// The clock switch's share of [`Self::stall`]: a scale-up's clocks have switched this long
+    /// after its drain (its gear switch follows).
+    pub fn clock_part(&self, from: HostLevel, to: HostLevel) -> Nanos {
+        if from.freq_hz != to.freq_hz {
             self.clock_switch
         } else {
             Nanos::ZERO
-        };
-        gear + clock
+        }
     }
 }
 
