@@ -31,6 +31,7 @@ use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::tolerance;
+use crate::storage::ufs::cpu_link::CpuLink;
 use crate::storage::ufs::device::{BoostConfig, FtlSetup, UfsDevice};
 use crate::storage::ufs::hpb::ControlMode;
 use crate::storage::ufs::hpb_exchange::HpbSetup;
@@ -1172,6 +1173,15 @@ impl Input<'_> {
         let has_ftl = cfg.ftl.is_some();
         let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
         let deferrable = scaling.is_some_and(|p| p.timer == TimerKind::Deferrable);
+        let cpus = s.platform.cpu.is_some();
+        if cpus {
+            // ASSUMPTION: the monitor's timer stays on CPU 0, the boot CPU that probes the host
+            // and arms it first (the kernel re-arms it wherever its unbound work last ran).
+            device = device.with_cpu_link(CpuLink {
+                monitor_cpu: Some(0),
+                cpu_latency_qos: policy.pm_qos_enable,
+            });
+        }
         let (io_section, end, cpu) = self.run_device(&mut device, watch, deferrable)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \
@@ -1182,13 +1192,31 @@ impl Input<'_> {
              completion (no block layer, driver or interrupt time)"
                 .to_string(),
         ];
-        if scaling.is_some_and(|p| p.timer == TimerKind::Deferrable) {
+        if deferrable && cpus {
+            notes.push(
+                "deferrable monitor: a poll falling due while CPU 0 (where its timer sits: \
+                 ASSUMPTION) is idle waits for CPU 0 to wake, and then runs at once (the kernel \
+                 runs it at that CPU's next tick)"
+                    .into(),
+            );
+        } else if deferrable {
             notes.push(
                 "deferrable monitor: a poll falling due while no command is outstanding waits \
                  for the next submission (ASSUMPTION: the CPU sleeps whenever the storage does; \
                  the longest deferral)"
                     .into(),
             );
+        }
+        if cpus && policy.pm_qos_enable {
+            notes.push(if scaling.is_some() {
+                "ufshcd's pm_qos_enable (v6.9+): the host holds the CPUs' global latency at 0 \
+                 from each scale-up's clock switch to the end of the next scale-down"
+                    .into()
+            } else {
+                "ufshcd's pm_qos_enable (v6.9+): without clock scaling the host holds the CPUs' \
+                 global latency at 0 while its clocks run, from each ungating to the next gating"
+                    .into()
+            });
         }
         if has_ftl {
             notes.push(
@@ -1748,6 +1776,32 @@ mod tests {
             let got = run_in(&text, &base).unwrap_err().to_string();
             assert!(got.contains(want), "{text}\n got: {got}\nwant: {want}");
         }
+    }
+
+    #[test]
+    fn ufshcd_holds_the_cpus_latency_while_its_clocks_are_up_when_asked() {
+        // A bursty reader on the gs101 beside the UFS 4.0 class under ufshcd's defaults (no
+        // suspension at the max level): each burst scales the host up, each idle stretch down.
+        // With pm_qos_enable, every hold and release the device counts reaches the CPUs'
+        // global list (one vote each); without it, none.
+        let text = "[platform.cpu]\npreset = \"google-gs101\"\n\
+                    [platform.ufs]\npreset = \"samsung-ufs40-class\"\n\
+                    [policy.devfreq]\nprofile = \"ufshcd\"\n\
+                    [[workload.job]]\nname = \"bursts\"\nrw = \"read\"\nbs = \"512k\"\n\
+                    iodepth = 4\nthinktime = \"1s\"\nthinktime_blocks = 1024\ntime_based = true\n\
+                    [run]\nduration = \"4s\"\n\
+                    [[variant]]\nname = \"on\"\n\
+                    [[variant]]\nname = \"off\"\n[variant.policy.devfreq]\npm_qos_enable = false\n";
+        let r = run(text).unwrap();
+        let votes = |v: &VariantReport| v.cpu.as_ref().unwrap().host_latency_votes;
+        let counted = |v: &VariantReport| {
+            let c = &v.ufs.as_ref().unwrap().stats.counters;
+            c.cpu_latency_holds + c.cpu_latency_releases
+        };
+        let (on, off) = (&r.variants[0], &r.variants[1]);
+        assert!(counted(on) >= 2, "the bursts scale the host up and down");
+        assert_eq!(votes(on), counted(on));
+        assert_eq!((votes(off), counted(off)), (0, 0));
     }
 
     #[test]

@@ -215,6 +215,11 @@ pub struct DevfreqPolicy {
     /// (0: none).
     pub min_freq: Option<u64>,
     pub max_freq: Option<u64>,
+    /// ufshcd's `pm_qos_enable` (v6.9+, on by default): the host holds the CPUs' global
+    /// latency at 0 while its clocks are scaled up (beside `[platform.cpu]`; alone, the UFS
+    /// device has no CPUs to hold).
+    #[serde(default = "yes")]
+    pub pm_qos_enable: bool,
 }
 
 fn default_profile() -> VendorProfile {
@@ -239,6 +244,7 @@ impl Default for DevfreqPolicy {
             min_gear: None,
             min_freq: None,
             max_freq: None,
+            pm_qos_enable: true,
         }
     }
 }

@@ -169,7 +169,8 @@ impl<'t> CpuSystem<'t> {
     /// The device completed `ticket` now: its interrupt arrives on a CPU. A task's request,
     /// or one of a fio job that has a thread on the CPUs, wakes its task through the wake-up
     /// path (the job's completion then waits in [`Self::next_delivered`] until its thread
-    /// runs); any other workload's request is handed back at once.
+    /// runs); any other workload's request costs its CPU the interrupt and is handed back at
+    /// once.
     pub fn interrupt<W>(
         &mut self,
         ctx: &mut Ctx<'_, W, CpuEvent>,
@@ -186,7 +187,17 @@ impl<'t> CpuSystem<'t> {
                     }
                     t
                 }
-                None => return Some(ticket),
+                None => {
+                    // No thread on the CPUs waits for it, but its interrupt still lands on
+                    // one (under the managed mapping, with no submitting CPU known, the
+                    // first): that CPU wakes and runs the handler; the job sees the
+                    // completion at once.
+                    let first = self.cpus[0].id;
+                    let k = self.irq_cpu(first);
+                    let cost = self.path.io_irq.draw(&mut self.cpus[k].rng);
+                    self.kernel_work(ctx, k, cost, super::Cause::Task);
+                    return Some(ticket);
+                }
             },
         };
         let now = ctx.now();

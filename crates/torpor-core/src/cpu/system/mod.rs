@@ -443,6 +443,8 @@ pub struct CpuSystem<'t> {
     delivered: std::collections::VecDeque<IoTicket>,
     /// `[run] timeline`: each CPU's lanes and the slowest task IO in the window.
     recording: Option<timeline::Recording>,
+    /// The governor is the oracle (which alone reads the next determined wake-up).
+    oracle: bool,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -638,6 +640,7 @@ impl<'t> CpuSystem<'t> {
             threads,
             delivered: std::collections::VecDeque::with_capacity(16),
             recording: None,
+            oracle: spec.governor == GovernorName::Oracle,
         })
     }
 
@@ -853,7 +856,12 @@ impl<'t> CpuSystem<'t> {
                 next_timer = Some(next_timer.map_or(at.0, |w| w.min(at.0)));
             }
         }
-        let next_wake = self.next_determined_wake(c);
+        // Only the oracle reads it; the walk over chains of wake-ups is not free.
+        let next_wake = if self.oracle {
+            self.next_determined_wake(c)
+        } else {
+            None
+        };
         let none_before = now.saturating_add(MAX_DEFERMENT_NS);
         let (next_timer, next_wake) = (
             next_timer.unwrap_or(none_before),
