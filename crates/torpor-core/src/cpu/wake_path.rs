@@ -57,6 +57,7 @@ impl Cost {
     }
 
     /// One occurrence, in ns.
+    #[inline]
     pub fn draw(&self, rng: &mut Pcg32) -> u64 {
         let (lo, hi) = (us_to_ns(self.min_us), us_to_ns(self.max_us));
         if hi > lo {
@@ -87,8 +88,10 @@ pub struct ExitFraction {
 /// The longest path cost a file may give: 100 ms (a cost beyond it is a unit mistake).
 pub const MAX_COST_US: f64 = 100_000.0;
 
+/// Microseconds to whole nanoseconds, rounded (without libm's `round`: this runs per wake-up).
+#[inline]
 fn us_to_ns(us: f64) -> u64 {
-    (us * 1000.0).round() as u64
+    (us * 1000.0 + 0.5) as u64
 }
 
 /// A platform's `[wakeup]` table.
@@ -160,7 +163,7 @@ impl WakePath {
         } else {
             f.min
         };
-        (declared_ns as f64 * frac).round() as u64
+        (declared_ns as f64 * frac + 0.5) as u64
     }
 }
 

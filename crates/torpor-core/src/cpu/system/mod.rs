@@ -445,6 +445,9 @@ pub struct CpuSystem<'t> {
     recording: Option<timeline::Recording>,
     /// The governor is the oracle (which alone reads the next determined wake-up).
     oracle: bool,
+    /// Each CPU id's index in `cpus` (`usize::MAX`: none), for ids below 4096; larger ids
+    /// are searched.
+    index_of: Vec<usize>,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -610,6 +613,15 @@ impl<'t> CpuSystem<'t> {
             .unwrap_or_else(WakePath::declared);
         spec.irq.check(&order)?;
         let any_io = spec.tasks.iter().any(|t| t.io.is_some() || t.job.is_some());
+        let mut index_of = Vec::new();
+        for (i, &id) in order.iter().enumerate() {
+            if id < 4096 {
+                if index_of.len() <= id as usize {
+                    index_of.resize(id as usize + 1, usize::MAX);
+                }
+                index_of[id as usize] = i;
+            }
+        }
         let mut threads: Vec<Option<usize>> = Vec::new();
         for (i, t) in spec.tasks.iter().enumerate() {
             if let Some(w) = t.job {
@@ -641,6 +653,7 @@ impl<'t> CpuSystem<'t> {
             delivered: std::collections::VecDeque::with_capacity(16),
             recording: None,
             oracle: spec.governor == GovernorName::Oracle,
+            index_of,
         })
     }
 
@@ -656,11 +669,16 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
+    #[inline]
     fn cpu_index(&self, id: u32) -> usize {
-        self.cpus
-            .iter()
-            .position(|c| c.id == id)
-            .expect("validated CPU")
+        match self.index_of.get(id as usize) {
+            Some(&i) if i != usize::MAX => i,
+            _ => self
+                .cpus
+                .iter()
+                .position(|c| c.id == id)
+                .expect("validated CPU"),
+        }
     }
 
     /// Applies the requests at time 0, starts every CPU idle, arms every task's first
@@ -1046,7 +1064,9 @@ impl<'t> CpuSystem<'t> {
         s.latency_max_ns = s.latency_max_ns.max(latency);
         s.latency_last_ns = latency;
         s.latency.record(Nanos(latency));
-        self.delivered.extend(task.deliveries.drain(..));
+        if !task.deliveries.is_empty() {
+            self.delivered.extend(task.deliveries.drain(..));
+        }
         let after_io = task.after_io.then_some(task.stamp);
         if let Some(stamp) = after_io {
             if let Some(io) = s.io.as_mut() {

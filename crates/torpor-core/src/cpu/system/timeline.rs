@@ -74,9 +74,16 @@ impl<'t> CpuSystem<'t> {
         self
     }
 
-    /// CPU `c` moves to `lane` at `at`.
-    #[inline]
+    /// CPU `c` moves to `lane` at `at` (nothing without a recording: the common case, kept
+    /// inline).
+    #[inline(always)]
     pub(super) fn mark(&mut self, c: usize, at: Nanos, lane: Lane) {
+        if self.recording.is_some() {
+            self.record_lane(c, at, lane);
+        }
+    }
+
+    fn record_lane(&mut self, c: usize, at: Nanos, lane: Lane) {
         let Some(rec) = self.recording.as_mut() else {
             return;
         };
