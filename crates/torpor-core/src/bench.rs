@@ -52,7 +52,62 @@ pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
         governor(seconds, GovernorName::Teo619),
         governor(seconds, GovernorName::Teo66),
         governor(seconds, GovernorName::Menu619),
+        scenario_events(
+            seconds,
+            PHONE,
+            "system: the phone scenario (gs101 + UFS 4.0, 3 variants)",
+        ),
+        scenario_events(
+            seconds,
+            CPUS,
+            "cpus: gs101 governors scenario (5 governors)",
+        ),
     ])
+}
+
+/// The built-in whole-system phone scenario (scenarios/system-phone.toml).
+const PHONE: &str = include_str!("../../../scenarios/system-phone.toml");
+/// The built-in CPU-only scenario (scenarios/cpu-gs101-governors.toml).
+const CPUS: &str = include_str!("../../../scenarios/cpu-gs101-governors.toml");
+
+/// Runs a built-in scenario end to end (every variant), doubling its simulated duration until
+/// the wall time exceeds the budget; rates it in engine events per second.
+fn scenario_events(seconds: f64, text: &str, name: &str) -> BenchResult {
+    let mut span_s = 1u64;
+    loop {
+        let (events, wall) = scenario_events_for(text, Nanos::from_secs(span_s));
+        if wall >= seconds || span_s >= 1 << 20 {
+            return BenchResult {
+                name: name.to_string(),
+                count: events,
+                unit: "events".into(),
+                wall_s: wall,
+                per_s: events as f64 / wall,
+            };
+        }
+        span_s *= 2;
+    }
+}
+
+/// One run of a built-in scenario for `span`: the engine's events and the wall seconds of the
+/// run (parsing included: it is a small share). Shared with the criterion bench.
+pub fn scenario_events_for(text: &str, span: Nanos) -> (u64, f64) {
+    let value = toml::Value::String(format!("{}ms", span.0 / 1_000_000));
+    let overrides = [("run.duration".to_string(), value)];
+    let limits = crate::run::Limits { max_ios: u64::MAX };
+    let start = Instant::now();
+    let report = crate::run::run_text(
+        text,
+        "built-in",
+        std::path::Path::new("."),
+        &overrides,
+        &limits,
+        &mut (),
+    )
+    .ok()
+    .expect("a built-in scenario runs");
+    let wall = start.elapsed().as_secs_f64();
+    (report.variants.iter().map(|v| v.events).sum(), wall)
 }
 
 /// Simulates APST workflow `n` on the SN530 preset with the v5.14 table, doubling the

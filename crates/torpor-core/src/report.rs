@@ -40,6 +40,8 @@ pub struct VariantReport {
     /// CPUs with a device: the whole platform's energy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<SystemSection>,
+    /// Events the engine handled (what `torpor bench` rates the whole engine by).
+    pub events: u64,
 }
 
 /// The whole platform of a run with CPUs and a device: their energies side by side and summed.

@@ -844,11 +844,11 @@ impl Input<'_> {
             progress.now = now;
             watch.tick(&progress)
         };
-        let (report, stop, written) = match &self.ftrace {
+        let (report, stop, events, written) = match &self.ftrace {
             None => {
                 let system = self.cpu_system(&spec, false)?;
-                let (report, stop) = world::run_cpus(system, until, tick);
-                (report, stop, None)
+                let (report, stop, events) = world::run_cpus(system, until, tick);
+                (report, stop, events, None)
             }
             Some(path) => {
                 let shown_path = path.display().to_string();
@@ -856,10 +856,10 @@ impl Input<'_> {
                 let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
                 let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
                 let system = self.cpu_system(&spec, false)?.traced(&mut writer);
-                let (report, stop) = world::run_cpus(system, until, tick);
+                let (report, stop, events) = world::run_cpus(system, until, tick);
                 let lines = writer.lines();
                 writer.finish().map_err(io)?;
-                (report, stop, Some((shown_path, lines)))
+                (report, stop, events, Some((shown_path, lines)))
             }
         };
         if stop == crate::sim::Stop::Interrupted {
@@ -881,6 +881,7 @@ impl Input<'_> {
             cpu: Some(cpu),
             ufs: None,
             system: None,
+            events,
         })
     }
 
@@ -909,7 +910,7 @@ impl Input<'_> {
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
-        let (io_section, end, cpu) = self.run_device(&mut device, watch, false)?;
+        let (io_section, end, cpu, events) = self.run_device(&mut device, watch, false)?;
         let idle_schedule = device.idle_schedule();
         let stats = device.finish(end);
         let timeline = device.take_timeline().map(|timeline| TimelineSection {
@@ -945,6 +946,7 @@ impl Input<'_> {
             cpu,
             ufs: None,
             system: None,
+            events,
         }
         .with_system())
     }
@@ -1011,14 +1013,14 @@ impl Input<'_> {
 
     /// Runs the variant's workloads against `device` on the engine, watched, on the variant's
     /// CPUs when it has them (`idle_signals`: the device hears their idle entries and exits);
-    /// returns the IO section, when the run ended (the duration, or when the replay drained)
-    /// and the CPU section.
+    /// returns the IO section, when the run ended (the duration, or when the replay drained),
+    /// the CPU section and the events the engine handled.
     fn run_device<D: BlockDevice>(
         &self,
         device: &mut D,
         watch: &mut dyn Watch,
         idle_signals: bool,
-    ) -> Result<(IoSection, Nanos, Option<CpuSection>), RunError> {
+    ) -> Result<(IoSection, Nanos, Option<CpuSection>, u64), RunError> {
         let s = self.scenario();
         let mut loads = self.workloads(s)?;
         let cpu = match &s.platform.cpu {
@@ -1069,7 +1071,7 @@ impl Input<'_> {
             (Some((spec, label)), Some(report)) => Some(CpuSection::new(&spec, label, report)),
             _ => None,
         };
-        Ok((self.io_section(&mut loads, &io, end)?, end, cpu))
+        Ok((self.io_section(&mut loads, &io, end)?, end, cpu, out.events))
     }
 
     /// The IO section of a device run that ended at `end`: per workload, a replay's lines not
@@ -1182,7 +1184,7 @@ impl Input<'_> {
                 cpu_latency_qos: policy.pm_qos_enable,
             });
         }
-        let (io_section, end, cpu) = self.run_device(&mut device, watch, deferrable)?;
+        let (io_section, end, cpu, events) = self.run_device(&mut device, watch, deferrable)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \
              power, hibern8 exit and scale costs are the preset's central estimates (torpor \
@@ -1277,6 +1279,7 @@ impl Input<'_> {
                 stats,
             }),
             system: None,
+            events,
         }
         .with_system())
     }

@@ -216,16 +216,17 @@ pub fn run_io<D: BlockDevice>(
         .map(|o| o.io)
 }
 
-/// Runs `cpus` alone for `until`: their tasks, timers and idle states, no device.
+/// Runs `cpus` alone for `until`: their tasks, timers and idle states, no device. Returns the
+/// CPUs' report, why the run stopped and how many events it handled.
 pub fn run_cpus(
     cpus: CpuSystem<'_>,
     until: Nanos,
     watch: impl FnMut(Nanos) -> bool,
-) -> (CpuReport, Stop) {
+) -> (CpuReport, Stop, u64) {
     let mut none = NoDevice;
     let out = World::new(&mut none, Some(cpus), &mut [], 0)
         .expect("no workloads to check")
         .run_watched(until, watch)
         .expect("CPUs alone read no input");
-    (out.cpu.expect("the run had CPUs"), out.io.stop)
+    (out.cpu.expect("the run had CPUs"), out.io.stop, out.events)
 }

@@ -305,7 +305,7 @@ fn a_timeline_draws_each_cpus_lanes_by_hand() {
     let system = CpuSystem::new(&spec("oracle", vec![]))
         .unwrap()
         .with_timeline(Nanos::from_ms(25), 100);
-    let (r, _) = crate::world::run_cpus(system, Nanos::from_ms(50), |_| true);
+    let (r, _, _) = crate::world::run_cpus(system, Nanos::from_ms(50), |_| true);
     let t = &r.timelines[0];
     assert_eq!(t.states, ["WFI", "SLEEP", "exit", "kernel", "running"]);
     let us: Vec<u64> = t

@@ -51,7 +51,7 @@ fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
 fn traced(spec: &CpuRunSpec, until: Nanos, form: Form) -> (String, CpuReport) {
     let mut w = FtraceWriter::new(Vec::new(), spec, form).unwrap();
     let system = CpuSystem::new(spec).unwrap().traced(&mut w);
-    let (report, _) = crate::world::run_cpus(system, until, |_| true);
+    let (report, _, _) = crate::world::run_cpus(system, until, |_| true);
     (String::from_utf8(w.finish().unwrap()).unwrap(), report)
 }
 
