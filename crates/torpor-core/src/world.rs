@@ -144,11 +144,16 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
                     .on_event(&mut Ctx::new(queue, Event::Cpu), e),
             }
             if let Some(c) = cpus.as_mut() {
-                while let Some(done) = c.next_delivered() {
-                    let w = issuer.complete(queue.now(), done);
-                    pump(&mut issuer, device, queue, w)?;
+                if c.has_output() {
+                    while let Some(done) = c.next_delivered() {
+                        let w = issuer.complete(queue.now(), done);
+                        pump(&mut issuer, device, queue, w)?;
+                    }
+                    pass_on(c, device, queue);
                 }
-                pass_on(c, device, queue);
+                while let Some(vote) = device.next_cpu_latency_vote() {
+                    c.latency_vote(&mut Ctx::new(queue, Event::Cpu), vote);
+                }
             }
             if open_ended && issuer.all_finished() {
                 // A device's own timers (a periodic driver work) would otherwise keep it
@@ -183,7 +188,7 @@ fn pump<D: BlockDevice>(
 }
 
 /// Hands the device what the CPU system produced while handling an event: its tasks' IO, and
-/// the signals a device may act on (a CPU's idle entry or exit, a latency vote answered).
+/// the signals a device may act on (a CPU's idle entry or exit).
 fn pass_on<D: BlockDevice>(
     cpus: &mut CpuSystem<'_>,
     device: &mut D,
@@ -198,9 +203,6 @@ fn pass_on<D: BlockDevice>(
                 device.on_cpu_idle(&mut Ctx::new(queue, Event::Device), cpu, idle);
             }
         }
-    }
-    while let Some(vote) = device.next_cpu_latency_vote() {
-        cpus.latency_vote(&mut Ctx::new(queue, Event::Cpu), vote);
     }
 }
 

@@ -57,19 +57,40 @@ impl Cost {
     }
 
     /// One occurrence, in ns.
-    #[inline]
     pub fn draw(&self, rng: &mut Pcg32) -> u64 {
-        let (lo, hi) = (us_to_ns(self.min_us), us_to_ns(self.max_us));
-        if hi > lo {
-            lo + rng.below(hi - lo + 1)
-        } else {
-            lo
+        self.ns().draw(rng)
+    }
+
+    /// The range in whole nanoseconds, for drawing per wake-up without float arithmetic.
+    pub fn ns(&self) -> CostNs {
+        CostNs {
+            lo: us_to_ns(self.min_us),
+            hi: us_to_ns(self.max_us),
         }
     }
 
     /// The mean, in ns.
     pub fn mean_ns(&self) -> f64 {
         (self.min_us + self.max_us) * 500.0
+    }
+}
+
+/// A [`Cost`] in whole nanoseconds: `[lo, hi]`, uniform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CostNs {
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl CostNs {
+    /// One occurrence (no draw from `rng` when the range is one value).
+    #[inline]
+    pub fn draw(&self, rng: &mut Pcg32) -> u64 {
+        if self.hi > self.lo {
+            self.lo + rng.below(self.hi - self.lo + 1)
+        } else {
+            self.lo
+        }
     }
 }
 

@@ -135,6 +135,13 @@ impl<'t> CpuSystem<'t> {
         self
     }
 
+    /// Whether a signal or a reaped completion waits for the world (checked after every
+    /// event, so kept to one test of each queue).
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        !self.signals.is_empty() || !self.delivered.is_empty()
+    }
+
     /// The next signal for the world to pass on.
     pub fn next_signal(&mut self) -> Option<Signal> {
         self.signals.pop_front()
@@ -194,7 +201,7 @@ impl<'t> CpuSystem<'t> {
                     // completion at once.
                     let first = self.cpus[0].id;
                     let k = self.irq_cpu(first);
-                    let cost = self.path.io_irq.draw(&mut self.cpus[k].rng);
+                    let cost = self.costs[super::IO_IRQ].draw(&mut self.cpus[k].rng);
                     self.kernel_work(ctx, k, cost, super::Cause::Task);
                     return Some(ticket);
                 }
@@ -203,7 +210,7 @@ impl<'t> CpuSystem<'t> {
         let now = ctx.now();
         let home = self.tasks[t].spec.cpu;
         let k = self.irq_cpu(home);
-        let cost = self.path.io_irq.draw(&mut self.cpus[k].rng);
+        let cost = self.costs[super::IO_IRQ].draw(&mut self.cpus[k].rng);
         let (exit_ns, done) = self.kernel_work(ctx, k, cost, super::Cause::Task);
         let by = self.cpus[k].id;
         let task = &mut self.tasks[t];
@@ -224,7 +231,7 @@ impl<'t> CpuSystem<'t> {
         let ipi = if self.polls(target) {
             0
         } else {
-            self.path.ipi.draw(&mut self.cpus[k].rng)
+            self.costs[super::IPI].draw(&mut self.cpus[k].rng)
         };
         let at = done + Nanos(ipi);
         self.tasks[t].stamp.irq_ns += (at - now).0 - (done - now).0;

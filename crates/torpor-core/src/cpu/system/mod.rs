@@ -53,7 +53,13 @@ use crate::time::Nanos;
 use super::pelt::Pelt;
 use super::platform::{CpuPlatform, StateLevel};
 use super::task::{Source, TaskSpec, Wake};
-use super::wake_path::WakePath;
+use super::wake_path::{CostNs, WakePath};
+
+/// Indices into `CpuSystem::costs`.
+const TIMER_IRQ: usize = 0;
+const IO_IRQ: usize = 1;
+const IPI: usize = 2;
+const SCHED: usize = 3;
 
 mod io;
 mod timeline;
@@ -427,6 +433,8 @@ pub struct CpuSystem<'t> {
     qos_timer: Timer,
     trace: Option<&'t mut dyn CpuTrace>,
     path: WakePath,
+    /// The path's costs in whole ns: timer interrupt, device interrupt, IPI, scheduler.
+    costs: [CostNs; 4],
     irq: IrqMap,
     /// Round robin's next CPU (index into the map's list).
     irq_next: usize,
@@ -642,6 +650,7 @@ impl<'t> CpuSystem<'t> {
             qos_next: 0,
             qos_timer: Timer::new(),
             trace: None,
+            costs: [&path.timer_irq, &path.io_irq, &path.ipi, &path.sched].map(|c| c.ns()),
             path,
             irq: spec.irq.clone(),
             irq_next: 0,
@@ -737,7 +746,7 @@ impl<'t> CpuSystem<'t> {
                 if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
                     // The tick's interrupt wakes the CPU and its handler runs before the idle
                     // loop goes round again.
-                    let cost = self.path.timer_irq.draw(&mut self.cpus[c].rng);
+                    let cost = self.costs[TIMER_IRQ].draw(&mut self.cpus[c].rng);
                     self.kernel_work(ctx, c, cost, Cause::Tick);
                 }
             }

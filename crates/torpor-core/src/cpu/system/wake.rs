@@ -91,8 +91,8 @@ impl<'t> CpuSystem<'t> {
         let now = ctx.now();
         let c = self.cpu_index(self.tasks[t].spec.cpu);
         let cost = match source {
-            Source::Timer => &self.path.timer_irq,
-            Source::Interrupt => &self.path.io_irq,
+            Source::Timer => self.costs[super::TIMER_IRQ],
+            Source::Interrupt => self.costs[super::IO_IRQ],
         }
         .draw(&mut self.cpus[c].rng);
         let (exit_ns, done) = self.kernel_work(ctx, c, cost, Cause::Task);
@@ -178,7 +178,7 @@ impl<'t> CpuSystem<'t> {
 
     /// CPU `c` picked task `t`: the scheduler's wake-up and switch pass, then it runs.
     pub(super) fn switch_to<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
-        let cost = self.path.sched.draw(&mut self.cpus[c].rng);
+        let cost = self.costs[super::SCHED].draw(&mut self.cpus[c].rng);
         if cost == 0 {
             self.start_task(ctx, c, t);
             return;
@@ -202,7 +202,7 @@ impl<'t> CpuSystem<'t> {
             return;
         }
         let c = self.cpu_index(self.tasks[t].spec.cpu);
-        self.tasks[t].ipi_ns = self.path.ipi.draw(&mut self.cpus[c].rng);
+        self.tasks[t].ipi_ns = self.costs[super::IPI].draw(&mut self.cpus[c].rng);
     }
 
     /// CPU `c` sits in a polling state (a wake-up needs no IPI there).
@@ -299,7 +299,7 @@ impl<'t> CpuSystem<'t> {
         let c = self.cpu_index(task.spec.cpu);
         match self.cpus[c].mode {
             Mode::Running { task: r } if r == t => task.ipi_ns,
-            _ => (self.path.ipi.min_us * 1000.0) as u64,
+            _ => self.costs[super::IPI].lo,
         }
     }
 }
