@@ -1023,17 +1023,13 @@ impl Input<'_> {
     ) -> Result<(IoSection, Nanos, Option<CpuSection>, u64), RunError> {
         let s = self.scenario();
         let mut loads = self.workloads(s)?;
-        let cpu = match &s.platform.cpu {
+        let (cpu, system) = match &s.platform.cpu {
             Some(p) => {
                 let (mut spec, label) = self.cpu_spec(p)?;
                 self.add_job_threads(&mut spec, &loads)?;
                 let system = self.cpu_system(&spec, idle_signals)?;
-                Some((spec, label, system))
+                (Some((spec, label)), Some(system))
             }
-            None => None,
-        };
-        let (cpu, system) = match cpu {
-            Some((spec, label, system)) => (Some((spec, label)), Some(system)),
             None => (None, None),
         };
         let until = self.until(s)?;

@@ -183,8 +183,8 @@ impl<'t> CpuSystem<'t> {
         ctx: &mut Ctx<'_, W, CpuEvent>,
         ticket: IoTicket,
     ) -> Option<IoTicket> {
-        let t = match ticket.owner {
-            Owner::Task(t) => t as usize,
+        let waiter = match ticket.owner {
+            Owner::Task(t) => Some(t as usize),
             Owner::Workload(w) => match self.threads.get(w as usize).copied().flatten() {
                 Some(t) => {
                     self.tasks[t].deliveries.push_back(ticket);
@@ -192,26 +192,22 @@ impl<'t> CpuSystem<'t> {
                         // Already on its way: it reaps this one too when it runs.
                         return None;
                     }
-                    t
+                    Some(t)
                 }
-                None => {
-                    // No thread on the CPUs waits for it, but its interrupt still lands on
-                    // one (under the managed mapping, with no submitting CPU known, the
-                    // first): that CPU wakes and runs the handler; the job sees the
-                    // completion at once.
-                    let first = self.cpus[0].id;
-                    let k = self.irq_cpu(first);
-                    let cost = self.costs[super::IO_IRQ].draw(&mut self.cpus[k].rng);
-                    self.kernel_work(ctx, k, cost, super::Cause::Task);
-                    return Some(ticket);
-                }
+                None => None,
             },
         };
+        // With no thread on the CPUs waiting for it, the interrupt still lands on one (under
+        // the managed mapping, with no submitting CPU known, the first): that CPU wakes and
+        // runs the handler, and the job sees the completion at once.
+        let home = waiter.map_or(self.cpus[0].id, |t| self.tasks[t].spec.cpu);
         let now = ctx.now();
-        let home = self.tasks[t].spec.cpu;
         let k = self.irq_cpu(home);
         let cost = self.costs[super::IO_IRQ].draw(&mut self.cpus[k].rng);
         let (exit_ns, done) = self.kernel_work(ctx, k, cost, super::Cause::Task);
+        let Some(t) = waiter else {
+            return Some(ticket);
+        };
         let by = self.cpus[k].id;
         let task = &mut self.tasks[t];
         task.after_io = true;
@@ -234,7 +230,7 @@ impl<'t> CpuSystem<'t> {
             self.costs[super::IPI].draw(&mut self.cpus[k].rng)
         };
         let at = done + Nanos(ipi);
-        self.tasks[t].stamp.irq_ns += (at - now).0 - (done - now).0;
+        self.tasks[t].stamp.irq_ns += ipi;
         self.tasks[t].ipi_at = Some(at);
         ctx.schedule(at, CpuEvent::Ipi(t));
         None
