@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from matplotlib.colors import to_rgb
 
-from test_system_run import PLATFORM, SN530, TICKER, scenario, write
+from test_system_run import PLATFORM, SN530, TICKER, report_pages, scenario, write
 from torpor import native
 from torpor.report import html
 
@@ -36,17 +36,6 @@ DEVICES = {"nvme": (NVME, 'mode = "managed"'), "ufs": (UFS, 'mode = "fixed"\ncpu
 def cpu_ids(platform: str) -> set[int]:
     """The CPUs a platform file lists, over its clusters."""
     return {cpu for cluster in tomllib.loads(platform)["cluster"] for cpu in cluster["cpus"]}
-
-
-def report_pages(cli: Any, path: Path, tmp_path: Path) -> str:
-    """The page of two `--report` runs of ``path``, checked to be the same bytes."""
-    pages = []
-    for out in ("a", "b"):
-        got = cli("run", str(path), "--report", str(tmp_path / out))
-        assert got.exit_code == 0, got.output
-        pages.append((tmp_path / out / "report.html").read_bytes())
-    assert pages[0] == pages[1]  # same results, same bytes
-    return pages[0].decode()
 
 
 def lanes(page: str) -> dict[str, list[str]]:

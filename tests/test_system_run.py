@@ -262,15 +262,19 @@ def test_cpu_only_runs_keep_their_view_with_the_p99(cli, tmp_path: Path):
     assert "IO as the tasks saw it" not in got.stdout and "energy CPUs" not in got.stdout
 
 
-def test_the_report_page_draws_the_io_path_and_the_wakeup_histogram(cli, tmp_path: Path):
-    path = write(tmp_path, scenario())
+def report_pages(cli: Any, path: Path, tmp_path: Path) -> str:
+    """The page of two `--report` runs of ``path``, checked to be the same bytes."""
     pages = []
     for out in ("a", "b"):
         got = cli("run", str(path), "--report", str(tmp_path / out))
         assert got.exit_code == 0, got.output
         pages.append((tmp_path / out / "report.html").read_bytes())
     assert pages[0] == pages[1]  # same results, same bytes
-    page = pages[0].decode()
+    return pages[0].decode()
+
+
+def test_the_report_page_draws_the_io_path_and_the_wakeup_histogram(cli, tmp_path: Path):
+    page = report_pages(cli, write(tmp_path, scenario()), tmp_path)
     assert '<svg id="io-path"' in page and '<svg id="wakeup-histogram"' in page
     assert "<h2>IO as the tasks saw it</h2>" in page
     # Every figure is whole inside its <figure>.
