@@ -56,22 +56,12 @@ impl Cost {
         Ok(())
     }
 
-    /// One occurrence, in ns.
-    pub fn draw(&self, rng: &mut Pcg32) -> u64 {
-        self.ns().draw(rng)
-    }
-
     /// The range in whole nanoseconds, for drawing per wake-up without float arithmetic.
     pub fn ns(&self) -> CostNs {
         CostNs {
             lo: us_to_ns(self.min_us),
             hi: us_to_ns(self.max_us),
         }
-    }
-
-    /// The mean, in ns.
-    pub fn mean_ns(&self) -> f64 {
-        (self.min_us + self.max_us) * 500.0
     }
 }
 
@@ -201,7 +191,7 @@ mod tests {
             ..Cost::zero()
         };
         for _ in 0..1000 {
-            let d = c.draw(&mut rng);
+            let d = c.ns().draw(&mut rng);
             assert!((10_000..=12_500).contains(&d), "{d}");
         }
         let f = Cost {
@@ -209,8 +199,14 @@ mod tests {
             max_us: 3.0,
             ..Cost::zero()
         };
-        assert_eq!(f.draw(&mut rng), 3_000);
-        assert_eq!(c.mean_ns(), 11_250.0);
+        assert_eq!(f.ns().draw(&mut rng), 3_000);
+        assert_eq!(
+            c.ns(),
+            CostNs {
+                lo: 10_000,
+                hi: 12_500
+            }
+        );
     }
 
     #[test]
