@@ -763,7 +763,7 @@ impl Input<'_> {
             tasks,
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
-            irq,
+            irq: vec![irq],
         };
         Ok((spec, label))
     }

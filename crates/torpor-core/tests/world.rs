@@ -70,6 +70,7 @@ fn reader(cpu: u32) -> TaskSpec {
             bs: 4096,
             offset: 0,
             size: 1 << 20,
+            device: 0,
         }),
         timer_slack: Nanos::ZERO,
         job: None,
@@ -84,7 +85,7 @@ fn spec(platform: CpuPlatform, tasks: Vec<TaskSpec>, irq: IrqMap) -> CpuRunSpec 
         tasks,
         qos: vec![],
         seed: 1,
-        irq,
+        irq: vec![irq],
     }
 }
 
@@ -398,4 +399,76 @@ fn a_timeline_keeps_the_slowest_requests_path_and_the_cpus_kernel_work() {
     assert_eq!(us, [0, 100, 280, 330, 340]);
     // WFI 0, SLEEP 1, exit 2, kernel 3, running 4.
     assert_eq!(t.state, [1, 2, 3, 4, 1]);
+}
+
+/// A reader of device slot `device` on CPU `cpu`.
+fn reader_of(device: u8, cpu: u32) -> TaskSpec {
+    let mut t = reader(cpu);
+    t.name = format!("reader{device}");
+    if let Some(io) = t.io.as_mut() {
+        io.device = device;
+    }
+    t
+}
+
+#[test]
+fn two_devices_each_interrupt_by_their_own_mapping() {
+    // CPUs 0 and 1 in WFI. Reader 0 (CPU 0) reads device 0 (100 us, managed: its interrupt on
+    // CPU 0); reader 1 (CPU 1) reads device 1 (50 us, fixed on CPU 0, as a UFS host's one
+    // interrupt). Both submit at 0.
+    // Device 1 completes at 50: CPU 0 leaves WFI (51), runs the handler (71) and sends the IPI
+    // (76); CPU 1 leaves WFI (77) and switches (107): reader 1 waited 107 us (device 50, irq
+    // 20 + 5, exit 1 + 1, sched 30); it runs 10 us and submits again at 117.
+    // Device 0 completes at 100: CPU 0 (idle again since 71) leaves WFI (101), the handler
+    // (121), the switch (151): reader 0 waited 151 us (device 100, irq 20, exit 1, sched 30).
+    let mut s = spec(
+        platform("[0, 1]", false),
+        vec![reader_of(0, 0), reader_of(1, 1)],
+        IrqMap::Managed,
+    );
+    s.irq = vec![IrqMap::Managed, IrqMap::Fixed(0)];
+    let mut first = SerialDevice::new(Nanos::from_us(100));
+    let mut second = SerialDevice::new(Nanos::from_us(50));
+    let cpus = CpuSystem::new(&s).unwrap();
+    let out = World::new(&mut first, Some(cpus), &mut [], 1)
+        .unwrap()
+        .with_second_device(&mut second, false)
+        .run(Nanos::from_us(160))
+        .unwrap();
+    assert_eq!(first.times_ns(), vec![0]);
+    assert_eq!(second.times_ns(), vec![0, 117 * US]);
+    let r = out.cpu.unwrap();
+    let one = r.tasks[1].io.as_ref().unwrap();
+    assert_eq!(us_of(&one.total), (107, 107));
+    assert_eq!(us_of(&one.irq), (25, 25));
+    assert_eq!(us_of(&one.exit), (2, 2));
+    let zero = r.tasks[0].io.as_ref().unwrap();
+    assert_eq!(us_of(&zero.total), (151, 151));
+    assert_eq!(us_of(&zero.irq), (20, 20));
+    // Per device, the same requests; together, both.
+    assert_eq!(r.io_by_device.len(), 2);
+    assert_eq!(us_of(&r.io_by_device[0].total), (151, 151));
+    assert_eq!(us_of(&r.io_by_device[1].total), (107, 107));
+    assert_eq!(r.io.unwrap().total.count(), 2);
+    // CPU 0 ran both handlers (20 + 20), its reader's switch (30) and the reader from 151 us
+    // to the run's end at 160.
+    assert_eq!(r.cpus[0].busy_ns, 79 * US);
+}
+
+#[test]
+fn without_cpus_the_workloads_go_to_the_device_they_are_sent_to() {
+    // Two devices, no CPUs: the job's 3 reads go to the second device (10 us each, one at a
+    // time: submitted at 0, 10, 20); the first device sees none.
+    let mut job = FioJob::new("j", RwMode::Read);
+    job.number_ios = Some(3);
+    let mut first = SerialDevice::new(Nanos::from_us(100));
+    let mut second = SerialDevice::new(Nanos::from_us(10));
+    let out = World::new(&mut first, None, &mut [Workload::Job(job)], 1)
+        .unwrap()
+        .with_second_device(&mut second, true)
+        .run(Nanos::MAX)
+        .unwrap();
+    assert!(first.times_ns().is_empty());
+    assert_eq!(second.times_ns(), vec![0, 10 * US, 20 * US]);
+    assert_eq!(out.io.ios, 3);
 }

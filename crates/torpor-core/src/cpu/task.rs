@@ -90,6 +90,8 @@ pub struct TaskIo {
     /// The region's first byte and its length (fio's `offset` and `size`).
     pub offset: u64,
     pub size: u64,
+    /// The device it goes to: its slot in the run (0 in a run with one device).
+    pub device: u8,
 }
 
 /// One task.
@@ -327,6 +329,8 @@ fn task_io(task: usize, f: &TaskIoFile) -> Result<TaskIo, TaskError> {
         bs: bs as u32,
         offset,
         size,
+        // Placed when the run's devices are known.
+        device: 0,
     })
 }
 

@@ -45,6 +45,9 @@ pub enum Owner {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoTicket {
     pub owner: Owner,
+    /// Which of the run's devices serves it (0 in a run with one device): the world routes the
+    /// request by it, and the CPUs pick the interrupt's CPU from that device's mapping.
+    pub device: u8,
     pub op: IoOp,
     pub bytes: u32,
     pub submitted: Nanos,

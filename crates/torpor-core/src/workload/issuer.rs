@@ -101,6 +101,8 @@ pub(super) enum Plan {
 /// Every workload of a run with its slots and measurements.
 pub struct IoIssuer<'a> {
     runners: Vec<Runner<'a>>,
+    /// The device every workload's IO goes to (its slot in the run; 0 with one device).
+    device: u8,
 }
 
 impl<'a> IoIssuer<'a> {
@@ -127,7 +129,13 @@ impl<'a> IoIssuer<'a> {
             };
             runners.push(Runner::new(w, seed, &stream)?);
         }
-        Ok(IoIssuer { runners })
+        Ok(IoIssuer { runners, device: 0 })
+    }
+
+    /// Sends every workload's IO to the run's device in slot `device` (a run with two devices).
+    pub fn to_device(mut self, device: u8) -> Self {
+        self.device = device;
+        self
     }
 
     /// The run has workloads of its own (CPU tasks alone have none).
@@ -185,7 +193,7 @@ impl<'a> IoIssuer<'a> {
         w: u32,
         ctx: &mut Ctx<'_, W, Due>,
     ) -> Result<Option<(IoTicket, IoRequest)>, InputError> {
-        self.runners[w as usize].next_io(w, ctx)
+        self.runners[w as usize].next_io(w, self.device, ctx)
     }
 
     /// The measurements, with the run's `end` and why it stopped.
@@ -299,6 +307,7 @@ impl<'a> Runner<'a> {
     fn next_io<W>(
         &mut self,
         w: u32,
+        device: u8,
         ctx: &mut Ctx<'_, W, Due>,
     ) -> Result<Option<(IoTicket, IoRequest)>, InputError> {
         let now = ctx.now();
@@ -321,6 +330,7 @@ impl<'a> Runner<'a> {
                     self.out.issued += 1;
                     let ticket = IoTicket {
                         owner: Owner::Workload(w),
+                        device,
                         op: req.op,
                         bytes: req.bytes,
                         submitted: now,

@@ -159,6 +159,7 @@ impl<'t> CpuSystem<'t> {
         let offset = next_offset(&io, &mut task.io_cursor, &mut task.rng);
         let ticket = IoTicket {
             owner: Owner::Task(t as u32),
+            device: io.device,
             op: io.op,
             bytes: io.bs,
             submitted: now,
@@ -202,7 +203,7 @@ impl<'t> CpuSystem<'t> {
         // runs the handler, and the job sees the completion at once.
         let home = waiter.map_or(self.cpus[0].id, |t| self.tasks[t].spec.cpu);
         let now = ctx.now();
-        let k = self.irq_cpu(home);
+        let k = self.irq_cpu(home, ticket.device);
         let cost = self.costs[super::IO_IRQ].draw(&mut self.cpus[k].rng);
         let (exit_ns, done) = self.kernel_work(ctx, k, cost, super::Cause::Task);
         let Some(t) = waiter else {
@@ -217,6 +218,7 @@ impl<'t> CpuSystem<'t> {
             exit_ns,
             irq_ns: (done - now).0 - exit_ns,
             by: Some(by),
+            device: ticket.device,
         };
         if by == home {
             self.make_runnable(ctx, t);
@@ -236,14 +238,15 @@ impl<'t> CpuSystem<'t> {
         None
     }
 
-    /// The CPU (index) taking the interrupt of a request submitted from CPU `home`.
-    fn irq_cpu(&mut self, home: u32) -> usize {
-        let id = match &self.irq {
-            IrqMap::Managed => home,
-            IrqMap::Fixed(c) => *c,
-            IrqMap::RoundRobin(list) => {
-                let c = list[self.irq_next % list.len()];
-                self.irq_next = (self.irq_next + 1) % list.len();
+    /// The CPU (index) taking the interrupt of a request that device `device` served,
+    /// submitted from CPU `home`.
+    fn irq_cpu(&mut self, home: u32, device: u8) -> usize {
+        let id = match self.irq.get_mut(usize::from(device)) {
+            None | Some((IrqMap::Managed, _)) => home,
+            Some((IrqMap::Fixed(c), _)) => *c,
+            Some((IrqMap::RoundRobin(list), next)) => {
+                let c = list[*next % list.len()];
+                *next = (*next + 1) % list.len();
                 c
             }
         };
@@ -296,6 +299,7 @@ mod tests {
             bs: 4096,
             offset: 1 << 20,
             size: 3 * 4096,
+            device: 0,
         };
         let mut rng = crate::sim::Pcg32::new(1, 1);
         let mut cursor = 0;

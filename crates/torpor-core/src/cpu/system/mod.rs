@@ -88,8 +88,9 @@ pub struct CpuRunSpec {
     /// PM QoS requests over time (any order; equal times apply in the order given).
     pub qos: Vec<QosAction>,
     pub seed: u64,
-    /// Which CPU takes the run's device interrupts (a run without a device: unused).
-    pub irq: IrqMap,
+    /// Per device of the run, by its slot: which CPU takes its interrupts (empty without a
+    /// device).
+    pub irq: Vec<IrqMap>,
 }
 
 /// Per idle state of one CPU.
@@ -152,8 +153,10 @@ pub struct CpuReport {
     pub duration_ns: u64,
     pub cpus: Vec<CpuStats>,
     pub tasks: Vec<TaskStats>,
-    /// The IO of every task, per device the tasks used (today the run's one device).
+    /// The IO of every task together.
     pub io: Option<IoPathStats>,
+    /// With two devices, the tasks' IO per device (by slot); empty otherwise.
+    pub io_by_device: Vec<IoPathStats>,
     /// Changes the device's host driver made to its CPU latency request.
     pub host_latency_votes: u64,
     /// `[run] timeline`: each CPU's lanes in the window.
@@ -435,14 +438,16 @@ pub struct CpuSystem<'t> {
     path: WakePath,
     /// The path's costs in whole ns: timer interrupt, device interrupt, IPI, scheduler.
     costs: [CostNs; 4],
-    irq: IrqMap,
-    /// Round robin's next CPU (index into the map's list).
-    irq_next: usize,
+    /// Per device slot, its interrupt mapping and round robin's next CPU (index into the
+    /// map's list).
+    irq: Vec<(IrqMap, usize)>,
     /// What the world is to pass on, oldest first.
     signals: std::collections::VecDeque<Signal>,
     idle_signals: bool,
-    /// Per device the tasks use: every task's IO together.
+    /// Every task's IO together.
     io: Option<IoPathStats>,
+    /// With two devices, every task's IO per device (by slot).
+    io_by_device: Vec<IoPathStats>,
     /// Changes the host driver made to its CPU latency request.
     host_votes: u64,
     /// Per workload of the world, the task that is its thread (a fio job on a CPU).
@@ -619,7 +624,9 @@ impl<'t> CpuSystem<'t> {
             .wakeup
             .clone()
             .unwrap_or_else(WakePath::declared);
-        spec.irq.check(&order)?;
+        for map in &spec.irq {
+            map.check(&order)?;
+        }
         let any_io = spec.tasks.iter().any(|t| t.io.is_some() || t.job.is_some());
         let mut index_of = Vec::new();
         for (i, &id) in order.iter().enumerate() {
@@ -652,11 +659,14 @@ impl<'t> CpuSystem<'t> {
             trace: None,
             costs: [&path.timer_irq, &path.io_irq, &path.ipi, &path.sched].map(|c| c.ns()),
             path,
-            irq: spec.irq.clone(),
-            irq_next: 0,
+            irq: spec.irq.iter().map(|m| (m.clone(), 0)).collect(),
             signals: std::collections::VecDeque::with_capacity(16),
             idle_signals: false,
             io: any_io.then(IoPathStats::default),
+            io_by_device: match spec.irq.len() {
+                n if n > 1 && any_io => vec![IoPathStats::default(); n],
+                _ => vec![],
+            },
             host_votes: 0,
             threads,
             delivered: std::collections::VecDeque::with_capacity(16),
@@ -1084,6 +1094,9 @@ impl<'t> CpuSystem<'t> {
             if let Some(all) = self.io.as_mut() {
                 all.record(&stamp, latency);
             }
+            if let Some(device) = self.io_by_device.get_mut(usize::from(stamp.device)) {
+                device.record(&stamp, latency);
+            }
         }
         let burst = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
         self.cpus[c]
@@ -1228,6 +1241,7 @@ impl<'t> CpuSystem<'t> {
             timelines,
             slowest_io,
             io: self.io,
+            io_by_device: self.io_by_device,
             host_latency_votes: self.host_votes,
             cpus: self.cpus.into_iter().map(|c| c.stats).collect(),
             tasks: self

@@ -54,7 +54,7 @@ fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
         qos,
         seed: 1,
-        irq: IrqMap::Managed,
+        irq: vec![IrqMap::Managed],
     }
 }
 
@@ -285,7 +285,7 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
         ],
         qos: vec![],
         seed: 3,
-        irq: IrqMap::Managed,
+        irq: vec![IrqMap::Managed],
     };
     let r = run(&spec, ms(5_000)).unwrap();
     let above: u64 = r.cpus.iter().flat_map(|c| &c.states).map(|s| s.above).sum();

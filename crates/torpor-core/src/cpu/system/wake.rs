@@ -37,6 +37,8 @@ pub struct WakeStamp {
     pub irq_ns: u64,
     /// The CPU whose task called the wake-up, if one did.
     pub by: Option<u32>,
+    /// For an IO: the device (slot) that served it.
+    pub device: u8,
 }
 
 impl<'t> CpuSystem<'t> {
@@ -105,6 +107,7 @@ impl<'t> CpuSystem<'t> {
             exit_ns,
             irq_ns: (done - now).0 - exit_ns,
             by: None,
+            device: 0,
         };
         self.make_runnable(ctx, t);
     }
@@ -139,6 +142,7 @@ impl<'t> CpuSystem<'t> {
         self.tasks[w].stamp = WakeStamp {
             origin: now,
             by: Some(from),
+            device: 0,
             ..WakeStamp::default()
         };
         let target = self.cpu_index(self.tasks[w].spec.cpu);

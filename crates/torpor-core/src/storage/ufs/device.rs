@@ -927,6 +927,7 @@ pub(crate) mod tests {
                 Ev::Submit(i) => {
                     let ticket = IoTicket {
                         owner: crate::storage::io::Owner::Workload(i),
+                        device: 0,
                         op: IoOp::Read,
                         bytes: 4096,
                         submitted: now,
@@ -993,6 +994,7 @@ pub(crate) mod tests {
                     Act::Io(req) => {
                         let ticket = IoTicket {
                             owner: crate::storage::io::Owner::Workload(i as u32),
+                            device: 0,
                             op: req.op,
                             bytes: req.bytes,
                             submitted: now,

@@ -90,6 +90,7 @@ fn drive(cfg: UfsConfig, reqs: &[(Nanos, IoRequest)], end: Nanos) -> (Vec<(u32, 
                 let req = reqs[i as usize].1;
                 let ticket = IoTicket {
                     owner: Owner::Workload(i),
+                    device: 0,
                     op: req.op,
                     bytes: req.bytes,
                     submitted: now,

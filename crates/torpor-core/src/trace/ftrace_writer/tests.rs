@@ -44,7 +44,7 @@ fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
         tasks: vec![TaskSpec::cyclictest("cyclic", 0, Nanos::from_ms(10))],
         qos: qos.into_iter().collect(),
         seed: 1,
-        irq: IrqMap::Managed,
+        irq: vec![IrqMap::Managed],
     }
 }
 
@@ -252,7 +252,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         ],
         qos: vec![],
         seed,
-        irq: IrqMap::Managed,
+        irq: vec![IrqMap::Managed],
     }
 }
 

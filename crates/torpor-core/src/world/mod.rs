@@ -17,14 +17,16 @@
 //!    and submitted to the device; each CPU's idle entries and exits, and its latency votes,
 //!    travel the same way between the CPUs and the device ([`crate::cpu::system::Signal`]).
 //!
-//! A run may have CPUs alone ([`NoDevice`], no workloads), a device alone, or both. Components
-//! are held by value or by reference with their concrete types, so dispatch is static; no
-//! event allocates.
+//! A run may have CPUs alone ([`NoDevice`], no workloads), a device alone, CPUs with a device,
+//! or two devices (with or without CPUs; [`World::with_second_device`]). Each request goes to
+//! the device its ticket names ([`IoTicket::device`]: slot 0 or 1); both devices hear the
+//! CPUs' idle signals. Components are held by value or by reference with their concrete types,
+//! so dispatch is static; no event allocates.
 
 use crate::cpu::system::{CpuEvent, CpuReport, CpuSystem, Signal};
 use crate::error::InputError;
 use crate::sim::{self, Ctx, EventQueue, Stop};
-use crate::storage::io::{BlockDevice, IoRequest, IoTicket};
+use crate::storage::io::{BlockDevice, CpuLatencyVote, IoRequest, IoTicket};
 use crate::time::Nanos;
 use crate::workload::{Due, IoIssuer, IoReport, Workload};
 
@@ -47,11 +49,13 @@ impl BlockDevice for NoDevice {
     }
 }
 
-/// One event of a run, tagged with the component it belongs to.
+/// One event of a run, tagged with the component it belongs to (`Second`: the device in slot
+/// 1 of a run with two).
 #[derive(Clone, Copy, Debug)]
-pub enum Event<D> {
+pub enum Event<D, D2 = NoEvent> {
     Issuer(Due),
     Device(D),
+    Second(D2),
     Cpu(CpuEvent),
 }
 
@@ -64,10 +68,11 @@ pub struct Outcome {
 }
 
 /// Every component of one run.
-pub struct World<'a, 't, D: BlockDevice> {
-    queue: EventQueue<Event<D::Event>>,
+pub struct World<'a, 't, D: BlockDevice, D2: BlockDevice = NoDevice> {
+    queue: EventQueue<Event<D::Event, D2::Event>>,
     issuer: IoIssuer<'a>,
     device: &'a mut D,
+    second: Option<&'a mut D2>,
     cpus: Option<CpuSystem<'t>>,
 }
 
@@ -87,10 +92,33 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
             queue,
             issuer,
             device,
+            second: None,
             cpus,
         })
     }
 
+    /// Adds a second device, in slot 1: requests whose ticket names it go there, and the
+    /// workloads' IO too when `workloads_to_second` (a task's IO names its own device).
+    pub fn with_second_device<D2: BlockDevice>(
+        self,
+        second: &'a mut D2,
+        workloads_to_second: bool,
+    ) -> World<'a, 't, D, D2> {
+        let issuer = match workloads_to_second {
+            true => self.issuer.to_device(1),
+            false => self.issuer,
+        };
+        World {
+            queue: EventQueue::with_capacity(issuer.pending_hint() + 64),
+            issuer,
+            device: self.device,
+            second: Some(second),
+            cpus: self.cpus,
+        }
+    }
+}
+
+impl<'a, 't, D: BlockDevice, D2: BlockDevice> World<'a, 't, D, D2> {
     /// Runs from time zero until `until` or until every workload has finished.
     pub fn run(self, until: Nanos) -> Result<Outcome, InputError> {
         self.run_watched(until, |_| true)
@@ -108,12 +136,20 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
             mut queue,
             mut issuer,
             device,
+            second,
             mut cpus,
         } = self;
-        device.start(&mut Ctx::new(&mut queue, Event::Device));
+        let mut devices = Devices {
+            first: device,
+            second,
+        };
+        devices.first.start(&mut Ctx::new(&mut queue, Event::Device));
+        if let Some(d) = devices.second.as_mut() {
+            d.start(&mut Ctx::new(&mut queue, Event::Second));
+        }
         if let Some(c) = cpus.as_mut() {
             c.start(&mut Ctx::new(&mut queue, Event::Cpu));
-            pass_on(c, device, &mut queue);
+            pass_on(c, &mut devices, &mut queue);
         }
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
         // A run without a deadline ends with its workloads; CPUs alone have none to end.
@@ -124,19 +160,21 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
             match event {
                 Event::Issuer(due) => {
                     let w = issuer.on_due(due);
-                    pump(&mut issuer, device, queue, w)?;
+                    pump(&mut issuer, &mut devices, queue, w)?;
                 }
                 Event::Device(e) => {
-                    let done = device
-                        .on_event(&mut Ctx::new(queue, Event::Device), e)
-                        .and_then(|done| match cpus.as_mut() {
-                            None => Some(done),
-                            Some(c) => c.interrupt(&mut Ctx::new(queue, Event::Cpu), done),
-                        });
-                    if let Some(done) = done {
-                        let w = issuer.complete(queue.now(), done);
-                        pump(&mut issuer, device, queue, w)?;
-                    }
+                    let done = devices
+                        .first
+                        .on_event(&mut Ctx::new(queue, Event::Device), e);
+                    completed(done, &mut cpus, &mut issuer, &mut devices, queue)?;
+                }
+                Event::Second(e) => {
+                    let done = devices
+                        .second
+                        .as_mut()
+                        .expect("events of a second device come from it")
+                        .on_event(&mut Ctx::new(queue, Event::Second), e);
+                    completed(done, &mut cpus, &mut issuer, &mut devices, queue)?;
                 }
                 Event::Cpu(e) => cpus
                     .as_mut()
@@ -147,11 +185,11 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
                 if c.has_output() {
                     while let Some(done) = c.next_delivered() {
                         let w = issuer.complete(queue.now(), done);
-                        pump(&mut issuer, device, queue, w)?;
+                        pump(&mut issuer, &mut devices, queue, w)?;
                     }
-                    pass_on(c, device, queue);
+                    pass_on(c, &mut devices, queue);
                 }
-                while let Some(vote) = device.next_cpu_latency_vote() {
+                while let Some(vote) = devices.next_cpu_latency_vote() {
                     c.latency_vote(&mut Ctx::new(queue, Event::Cpu), vote);
                 }
             }
@@ -174,33 +212,87 @@ impl<'a, 't, D: BlockDevice> World<'a, 't, D> {
     }
 }
 
-/// Submits every IO workload `w` has due now.
-fn pump<D: BlockDevice>(
+/// The run's devices: slot 0, and slot 1 when it has two.
+struct Devices<'a, D, D2> {
+    first: &'a mut D,
+    second: Option<&'a mut D2>,
+}
+
+impl<D: BlockDevice, D2: BlockDevice> Devices<'_, D, D2> {
+    /// Hands `req` to the device its ticket names.
+    #[inline]
+    fn submit(
+        &mut self,
+        queue: &mut EventQueue<Event<D::Event, D2::Event>>,
+        ticket: IoTicket,
+        req: &IoRequest,
+    ) {
+        match (ticket.device, self.second.as_mut()) {
+            (1, Some(d)) => d.submit(&mut Ctx::new(queue, Event::Second), ticket, req),
+            _ => self
+                .first
+                .submit(&mut Ctx::new(queue, Event::Device), ticket, req),
+        }
+    }
+
+    /// A host driver's next CPU latency vote (the run lets at most one device vote).
+    fn next_cpu_latency_vote(&mut self) -> Option<CpuLatencyVote> {
+        self.first
+            .next_cpu_latency_vote()
+            .or_else(|| self.second.as_mut()?.next_cpu_latency_vote())
+    }
+}
+
+/// A device finished `done` (if anything): with CPUs its interrupt arrives on one, else (or
+/// when no thread waits for it) its workload sees it at once and may issue more.
+fn completed<D: BlockDevice, D2: BlockDevice>(
+    done: Option<IoTicket>,
+    cpus: &mut Option<CpuSystem<'_>>,
     issuer: &mut IoIssuer<'_>,
-    device: &mut D,
-    queue: &mut EventQueue<Event<D::Event>>,
-    w: u32,
+    devices: &mut Devices<'_, D, D2>,
+    queue: &mut EventQueue<Event<D::Event, D2::Event>>,
 ) -> Result<(), InputError> {
-    while let Some((ticket, req)) = issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))? {
-        device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req);
+    let done = done.and_then(|done| match cpus.as_mut() {
+        None => Some(done),
+        Some(c) => c.interrupt(&mut Ctx::new(queue, Event::Cpu), done),
+    });
+    if let Some(done) = done {
+        let w = issuer.complete(queue.now(), done);
+        pump(issuer, devices, queue, w)?;
     }
     Ok(())
 }
 
-/// Hands the device what the CPU system produced while handling an event: its tasks' IO, and
-/// the signals a device may act on (a CPU's idle entry or exit).
-fn pass_on<D: BlockDevice>(
+/// Submits every IO workload `w` has due now.
+fn pump<D: BlockDevice, D2: BlockDevice>(
+    issuer: &mut IoIssuer<'_>,
+    devices: &mut Devices<'_, D, D2>,
+    queue: &mut EventQueue<Event<D::Event, D2::Event>>,
+    w: u32,
+) -> Result<(), InputError> {
+    while let Some((ticket, req)) = issuer.next_io(w, &mut Ctx::new(queue, Event::Issuer))? {
+        devices.submit(queue, ticket, &req);
+    }
+    Ok(())
+}
+
+/// Hands the devices what the CPU system produced while handling an event: its tasks' IO, and
+/// the signals a device may act on (a CPU's idle entry or exit, which both devices hear).
+fn pass_on<D: BlockDevice, D2: BlockDevice>(
     cpus: &mut CpuSystem<'_>,
-    device: &mut D,
-    queue: &mut EventQueue<Event<D::Event>>,
+    devices: &mut Devices<'_, D, D2>,
+    queue: &mut EventQueue<Event<D::Event, D2::Event>>,
 ) {
     while let Some(signal) = cpus.next_signal() {
         match signal {
-            Signal::Submit(ticket, req) => {
-                device.submit(&mut Ctx::new(queue, Event::Device), ticket, &req)
-            }
+            Signal::Submit(ticket, req) => devices.submit(queue, ticket, &req),
             Signal::Idle { cpu, idle } => {
-                device.on_cpu_idle(&mut Ctx::new(queue, Event::Device), cpu, idle);
+                devices
+                    .first
+                    .on_cpu_idle(&mut Ctx::new(queue, Event::Device), cpu, idle);
+                if let Some(d) = devices.second.as_mut() {
+                    d.on_cpu_idle(&mut Ctx::new(queue, Event::Second), cpu, idle);
+                }
             }
         }
     }
