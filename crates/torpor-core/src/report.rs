@@ -54,10 +54,12 @@ pub struct SystemSection {
 }
 
 impl VariantReport {
-    /// Fills [`Self::system`] when the variant had CPUs and a device.
+    /// Fills [`Self::system`] when the variant had CPUs and a device (or two: their energy
+    /// adds up).
     pub fn with_system(mut self) -> Self {
         let device = match (&self.nvme, &self.ufs) {
-            (Some(n), _) => Some(n.stats.energy_mj),
+            (Some(n), Some(u)) => Some(n.stats.energy_mj + u.stats.energy_mj),
+            (Some(n), None) => Some(n.stats.energy_mj),
             (None, Some(u)) => Some(u.stats.energy_mj),
             (None, None) => None,
         };
@@ -134,6 +136,9 @@ pub struct CpuSection {
     /// Every task's IO, as the tasks saw it, decomposed (device, irq, exit, sched).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io: Option<crate::cpu::system::IoPathStats>,
+    /// With two devices, the tasks' IO per device.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub io_by_device: Vec<DeviceIoPath>,
     /// The wake-up path the run used (the platform's `[wakeup]`, with its sources).
     pub wakeup: Option<crate::cpu::wake_path::WakePath>,
     /// Changes the device's host driver made to its CPU latency request (ufshcd's vote).
@@ -146,11 +151,22 @@ pub struct CpuSection {
     pub slowest_io: Option<crate::cpu::system::RequestPath>,
 }
 
+/// One device's share of the tasks' IO, decomposed.
+#[derive(Debug, Serialize)]
+pub struct DeviceIoPath {
+    /// `"nvme"` or `"ufs"`.
+    pub device: String,
+    pub path: crate::cpu::system::IoPathStats,
+}
+
 impl CpuSection {
+    /// The section of CPUs that ran `spec` and measured `r`; `devices`: the run's devices by
+    /// slot (their names label the per-device IO).
     pub fn new(
         spec: &crate::cpu::system::CpuRunSpec,
         platform: String,
         r: crate::cpu::system::CpuReport,
+        devices: &[&str],
     ) -> CpuSection {
         let wakeup = spec.platform.wakeup.clone();
         let path_note = match &wakeup {
@@ -207,6 +223,14 @@ impl CpuSection {
             cpus: r.cpus,
             tasks: r.tasks,
             io: r.io,
+            io_by_device: devices
+                .iter()
+                .zip(r.io_by_device)
+                .map(|(d, path)| DeviceIoPath {
+                    device: d.to_string(),
+                    path,
+                })
+                .collect(),
             wakeup,
             host_latency_votes: r.host_latency_votes,
             timelines: r.timelines,

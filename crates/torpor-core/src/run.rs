@@ -403,7 +403,12 @@ impl Input<'_> {
         let s = self.scenario();
         let span = self.until(s)?.unwrap_or(Nanos::ZERO);
         // A preset that does not load is reported with its line when the variant runs.
-        let service = match (&s.platform.nvme, &s.platform.ufs) {
+        // With two devices, the workloads' device's.
+        let nvme = match s.workload.device.as_deref() {
+            Some("ufs") => None,
+            _ => s.platform.nvme.as_ref(),
+        };
+        let service = match (nvme, &s.platform.ufs) {
             (Some(nvme), _) => match nvme.preset.as_deref().map(source::from_preset) {
                 Some(Some(Ok(d))) => d.service,
                 _ => ServiceModel::CLIENT_DEFAULT,
@@ -721,8 +726,14 @@ impl Input<'_> {
     fn cpu_spec(&self, p: &CpuPlatformSpec) -> Result<(CpuRunSpec, String), InputError> {
         let s = self.scenario();
         let (platform, label) = self.cpu_platform(p)?;
-        let tasks =
+        let mut tasks =
             crate::cpu::task::resolve(&s.workload.tasks).expect("validated with the scenario");
+        // Each task's IO goes to the device its `io.device` names.
+        for (task, file) in tasks.iter_mut().zip(&s.workload.tasks) {
+            if let (Some(io), Some(named)) = (task.io.as_mut(), &file.io) {
+                io.device = s.device_slot(&named.device);
+            }
+        }
         for (i, t) in tasks.iter().enumerate() {
             if platform.cluster_of(t.cpu).is_none() {
                 return Err(self.at(
@@ -740,22 +751,32 @@ impl Input<'_> {
         let governor =
             GovernorName::parse(&s.policy.cpuidle.governor).expect("validated with the scenario");
         let qos = self.cpu_qos(&platform, &label)?;
-        let irq = match (&s.platform.irq, &s.platform.ufs) {
-            (Some(irq), _) => irq
-                .resolved()
-                .map_err(|(path, message)| self.at(&path, message))?,
-            // UFS: the host's one interrupt, on the first CPU (the default affinity).
-            (None, Some(_)) => IrqMap::Fixed(platform.cpus()[0]),
-            (None, None) => IrqMap::Managed,
-        };
-        irq.check(&platform.cpus()).map_err(|m| {
-            let path = if s.platform.irq.is_some() {
-                "platform.irq.cpus"
-            } else {
-                "platform.cpu"
+        // Per device slot: the scenario's mapping, else the device's default (NVMe: blk-mq's
+        // managed vectors; UFS: the host's one interrupt on the first CPU, the default
+        // affinity).
+        let devices = s.devices();
+        let mut irq = Vec::with_capacity(devices.len());
+        for device in &devices {
+            let asked = match &s.platform.irq {
+                Some(table) => table
+                    .map_for(device, &devices)
+                    .map_err(|(path, message)| self.at(&path, message))?,
+                None => None,
             };
-            self.at(path, m)
-        })?;
+            let map = asked.unwrap_or_else(|| match *device {
+                "ufs" => IrqMap::Fixed(platform.cpus()[0]),
+                _ => IrqMap::Managed,
+            });
+            map.check(&platform.cpus()).map_err(|m| {
+                let path = match &s.platform.irq {
+                    Some(t) if t.mode.is_none() => format!("platform.irq.{device}.cpus"),
+                    Some(_) => "platform.irq.cpus".into(),
+                    None => "platform.cpu".into(),
+                };
+                self.at(&path, m)
+            })?;
+            irq.push(map);
+        }
         let spec = CpuRunSpec {
             platform,
             governor,
@@ -763,7 +784,7 @@ impl Input<'_> {
             tasks,
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
-            irq: vec![irq],
+            irq,
         };
         Ok((spec, label))
     }
@@ -865,7 +886,7 @@ impl Input<'_> {
         if stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
         }
-        let mut cpu = CpuSection::new(&spec, label, report);
+        let mut cpu = CpuSection::new(&spec, label, report, &[]);
         if let Some((path, lines)) = written {
             cpu.notes.push(format!(
                 "variant {}: its idle trace (idlestat's trace file, {lines} events) is {path}",
@@ -887,17 +908,102 @@ impl Input<'_> {
 
     fn run(&self, watch: &mut dyn Watch) -> Result<VariantReport, RunError> {
         let s = self.scenario();
-        let nvme = match (&s.platform.nvme, &s.platform.cpu, &s.platform.ufs) {
-            (None, Some(cpu), None) => return self.run_cpu(cpu, watch),
-            (_, _, Some(ufs)) => return self.run_ufs(ufs, watch),
-            (Some(nvme), _, None) => nvme,
+        match (&s.platform.nvme, &s.platform.cpu, &s.platform.ufs) {
+            (None, Some(cpu), None) => self.run_cpu(cpu, watch),
+            (Some(nvme), _, None) => self.run_nvme(nvme, watch),
+            (None, _, Some(ufs)) => self.run_ufs(ufs, watch),
+            (Some(nvme), _, Some(ufs)) => self.run_two(nvme, ufs, watch),
             (None, None, None) => unreachable!("the scenario schema requires a platform"),
-        };
-        let name = &self.file.variants()[self.variant].name;
+        }
+    }
+
+    /// The variant's report around its IO section, CPU section and events (filled in by the
+    /// caller's device sections).
+    fn report_of(
+        &self,
+        end: Nanos,
+        io: IoSection,
+        cpu: Option<CpuSection>,
+        events: u64,
+    ) -> VariantReport {
+        let s = self.scenario();
+        VariantReport {
+            name: self.file.variants()[self.variant].name.to_string(),
+            duration_s: end.as_secs_f64(),
+            seed: s.run.seed,
+            io,
+            nvme: None,
+            cpu,
+            ufs: None,
+            system: None,
+            events,
+        }
+    }
+
+    /// A `[platform.nvme]` variant: the drive with `[policy.apst]`, under the variant's IO.
+    fn run_nvme(
+        &self,
+        nvme: &NvmePlatform,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
+        let mut rig = self.nvme_rig(nvme)?;
+        let (io, end, cpu, events) =
+            self.run_device(&mut rig.device, None::<&mut world::NoDevice>, watch, false)?;
+        let mut report = self.report_of(end, io, cpu, events);
+        report.nvme = Some(rig.finish(end));
+        Ok(report.with_system())
+    }
+
+    /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]`,
+    /// `[policy.boost]` and `[policy.hpb]`, under the variant's IO.
+    fn run_ufs(
+        &self,
+        ufs: &UfsPlatformSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
+        let mut rig = self.ufs_rig(ufs)?;
+        let idle_signals = rig.deferrable;
+        let (io, end, cpu, events) = self.run_device(
+            &mut rig.device,
+            None::<&mut world::NoDevice>,
+            watch,
+            idle_signals,
+        )?;
+        let mut report = self.report_of(end, io, cpu, events);
+        report.ufs = Some(rig.finish(end));
+        Ok(report.with_system())
+    }
+
+    /// A variant with both devices: the drive in slot 0, the UFS device in slot 1, each with
+    /// its own policies, the workloads' IO on `[workload] device` and each task's on its own.
+    fn run_two(
+        &self,
+        nvme: &NvmePlatform,
+        ufs: &UfsPlatformSpec,
+        watch: &mut dyn Watch,
+    ) -> Result<VariantReport, RunError> {
+        let mut drive = self.nvme_rig(nvme)?;
+        let mut host = self.ufs_rig(ufs)?;
+        let idle_signals = host.deferrable;
+        let (io, end, cpu, events) = self.run_device(
+            &mut drive.device,
+            Some(&mut host.device),
+            watch,
+            idle_signals,
+        )?;
+        let mut report = self.report_of(end, io, cpu, events);
+        report.nvme = Some(drive.finish(end));
+        report.ufs = Some(host.finish(end));
+        Ok(report.with_system())
+    }
+
+    /// The drive of `[platform.nvme]` with the table `[policy.apst]` makes the driver send.
+    fn nvme_rig(&self, nvme: &NvmePlatform) -> Result<NvmeRig, InputError> {
+        let s = self.scenario();
         let drive = self.drive(nvme)?;
         let params = s.policy.apst.resolved();
         let config = apst::build(&drive.controller, &params);
-        let (table, not_sent) = match &config {
+        let (table, not_sent_reason) = match &config {
             ApstConfig::Sent(t) => (Some(t), None),
             ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
         };
@@ -910,45 +1016,21 @@ impl Input<'_> {
         if let Some(window) = s.run.timeline {
             device = device.with_timeline(window, s.run.timeline_limit);
         }
-        let (io_section, end, cpu, events) = self.run_device(&mut device, watch, false)?;
-        let idle_schedule = device.idle_schedule();
-        let stats = device.finish(end);
-        let timeline = device.take_timeline().map(|timeline| TimelineSection {
-            states: stats
-                .power_states
-                .iter()
-                .map(|s| s.name.clone())
-                .chain(["transition".to_string()])
-                .collect(),
-            timeline,
-        });
-        Ok(VariantReport {
-            name: name.to_string(),
-            duration_s: end.as_secs_f64(),
-            seed: s.run.seed,
-            io: io_section,
-            nvme: Some(NvmeSection {
-                device: drive.label,
-                notes: drive.notes,
-                latency_scale: nvme.latency_scale,
-                transition_power_share: nvme.transition_power_share,
-                timeline,
-                apst: ApstSection {
-                    params,
-                    sent: table.is_some(),
-                    not_sent_reason: not_sent,
-                    table: table.map(view::apst::table_json),
-                    idle_schedule,
-                    latency_tolerance: changes.iter().map(ToleranceChange::from).collect(),
-                },
-                stats,
-            }),
-            cpu,
-            ufs: None,
-            system: None,
-            events,
-        }
-        .with_system())
+        let apst = ApstSection {
+            params,
+            sent: table.is_some(),
+            not_sent_reason,
+            table: table.map(view::apst::table_json),
+            idle_schedule: vec![],
+            latency_tolerance: changes.iter().map(ToleranceChange::from).collect(),
+        };
+        Ok(NvmeRig {
+            device,
+            drive,
+            latency_scale: nvme.latency_scale,
+            transition_power_share: nvme.transition_power_share,
+            apst,
+        })
     }
 
     /// This variant's PM QoS timeline (`torpor qos`): the CPUs' limits and states, or the
@@ -1015,9 +1097,10 @@ impl Input<'_> {
     /// CPUs when it has them (`idle_signals`: the device hears their idle entries and exits);
     /// returns the IO section, when the run ended (the duration, or when the replay drained),
     /// the CPU section and the events the engine handled.
-    fn run_device<D: BlockDevice>(
+    fn run_device<D: BlockDevice, D2: BlockDevice>(
         &self,
         device: &mut D,
+        second: Option<&mut D2>,
         watch: &mut dyn Watch,
         idle_signals: bool,
     ) -> Result<(IoSection, Nanos, Option<CpuSection>, u64), RunError> {
@@ -1049,13 +1132,22 @@ impl Input<'_> {
             (until, _) => until,
         };
         progress.until = until;
-        let out = world::World::new(device, system, &mut loads, s.run.seed)?.run_watched(
-            until.unwrap_or(Nanos::MAX),
-            |now| {
-                progress.now = now;
-                watch.tick(&progress)
-            },
-        )?;
+        let world = world::World::new(device, system, &mut loads, s.run.seed)?;
+        let until_ns = until.unwrap_or(Nanos::MAX);
+        let tick = |now| {
+            progress.now = now;
+            watch.tick(&progress)
+        };
+        let out = match second {
+            None => world.run_watched(until_ns, tick)?,
+            Some(second) => {
+                // The second device is the UFS one (slot 1).
+                let to_second = s.workload.device.as_deref().map(|d| s.device_slot(d)) == Some(1);
+                world
+                    .with_second_device(second, to_second)
+                    .run_watched(until_ns, tick)?
+            }
+        };
         let io = out.io;
         if io.stop == crate::sim::Stop::Interrupted {
             return Err(RunError::Interrupted);
@@ -1064,7 +1156,9 @@ impl Input<'_> {
         // Without a duration the run lasts until the replay has drained.
         let end = until.unwrap_or(io.end);
         let cpu = match (cpu, out.cpu) {
-            (Some((spec, label)), Some(report)) => Some(CpuSection::new(&spec, label, report)),
+            (Some((spec, label)), Some(report)) => {
+                Some(CpuSection::new(&spec, label, report, &s.devices()))
+            }
             _ => None,
         };
         Ok((self.io_section(&mut loads, &io, end)?, end, cpu, out.events))
@@ -1130,15 +1224,10 @@ impl Input<'_> {
         }))
     }
 
-    /// A `[platform.ufs]` variant: the device and host with `[policy.devfreq]`,
-    /// `[policy.boost]` and `[policy.hpb]`, under the variant's IO.
-    fn run_ufs(
-        &self,
-        p: &UfsPlatformSpec,
-        watch: &mut dyn Watch,
-    ) -> Result<VariantReport, RunError> {
+    /// The UFS device and host of `[platform.ufs]`, with `[policy.devfreq]`, `[policy.boost]`
+    /// and `[policy.hpb]`.
+    fn ufs_rig(&self, p: &UfsPlatformSpec) -> Result<UfsRig, InputError> {
         let s = self.scenario();
-        let name = &self.file.variants()[self.variant].name;
         let preset = ufs_preset::find(&p.preset).unwrap_or_else(|| {
             Err(self.at(
                 "platform.ufs.preset",
@@ -1180,7 +1269,6 @@ impl Input<'_> {
                 cpu_latency_qos: policy.pm_qos_enable,
             });
         }
-        let (io_section, end, cpu, events) = self.run_device(&mut device, watch, deferrable)?;
         let mut notes = vec![
             "service times are calibrated from the preset's published figures at the max level; \
              power, hibern8 exit and scale costs are the preset's central estimates (torpor \
@@ -1238,46 +1326,104 @@ impl Input<'_> {
         if boost.is_some() && scaling.is_none() {
             notes.push("the boost has no effect with clock scaling off".into());
         }
-        let stats = device.finish(end);
+        Ok(UfsRig {
+            device,
+            id: preset.id.clone(),
+            levels: (min, max),
+            devfreq: scaling.map(|p| DevfreqParams {
+                profile: policy.profile,
+                polling_ms: p.polling_ms,
+                polling_period_ns: p.polling_period().0,
+                timer: p.timer,
+                upthreshold: p.ondemand.upthreshold,
+                downdifferential: p.ondemand.downdifferential,
+                rounding: p.rounding,
+                suspend_on_no_request: p.suspend_on_no_request,
+                hz: p.hz,
+            }),
+            boost: (b.dev_freq_timeout_ms, b.notify),
+            notes,
+            deferrable,
+        })
+    }
+}
+
+/// An NVMe drive built for a variant, and what its report section says beside its stats.
+struct NvmeRig {
+    device: NvmeDevice,
+    drive: DriveSpec,
+    latency_scale: f64,
+    transition_power_share: f64,
+    apst: ApstSection,
+}
+
+impl NvmeRig {
+    /// The drive's section of a run that ended at `end`.
+    fn finish(mut self, end: Nanos) -> NvmeSection {
+        self.apst.idle_schedule = self.device.idle_schedule();
+        let stats = self.device.finish(end);
+        let timeline = self.device.take_timeline().map(|timeline| TimelineSection {
+            states: stats
+                .power_states
+                .iter()
+                .map(|s| s.name.clone())
+                .chain(["transition".to_string()])
+                .collect(),
+            timeline,
+        });
+        NvmeSection {
+            device: self.drive.label,
+            notes: self.drive.notes,
+            latency_scale: self.latency_scale,
+            transition_power_share: self.transition_power_share,
+            timeline,
+            apst: self.apst,
+            stats,
+        }
+    }
+}
+
+/// A UFS device and host built for a variant, and what its report section says beside its
+/// stats.
+struct UfsRig {
+    device: UfsDevice,
+    id: String,
+    /// The clock's lowest and highest levels.
+    levels: (
+        crate::storage::ufs::service::HostLevel,
+        crate::storage::ufs::service::HostLevel,
+    ),
+    devfreq: Option<DevfreqParams>,
+    /// `dev_freq_timeout_ms` and when devfreq learns of the boost.
+    boost: (u32, crate::storage::ufs::device::BoostNotify),
+    notes: Vec<String>,
+    /// devfreq's monitor runs on a deferrable timer (it needs the CPUs' idle signals).
+    deferrable: bool,
+}
+
+impl UfsRig {
+    /// The device's section of a run that ended at `end`.
+    fn finish(mut self, end: Nanos) -> UfsSection {
+        let stats = self.device.finish(end);
         if let Some(outside) = stats.hpb.map(|h| h.counters.outside_lu).filter(|&n| n > 0) {
-            notes.push(format!(
+            self.notes.push(format!(
                 "{outside} requests reached past the HPB LU's last block (the preset's \
                  num_blocks): served without HPB"
             ));
         }
-        Ok(VariantReport {
-            name: name.to_string(),
-            duration_s: end.as_secs_f64(),
-            seed: s.run.seed,
-            io: io_section,
-            nvme: None,
-            cpu,
-            ufs: Some(UfsSection {
-                device: preset.id.clone(),
-                min_hz: min.freq_hz,
-                max_hz: max.freq_hz,
-                min_gear: min.gear,
-                max_gear: max.gear,
-                devfreq: scaling.map(|p| DevfreqParams {
-                    profile: policy.profile,
-                    polling_ms: p.polling_ms,
-                    polling_period_ns: p.polling_period().0,
-                    timer: p.timer,
-                    upthreshold: p.ondemand.upthreshold,
-                    downdifferential: p.ondemand.downdifferential,
-                    rounding: p.rounding,
-                    suspend_on_no_request: p.suspend_on_no_request,
-                    hz: p.hz,
-                }),
-                boost_timeout_ms: b.dev_freq_timeout_ms,
-                boost_notify: b.notify,
-                notes,
-                stats,
-            }),
-            system: None,
-            events,
+        let (min, max) = self.levels;
+        UfsSection {
+            device: self.id,
+            min_hz: min.freq_hz,
+            max_hz: max.freq_hz,
+            min_gear: min.gear,
+            max_gear: max.gear,
+            devfreq: self.devfreq,
+            boost_timeout_ms: self.boost.0,
+            boost_notify: self.boost.1,
+            notes: self.notes,
+            stats,
         }
-        .with_system())
     }
 }
 
@@ -1749,8 +1895,9 @@ mod tests {
                  needs a device",
             ),
             (
-                format!("{SN530}[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[platform.cpu]\nfile = \"one-cpu.toml\"\n{task}"),
-                "two devices in one run are not built yet",
+                format!("{SN530}[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[platform.cpu]\nfile = \"one-cpu.toml\"\n[platform.irq]\nmode = \"fixed\"\ncpus = [0]\n{task}"),
+                "[platform.irq] mode: this scenario has two devices: say whose interrupts go \
+                 where, in `[platform.irq.nvme]` and `[platform.irq.ufs]`",
             ),
             (
                 format!("{SN530}[platform.cpu]\nfile = \"one-cpu.toml\"\n[platform.irq]\nmode = \"fixed\"\ncpus = [5]\n{task}"),

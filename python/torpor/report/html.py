@@ -581,7 +581,7 @@ def _system_run_page(report: dict[str, Any]) -> str:
                     f"{v[kind]['energy_mj']:,.3f}",
                 ]
                 for v in variants
-                if (kind := system_text.device_of(v))
+                for kind in system_text.devices_of(v)
             ],
         ),
     ]
@@ -598,6 +598,7 @@ def _system_run_page(report: dict[str, Any]) -> str:
             if system_text.io_tasks(v)
             for name, io in [
                 *((t["name"], t["io"]) for t in system_text.io_tasks(v)),
+                *((f"all on {d['device']}", d["path"]) for d in v["cpu"].get("io_by_device", [])),
                 ("all", v["cpu"]["io"]),
             ]
             for part in system_text.IO_PARTS

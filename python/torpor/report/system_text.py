@@ -21,15 +21,15 @@ IO_PARTS = ("total", "device", "irq", "exit", "sched")
 IO_STATS = (("p50", "p50_us"), ("p99", "p99_us"), ("p99.9", "p99_9_us"), ("max", "max_us"))
 
 
-def device_of(variant: dict[str, Any]) -> str | None:
-    """The variant's device section (``"nvme"`` or ``"ufs"``), or None."""
-    return next((d for d in ("nvme", "ufs") if d in variant), None)
+def devices_of(variant: dict[str, Any]) -> list[str]:
+    """The variant's device sections (``"nvme"``, ``"ufs"`` or both), in run order."""
+    return [d for d in ("nvme", "ufs") if d in variant]
 
 
 def is_system(report: dict[str, Any]) -> bool:
     """Every variant runs CPUs, and some a device beside them."""
     variants = report["variants"]
-    return all("cpu" in v for v in variants) and any(device_of(v) for v in variants)
+    return all("cpu" in v for v in variants) and any(devices_of(v) for v in variants)
 
 
 def io_tasks(variant: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,7 +71,8 @@ def print_system_run(console: Console, report: dict[str, Any], detail: bool = Tr
 
 
 def io_table(variant: dict[str, Any]) -> Table:
-    """One group of rows per IO task and one for all of them: each part's percentiles."""
+    """One group of rows per IO task, one per device when the run had two, and one for all of
+    them: each part's percentiles."""
     table = Table(
         title=Text(f"IO as the tasks saw it: {variant['name']} (us)"),
         title_justify="left",
@@ -85,6 +86,8 @@ def io_table(variant: dict[str, Any]) -> Table:
     for head, _ in IO_STATS:
         table.add_column(head, justify="right", no_wrap=True)
     groups = [(t["name"], str(t["cpu"]), t["io"]) for t in io_tasks(variant)]
+    per_device = variant["cpu"].get("io_by_device", [])
+    groups += [(f"all on {d['device']}", "", d["path"]) for d in per_device]
     groups.append(("all", "", variant["cpu"]["io"]))
     for name, cpu, io in groups:
         for part in IO_PARTS:
@@ -101,12 +104,12 @@ def io_table(variant: dict[str, Any]) -> Table:
 
 
 def energy_line(variant: dict[str, Any]) -> str:
-    """The CPUs', the device's and the whole system's energy, and its average power."""
+    """The CPUs', each device's and the whole system's energy, and its average power."""
     s = variant["system"]
-    kind = device_of(variant)
-    device = variant[kind]["device"] if kind else "device"
+    devices = "".join(
+        f" + {variant[k]['device']} {variant[k]['energy_mj']:,.3f} mJ" for k in devices_of(variant)
+    )
     return (
-        f"{variant['name']}: energy CPUs {s['cpu_energy_mj']:,.3f} mJ + {device} "
-        f"{s['device_energy_mj']:,.3f} mJ = {s['energy_mj']:,.3f} mJ; average power "
-        f"{s['avg_power_mw']:,.1f} mW"
+        f"{variant['name']}: energy CPUs {s['cpu_energy_mj']:,.3f} mJ{devices} = "
+        f"{s['energy_mj']:,.3f} mJ; average power {s['avg_power_mw']:,.1f} mW"
     )

@@ -51,6 +51,22 @@ pub struct Scenario {
     pub run: RunSpec,
 }
 
+impl Scenario {
+    /// The scenario's devices, in their run slots: `"nvme"` (slot 0 when both), `"ufs"`.
+    pub fn devices(&self) -> Vec<&'static str> {
+        let p = &self.platform;
+        [("nvme", p.nvme.is_some()), ("ufs", p.ufs.is_some())]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
+
+    /// The run slot of device `name` ("nvme" or "ufs").
+    pub fn device_slot(&self, name: &str) -> u8 {
+        self.devices().iter().position(|d| *d == name).unwrap_or(0) as u8
+    }
+}
+
 /// The simulated hardware: an NVMe drive, a UFS device, CPUs, or CPUs with a device (the
 /// whole system: a completion interrupts a CPU, which wakes the task waiting for it).
 #[derive(Debug, Clone, Deserialize)]
@@ -63,10 +79,23 @@ pub struct Platform {
     pub irq: Option<IrqSpec>,
 }
 
-/// `[platform.irq]`: where the device's completion interrupts go.
+/// `[platform.irq]`: where the devices' completion interrupts go: `mode` (and `cpus`) for the
+/// scenario's one device, or a table per device (`[platform.irq.nvme]`, `[platform.irq.ufs]`),
+/// which a scenario with two devices must use.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IrqSpec {
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub cpus: Vec<u32>,
+    pub nvme: Option<IrqMapSpec>,
+    pub ufs: Option<IrqMapSpec>,
+}
+
+/// One device's interrupt mapping.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IrqMapSpec {
     /// `"managed"` (blk-mq: the submitting CPU's own queue; NVMe's default), `"fixed"` (the
     /// first CPU of `cpus`; UFS's default, on the platform's first CPU) or `"round-robin"`
     /// (over `cpus`).
@@ -76,34 +105,95 @@ pub struct IrqSpec {
 }
 
 impl IrqSpec {
-    /// The mapping it asks for (CPUs are checked against the platform when it is loaded).
-    pub fn resolved(&self) -> Result<crate::cpu::system::IrqMap, (String, String)> {
-        use crate::cpu::system::IrqMap;
-        let need_cpus = |mode: &str| {
-            (
-                "platform.irq.cpus".to_string(),
-                format!("[platform.irq] mode {mode:?}: expected `cpus = [...]`, the CPUs to use"),
-            )
+    /// The mapping of `device` ("nvme" or "ufs") the table asks for, `None` for the device's
+    /// default; `devices`: the scenario's devices (CPUs are checked against the platform when
+    /// it is loaded).
+    pub fn map_for(
+        &self,
+        device: &str,
+        devices: &[&str],
+    ) -> Result<Option<crate::cpu::system::IrqMap>, (String, String)> {
+        for (name, table) in [("nvme", &self.nvme), ("ufs", &self.ufs)] {
+            if table.is_some() && !devices.contains(&name) {
+                return Err((
+                    format!("platform.irq.{name}"),
+                    format!(
+                        "[platform.irq.{name}]: this scenario has no `[platform.{name}]`: remove \
+                         the table"
+                    ),
+                ));
+            }
+        }
+        let per_device = self.nvme.is_some() || self.ufs.is_some();
+        let own = match device {
+            "nvme" => &self.nvme,
+            _ => &self.ufs,
         };
-        match self.mode.as_str() {
-            "managed" if self.cpus.is_empty() => Ok(IrqMap::Managed),
-            "managed" => Err((
-                "platform.irq.cpus".into(),
-                "[platform.irq] mode \"managed\": the submitting CPU takes its own queue's \
-                 interrupt; `cpus` has no meaning there: remove it"
+        match (&self.mode, own) {
+            (Some(_), _) if per_device => Err((
+                "platform.irq.mode".into(),
+                "[platform.irq]: give `mode` for the one device, or a table per device \
+                 (`[platform.irq.nvme]`, `[platform.irq.ufs]`), not both"
                     .into(),
             )),
-            "fixed" => self.cpus.first().map(|&c| IrqMap::Fixed(c)).ok_or_else(|| need_cpus("fixed")),
-            "round-robin" if self.cpus.is_empty() => Err(need_cpus("round-robin")),
-            "round-robin" => Ok(IrqMap::RoundRobin(self.cpus.clone())),
-            other => Err((
+            (Some(_), _) if devices.len() > 1 => Err((
                 "platform.irq.mode".into(),
                 format!(
-                    "[platform.irq] mode: expected \"managed\", \"fixed\" or \"round-robin\", got {}",
-                    crate::error::shown(other)
+                    "[platform.irq] mode: this scenario has two devices: say whose interrupts \
+                     go where, in `[platform.irq.{}]` and `[platform.irq.{}]`",
+                    devices[0], devices[1]
                 ),
             )),
+            (Some(mode), _) => resolve_irq("platform.irq", mode, &self.cpus).map(Some),
+            (None, _) if !self.cpus.is_empty() && !per_device => Err((
+                "platform.irq.cpus".into(),
+                "[platform.irq]: `cpus` needs `mode` (\"fixed\" or \"round-robin\")".into(),
+            )),
+            (None, Some(t)) => {
+                resolve_irq(&format!("platform.irq.{device}"), &t.mode, &t.cpus).map(Some)
+            }
+            (None, None) => Ok(None),
         }
+    }
+}
+
+/// The mapping `mode` over `cpus` asks for, errors at `path` (`platform.irq` or a device's
+/// table).
+fn resolve_irq(
+    path: &str,
+    mode: &str,
+    cpus: &[u32],
+) -> Result<crate::cpu::system::IrqMap, (String, String)> {
+    use crate::cpu::system::IrqMap;
+    let table = format!("[{path}]");
+    let need_cpus = |mode: &str| {
+        (
+            format!("{path}.cpus"),
+            format!("{table} mode {mode:?}: expected `cpus = [...]`, the CPUs to use"),
+        )
+    };
+    match mode {
+        "managed" if cpus.is_empty() => Ok(IrqMap::Managed),
+        "managed" => Err((
+            format!("{path}.cpus"),
+            format!(
+                "{table} mode \"managed\": the submitting CPU takes its own queue's interrupt; \
+                 `cpus` has no meaning there: remove it"
+            ),
+        )),
+        "fixed" => cpus
+            .first()
+            .map(|&c| IrqMap::Fixed(c))
+            .ok_or_else(|| need_cpus("fixed")),
+        "round-robin" if cpus.is_empty() => Err(need_cpus("round-robin")),
+        "round-robin" => Ok(IrqMap::RoundRobin(cpus.to_vec())),
+        other => Err((
+            format!("{path}.mode"),
+            format!(
+                "{table} mode: expected \"managed\", \"fixed\" or \"round-robin\", got {}",
+                crate::error::shown(other)
+            ),
+        )),
     }
 }
 
@@ -344,6 +434,20 @@ pub struct WorkloadSpec {
     /// Tasks pinned to CPUs.
     #[serde(default, rename = "task")]
     pub tasks: Vec<TaskFile>,
+    /// The device the jobs, the job file, the replay, iozone and the workflow read and write:
+    /// `"nvme"` or `"ufs"`. Needed with two devices; a task's IO names its own.
+    pub device: Option<String>,
+}
+
+impl WorkloadSpec {
+    /// Whether any IO besides the tasks' goes to a device.
+    pub fn has_device_io(&self) -> bool {
+        self.apst_workflow.is_some()
+            || !self.jobs.is_empty()
+            || self.fio.is_some()
+            || self.replay.is_some()
+            || self.iozone.is_some()
+    }
 }
 
 /// `[workload.replay]`: the trace (relative to the scenario), its format (absent: told from
@@ -805,6 +909,30 @@ fn misplaced(tree: &Table) -> Result<(), (String, String)> {
 /// What serde cannot check: ranges, and which keys go together. Returns the path at fault.
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     let p = &s.platform;
+    let devices = s.devices();
+    if let Some(d) = &s.workload.device {
+        if !devices.contains(&d.as_str()) {
+            let has = match devices.as_slice() {
+                [] => "it has no device".to_string(),
+                list => format!("it has `[platform.{}]`", list.join("]` and `[platform.")),
+            };
+            return Err((
+                "workload.device".into(),
+                format!(
+                    "[workload] device: expected \"nvme\" or \"ufs\", a device of this \
+                     scenario, got {} ({has})",
+                    crate::error::shown(d)
+                ),
+            ));
+        }
+    } else if devices.len() > 1 && s.workload.has_device_io() {
+        return Err((
+            "workload".into(),
+            "[workload] device: this scenario has two devices: say where the jobs, job file, \
+             replay, iozone or workflow go: `device = \"nvme\"` or `device = \"ufs\"`"
+                .into(),
+        ));
+    }
     if p.irq.is_some() && !(p.cpu.is_some() && (p.nvme.is_some() || p.ufs.is_some())) {
         return Err((
             "platform.irq".into(),
@@ -820,12 +948,22 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         (Some(nvme), Some(cpu), None) => {
             validate_cpu_platform(s, cpu)?;
             validate_nvme(s, nvme)?;
-            validate_system(s, "nvme")?;
+            validate_system(s)?;
         }
         (None, Some(cpu), Some(ufs)) => {
             validate_cpu_platform(s, cpu)?;
             validate_ufs(s, ufs)?;
-            validate_system(s, "ufs")?;
+            validate_system(s)?;
+        }
+        (Some(nvme), cpu, Some(ufs)) => {
+            if let Some(cpu) = cpu {
+                validate_cpu_platform(s, cpu)?;
+            }
+            validate_nvme(s, nvme)?;
+            validate_ufs(s, ufs)?;
+            if cpu.is_some() {
+                validate_system(s)?;
+            }
         }
         (None, None, None) => {
             return Err((
@@ -834,30 +972,6 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                  device) or `[platform.cpu]` (CPUs)"
                     .into(),
             ))
-        }
-        _ => {
-            let given: Vec<&str> = [
-                ("nvme", p.nvme.is_some()),
-                ("ufs", p.ufs.is_some()),
-                ("cpu", p.cpu.is_some()),
-            ]
-            .iter()
-            .filter(|(_, on)| *on)
-            .map(|(name, _)| *name)
-            .collect();
-            let tables = given
-                .iter()
-                .map(|n| format!("`[platform.{n}]`"))
-                .collect::<Vec<_>>()
-                .join(" and ");
-            return Err((
-                format!("platform.{}", given[given.len() - 1]),
-                format!(
-                    "[platform]: this scenario gives {tables}; a scenario runs one device \
-                     (`[platform.nvme]` or `[platform.ufs]`), CPUs (`[platform.cpu]`), or CPUs \
-                     with one device (two devices in one run are not built yet)"
-                ),
-            ));
         }
     }
     if s.run.timeline_limit > MAX_TIMELINE_LIMIT {
@@ -908,34 +1022,45 @@ fn validate_cpu(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (String, Stri
             "[workload]: expected `[[workload.task]]` tables (tasks pinned to CPUs)".into(),
         ));
     }
-    task_devices(s, None)
+    task_devices(s, &[])
 }
 
-/// CPUs with a device (`device`: "nvme" or "ufs"): the interrupt map fits the device, and
-/// every task's IO goes to it.
-fn validate_system(s: &Scenario, device: &str) -> Result<(), (String, String)> {
+/// CPUs with one or two devices: the interrupt maps fit the devices, and every task's IO goes
+/// to one of them.
+fn validate_system(s: &Scenario) -> Result<(), (String, String)> {
+    let devices = s.devices();
     if let Some(irq) = &s.platform.irq {
-        let map = irq.resolved()?;
-        if device == "ufs" && map == crate::cpu::system::IrqMap::Managed {
-            return Err((
-                "platform.irq.mode".into(),
-                "[platform.irq] mode \"managed\": torpor's UFS host has one transfer request \
-                 list and one interrupt (no MCQ): use \"fixed\" or \"round-robin\""
-                    .into(),
-            ));
+        for device in &devices {
+            let map = irq.map_for(device, &devices)?;
+            if *device == "ufs" && map == Some(crate::cpu::system::IrqMap::Managed) {
+                let path = match irq.ufs {
+                    Some(_) => "platform.irq.ufs.mode",
+                    None => "platform.irq.mode",
+                };
+                return Err((
+                    path.into(),
+                    "[platform.irq] mode \"managed\": torpor's UFS host has one transfer \
+                     request list and one interrupt (no MCQ): use \"fixed\" or \"round-robin\""
+                        .into(),
+                ));
+            }
         }
     }
-    task_devices(s, Some(device))
+    task_devices(s, &devices)
 }
 
-/// Every task's `[workload.task.io]` names the scenario's device (`None`: it has none).
-fn task_devices(s: &Scenario, device: Option<&str>) -> Result<(), (String, String)> {
+/// Every task's `[workload.task.io]` names one of the scenario's `devices`.
+fn task_devices(s: &Scenario, devices: &[&str]) -> Result<(), (String, String)> {
     for (i, t) in s.workload.tasks.iter().enumerate() {
         let Some(io) = &t.io else { continue };
-        if Some(io.device.as_str()) != device {
-            let has = match device {
-                Some(d) => format!("its device is `[platform.{d}]`"),
-                None => "it has no device".to_string(),
+        if !devices.contains(&io.device.as_str()) {
+            let has = match devices {
+                [] => "it has no device".to_string(),
+                [d] => format!("its device is `[platform.{d}]`"),
+                list => format!(
+                    "its devices are `[platform.{}]`",
+                    list.join("]` and `[platform.")
+                ),
             };
             return Err((
                 format!("workload.task[{i}].io.device"),
@@ -1012,7 +1137,9 @@ fn validate_cpu_platform(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (Str
 
 fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, String)> {
     let cpus = s.platform.cpu.is_some();
-    if !s.qos.requests.is_empty() && !cpus {
+    // Beside a drive, the requests act on it (checked with it).
+    let drive = s.platform.nvme.is_some();
+    if !s.qos.requests.is_empty() && !cpus && !drive {
         return Err((
             "qos.request".into(),
             "[[qos.request]] acts on `[platform.cpu]` (CPU latency) or `[platform.nvme]` (the \
@@ -1087,7 +1214,7 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                 .into(),
         ));
     }
-    if w.apst_workflow.is_some() {
+    if w.apst_workflow.is_some() && (!drive || w.device.as_deref() == Some("ufs")) {
         return Err((
             "workload.apst_workflow".into(),
             "[workload] apst_workflow: seed 000's workflows are NVMe APST experiments; on UFS \
@@ -1095,7 +1222,9 @@ fn validate_ufs(s: &Scenario, ufs: &UfsPlatformSpec) -> Result<(), (String, Stri
                 .into(),
         ));
     }
-    if w.jobs.is_empty()
+    // Beside a drive, the workload as a whole is checked with the drive.
+    if !drive
+        && w.jobs.is_empty()
         && w.replay.is_none()
         && w.fio.is_none()
         && w.iozone.is_none()

@@ -143,7 +143,9 @@ impl<'a, 't, D: BlockDevice, D2: BlockDevice> World<'a, 't, D, D2> {
             first: device,
             second,
         };
-        devices.first.start(&mut Ctx::new(&mut queue, Event::Device));
+        devices
+            .first
+            .start(&mut Ctx::new(&mut queue, Event::Device));
         if let Some(d) = devices.second.as_mut() {
             d.start(&mut Ctx::new(&mut queue, Event::Second));
         }
