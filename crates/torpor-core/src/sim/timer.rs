@@ -5,6 +5,12 @@
 //! [`Shot`]; when an expiry arrives, [`Timer::fire`] accepts it only if it is the timer's
 //! current generation and the timer is still armed. Re-arming therefore leaves the old event
 //! in the queue as a harmless stale expiry, and cancelling is a counter bump.
+//!
+//! A timer cancelled and armed again for the instant its last posted expiry still waits for
+//! (a CPU's tick, stopped on idle entry and restarted on the same grid point when the CPU
+//! wakes before it) takes that expiry back instead of posting another: the queue pops one
+//! event where it would pop a stale one and a live one. The revived expiry keeps its place
+//! among events of the same instant.
 
 use super::Ctx;
 use crate::time::Nanos;
@@ -18,6 +24,8 @@ pub struct Shot(u32);
 pub struct Timer {
     generation: u32,
     due: Option<Nanos>,
+    /// The newest expiry posted and not yet arrived: its time and generation.
+    posted: Option<(Nanos, u32)>,
 }
 
 impl Timer {
@@ -25,6 +33,7 @@ impl Timer {
         Timer {
             generation: 0,
             due: None,
+            posted: None,
         }
     }
 
@@ -32,9 +41,17 @@ impl Timer {
     /// component. Any earlier arming becomes stale.
     #[inline]
     pub fn arm<W, C>(&mut self, ctx: &mut Ctx<'_, W, C>, at: Nanos, event: impl FnOnce(Shot) -> C) {
-        self.generation = self.generation.wrapping_add(1);
         self.due = Some(at);
-        ctx.schedule(at, event(Shot(self.generation)));
+        match self.posted {
+            // Cancelled, and its expiry for this very instant is still queued: revive it (no
+            // later arming was posted, so no other queued expiry carries that generation).
+            Some((t, g)) if t == at && g != self.generation => self.generation = g,
+            _ => {
+                self.generation = self.generation.wrapping_add(1);
+                self.posted = Some((at, self.generation));
+                ctx.schedule(at, event(Shot(self.generation)));
+            }
+        }
     }
 
     /// Disarms the timer: a pending expiry will be ignored.
@@ -53,6 +70,9 @@ impl Timer {
     /// arming, false for a stale one (re-armed or cancelled since).
     #[inline]
     pub fn fire(&mut self, shot: Shot) -> bool {
+        if self.posted.is_some_and(|(_, g)| g == shot.0) {
+            self.posted = None;
+        }
         if self.due.is_some() && shot.0 == self.generation {
             self.due = None;
             true
@@ -127,5 +147,33 @@ mod tests {
         let (_, Ev::Expired(shot)) = q.pop().unwrap();
         assert!(t.fire(shot));
         assert!(!t.fire(shot));
+    }
+
+    #[test]
+    fn cancelled_and_armed_again_for_the_same_instant_it_reuses_the_queued_expiry() {
+        let mut q = EventQueue::new();
+        let mut t = Timer::new();
+        t.arm(&mut Ctx::new(&mut q, |e| e), Nanos(10), Ev::Expired);
+        t.cancel();
+        t.arm(&mut Ctx::new(&mut q, |e| e), Nanos(10), Ev::Expired);
+        // One event in the queue, and it fires.
+        assert_eq!(q.pop().map(|(at, _)| at), Some(Nanos(10)));
+        assert_eq!(q.pop(), None);
+        let mut t2 = Timer::new();
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(10), Ev::Expired);
+        t2.cancel();
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(10), Ev::Expired);
+        assert_eq!(fired(&mut q, &mut t2), vec![Nanos(10)]);
+        // For another instant it posts anew: the first expiry stays stale.
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(20), Ev::Expired);
+        t2.cancel();
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(30), Ev::Expired);
+        assert_eq!(fired(&mut q, &mut t2), vec![Nanos(30)]);
+        // Once its expiry has arrived, nothing is left to revive.
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(40), Ev::Expired);
+        assert_eq!(fired(&mut q, &mut t2), vec![Nanos(40)]);
+        t2.cancel();
+        t2.arm(&mut Ctx::new(&mut q, |e| e), Nanos(40), Ev::Expired);
+        assert_eq!(fired(&mut q, &mut t2), vec![Nanos(40)]);
     }
 }

@@ -763,6 +763,7 @@ impl<'t> CpuSystem<'t> {
             CpuEvent::PollLimit(c, shot) => {
                 if self.cpus[c].poll.fire(shot) {
                     self.end_idle(ctx, c, Cause::PollLimit);
+                    self.arm_ready(ctx, c);
                 }
             }
             CpuEvent::Ready(c, shot) => {
@@ -825,6 +826,7 @@ impl<'t> CpuSystem<'t> {
                     Mode::Idle { .. } => {
                         self.cpus[c].stats.qos_kicks += 1;
                         self.end_idle(ctx, c, Cause::QosKick);
+                        self.arm_ready(ctx, c);
                     }
                     // Still in the idle task, on its way out of a state: need_resched is set
                     // and the trip ends when the exit does.
@@ -972,7 +974,15 @@ impl<'t> CpuSystem<'t> {
         self.emit(ctx.now(), enter);
     }
 
-    /// Steps 3-5: the idle period of CPU `c` ends now.
+    /// CPU `c`, leaving its idle state, is ready to pick its next step when its exit and any
+    /// kernel work queued behind it are done.
+    fn arm_ready<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
+        let at = self.cpus[c].kernel_until;
+        self.cpus[c].ready.arm(ctx, at, |s| CpuEvent::Ready(c, s));
+    }
+
+    /// Steps 3-5: the idle period of CPU `c` ends now; the caller arms its readiness
+    /// ([`Self::arm_ready`]) once it has queued any kernel work behind the exit.
     fn end_idle<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, cause: Cause) {
         let now = ctx.now();
         let Mode::Idle { state, entered } = self.cpus[c].mode else {
@@ -1019,9 +1029,6 @@ impl<'t> CpuSystem<'t> {
             // Posted before the CPU's own wake-up, so that it comes first at the same time.
             ctx.schedule(cpu.out_at, CpuEvent::ExitDone(c));
         }
-        let cpu = &mut self.cpus[c];
-        cpu.ready
-            .arm(ctx, now + Nanos(exit), |s| CpuEvent::Ready(c, s));
         if self.idle_signals {
             let cpu = cpu.id;
             self.signals.push_back(Signal::Idle { cpu, idle: false });

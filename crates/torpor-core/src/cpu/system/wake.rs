@@ -53,7 +53,8 @@ impl<'t> CpuSystem<'t> {
         cause: Cause,
     ) -> (u64, Nanos) {
         let now = ctx.now();
-        if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
+        let woken = matches!(self.cpus[c].mode, Mode::Idle { .. });
+        if woken {
             self.end_idle(ctx, c, cause);
         }
         let cpu = &mut self.cpus[c];
@@ -61,10 +62,11 @@ impl<'t> CpuSystem<'t> {
             Mode::Exiting { from: Some(_) } => {
                 let exit_wait = cpu.out_at.0.saturating_sub(now.0);
                 let start = cpu.kernel_until.max(now);
-                if cost_ns > 0 {
-                    cpu.kernel_until = start + Nanos(cost_ns);
-                    let at = cpu.kernel_until;
-                    cpu.ready.arm(ctx, at, |s| CpuEvent::Ready(c, s));
+                cpu.kernel_until = start + Nanos(cost_ns);
+                // Ready once, after the exit and this work (a CPU already on its way out is
+                // re-armed only if the work moves its readiness).
+                if woken || cost_ns > 0 {
+                    self.arm_ready(ctx, c);
                 }
                 (exit_wait, start + Nanos(cost_ns))
             }
