@@ -249,6 +249,47 @@ def test_an_interrupt_on_another_cpu_adds_the_ipi_and_its_exit(cli, tmp_path: Pa
     assert "fio jobs' only" in text
 
 
+def test_two_devices_each_with_its_own_interrupt_mapping(cli, tmp_path: Path):
+    # The drive's reader as before (managed: its own CPU); a second reader on CPU 1 reads the
+    # UFS device, whose one interrupt is fixed on CPU 2: the handler there, then the IPI.
+    two = scenario(
+        f'[platform.nvme]\npreset = "{SN530}"\n[platform.ufs]\npreset = "samsung-ufs40-class"',
+        '[platform.irq.nvme]\nmode = "managed"\n[platform.irq.ufs]\nmode = "fixed"\ncpus = [2]',
+        ticker="",
+    )
+    two += """
+[[workload.task]]
+name = "ufs reader"
+cpu = 1
+sleep = "20ms"
+run = "50us"
+timer_slack = "0us"
+[workload.task.io]
+device = "ufs"
+rw = "randread"
+bs = "4k"
+"""
+    path = write(tmp_path, two)
+    got = cli("run", str(path))
+    assert got.exit_code == 0, got.output
+    text = got.stdout
+    rows = io_rows(text)
+    assert rows[("reader", "device")][-4:] == [f"{READ_4K_US:.1f}"] * 4
+    assert rows[("reader", "irq")][-4:] == [f"{IO_IRQ:.1f}"] * 4
+    assert rows[("ufs reader", "irq")][-4:] == [f"{IO_IRQ + IPI:.1f}"] * 4
+    assert rows[("ufs reader", "exit")][-4:] == [f"{2 * WFI_EXIT:.1f}"] * 4
+    # Each device's rows count its reader's requests; the energy line names both devices.
+    report = run_json(cli, path)
+    v = report["variants"][0]
+    by = {d["device"]: d["path"]["total"]["count"] for d in v["cpu"]["io_by_device"]}
+    tasks = {t["name"]: t["io"]["total"]["count"] for t in v["cpu"]["tasks"]}
+    assert by == {"nvme": tasks["reader"], "ufs": tasks["ufs reader"]}
+    assert rows[("all on nvme", "total")][0] == f"{by['nvme']:,}"
+    assert rows[("all on ufs", "total")][0] == f"{by['ufs']:,}"
+    assert v["nvme"]["ios"] == by["nvme"]
+    assert f"+ {SN530} {v['nvme']['energy_mj']:,.3f} mJ + samsung-ufs40-class" in text
+
+
 def test_cpu_only_runs_keep_their_view_with_the_p99(cli, tmp_path: Path):
     text = (
         scenario().split("[[workload.task]]")[0].replace(f'[platform.nvme]\npreset = "{SN530}"', "")
