@@ -122,6 +122,8 @@ pub struct DevfreqParams {
 pub struct CpuSection {
     pub platform: String,
     pub governor: String,
+    /// The cpufreq governor (`performance`, `powersave`).
+    pub cpufreq: String,
     pub hz: u32,
     pub avg_power_mw: f64,
     pub energy_mj: f64,
@@ -182,8 +184,17 @@ impl CpuSection {
         let mut notes = vec![
             path_note,
             "entering a state costs the energy its target residency implies (the break-even \
-             over the next shallower state); running draws the highest OPP's power (no DVFS)"
+             over the next shallower state)"
                 .to_string(),
+            format!(
+                "cpufreq {}: each cluster holds {} OPP for the whole run; a burst's stated time \
+                 is its work at the highest OPP (ASSUMPTION: work scales with the clock)",
+                spec.cpufreq.name(),
+                match spec.cpufreq {
+                    crate::cpu::system::CpufreqGovernor::Performance => "its highest",
+                    crate::cpu::system::CpufreqGovernor::Powersave => "its lowest",
+                }
+            ),
         ];
         let missing: Vec<String> = spec
             .platform
@@ -199,20 +210,27 @@ impl CpuSection {
                 missing.join(", ")
             ));
         }
-        let top_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
-            c.opps
-                .iter()
-                .max_by_key(|o| o.freq_khz)
-                .is_none_or(|o| o.power_mw.is_none())
+        let held_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
+            let held = match spec.cpufreq {
+                crate::cpu::system::CpufreqGovernor::Performance => {
+                    c.opps.iter().max_by_key(|o| o.freq_khz)
+                }
+                crate::cpu::system::CpufreqGovernor::Powersave => {
+                    c.opps.iter().min_by_key(|o| o.freq_khz)
+                }
+            };
+            held.is_none_or(|o| o.power_mw.is_none())
         };
-        if spec.platform.clusters.iter().any(top_opp_unpowered) {
+        if spec.platform.clusters.iter().any(held_opp_unpowered) {
             notes.push(
-                "no active power for a cluster's highest OPP: running counts as 0 mW there".into(),
+                "no active power for the OPP a cluster runs at: running counts as 0 mW there"
+                    .into(),
             );
         }
         CpuSection {
             platform,
             governor: spec.governor.canonical().to_string(),
+            cpufreq: spec.cpufreq.name().to_string(),
             hz: spec.hz,
             avg_power_mw: r.avg_power_mw(),
             energy_mj: r.energy_mj(),

@@ -785,6 +785,7 @@ impl Input<'_> {
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
             irq,
+            cpufreq: s.policy.cpufreq.governor,
         };
         Ok((spec, label))
     }

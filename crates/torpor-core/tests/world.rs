@@ -86,6 +86,7 @@ fn spec(platform: CpuPlatform, tasks: Vec<TaskSpec>, irq: IrqMap) -> CpuRunSpec 
         qos: vec![],
         seed: 1,
         irq: vec![irq],
+        cpufreq: Default::default(),
     }
 }
 
@@ -471,4 +472,56 @@ fn without_cpus_the_workloads_go_to_the_device_they_are_sent_to() {
     assert!(first.times_ns().is_empty());
     assert_eq!(second.times_ns(), vec![0, 10 * US, 20 * US]);
     assert_eq!(out.io.ios, 3);
+}
+
+#[test]
+fn at_half_the_clock_a_burst_takes_twice_as_long_and_draws_that_opps_power() {
+    use torpor_core::cpu::platform::{Opp, PowerMw};
+    use torpor_core::cpu::system::CpufreqGovernor;
+    // WFI only (1 us exit); the reader's 10 us of work is stated at the highest OPP (1 GHz).
+    // Performance: completions at 100 us, the reader runs at 151 us (exit 1, irq 20, sched 30)
+    // for 10 us and submits again at 161 us. Powersave holds 500 MHz: the same work takes
+    // 20 us, so the second submission is at 171 us and the third at 171 + 171 = 342 us.
+    let mut p = platform("[0]", false);
+    let sourced = |mw: f64| {
+        Some(PowerMw::Sourced {
+            mw,
+            source: "test".into(),
+        })
+    };
+    p.clusters[0].opps = vec![
+        Opp {
+            freq_khz: 500_000,
+            power_mw: sourced(50.0),
+        },
+        Opp {
+            freq_khz: 1_000_000,
+            power_mw: sourced(200.0),
+        },
+    ];
+    let mut runs = vec![];
+    for (governor, times) in [
+        (CpufreqGovernor::Performance, [0, 161, 322]),
+        (CpufreqGovernor::Powersave, [0, 171, 342]),
+    ] {
+        let mut s = spec(p.clone(), vec![reader(0)], IrqMap::Managed);
+        s.cpufreq = governor;
+        let (r, dev) = run_with_device(&s, Nanos::from_us(400));
+        assert_eq!(
+            dev.times_ns(),
+            times.map(|t| t * US).to_vec(),
+            "{governor:?}"
+        );
+        runs.push(r);
+    }
+    // The CPU is busy for the handler, the switch and the burst of each request: the active
+    // energy is that time at the OPP's power. Two completions (100, 261 or 271 us) were
+    // handled by 400 us, the third not yet: busy 2 x (20 + 30 + 10) = 120 us at 200 mW, or
+    // 2 x (20 + 30 + 20) = 140 us at 50 mW.
+    assert_eq!(runs[0].cpus[0].busy_ns, 120 * US);
+    assert_eq!(runs[1].cpus[0].busy_ns, 140 * US);
+    // WFI has no power figure here (0 mW): the energy is the active part alone, 120 us x
+    // 200 mW = 24 uJ and 140 us x 50 mW = 7 uJ.
+    assert!((runs[0].cpus[0].energy_mj - 0.024).abs() < 1e-12);
+    assert!((runs[1].cpus[0].energy_mj - 0.007).abs() < 1e-12);
 }

@@ -274,6 +274,8 @@ pub struct Policy {
     #[serde(default)]
     pub cpuidle: CpuidlePolicy,
     #[serde(default)]
+    pub cpufreq: CpufreqPolicy,
+    #[serde(default)]
     pub devfreq: DevfreqPolicy,
     #[serde(default)]
     pub boost: BoostPolicy,
@@ -400,6 +402,16 @@ pub struct CpuidlePolicy {
     /// A variant name (`torpor idle governors`): `menu`, `teo@6.6`, `teo-util`, ...
     #[serde(default = "default_governor")]
     pub governor: String,
+}
+
+/// `[policy.cpufreq]`: the CPUs' frequency, per cluster (frequency domain).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpufreqPolicy {
+    /// `"performance"` (each cluster at its highest OPP: the default, and torpor's behaviour
+    /// before frequencies were modelled) or `"powersave"` (its lowest).
+    #[serde(default)]
+    pub governor: crate::cpu::system::CpufreqGovernor,
 }
 
 /// menu is the kernel's default governor (rating 20, above teo's 19).
@@ -857,9 +869,10 @@ fn old_spelling(table: &Table, prefix: &str) -> Result<(), (String, String)> {
 
 /// The platform each policy table (and `[run] timeline`) acts on. A table given for another
 /// platform would be read and ignored, silently: refused instead.
-const POLICY_PLATFORMS: [(&str, &str); 6] = [
+const POLICY_PLATFORMS: [(&str, &str); 7] = [
     ("policy.apst", "nvme"),
     ("policy.cpuidle", "cpu"),
+    ("policy.cpufreq", "cpu"),
     ("policy.devfreq", "ufs"),
     ("policy.boost", "ufs"),
     ("policy.hpb", "ufs"),

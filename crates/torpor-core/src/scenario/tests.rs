@@ -318,7 +318,7 @@ fn every_example_in_the_reference_parses() {
         }
         examples += 1;
     }
-    assert_eq!(examples, 11);
+    assert_eq!(examples, 12);
 }
 
 /// Every example scenario shipped in the repository parses under the current schema (sweep

@@ -35,9 +35,16 @@
 //! ftrace writer (`crate::trace::ftrace_writer`) turns them into a kernel-like trace. Without
 //! one, each hook is a test of `None`.
 //!
-//! Power: a running CPU draws its cluster's active power at its highest OPP (no DVFS yet); an
-//! idle one its state's power, through the exit too (the kernel counts the exit in the
-//! residency). A cluster-level state saves its power only while every CPU of the cluster is in
+//! Frequency: each cluster runs at the OPP its cpufreq governor holds for the whole run
+//! (`performance`: the highest, `powersave`: the lowest; no governor that moves it yet). A
+//! task's burst is work stated as time at the cluster's highest OPP, so at `f` it lasts
+//! `run x f_max / f` (ASSUMPTION: work scales with the clock, as the kernel's frequency
+//! invariance assumes; memory-bound work scales less). Interrupt handlers and the scheduler's
+//! switch keep their stated times. PELT sees the running time scaled by `f / f_max` (and the
+//! CPU's capacity), as `update_rq_clock_pelt` scales it.
+//!
+//! Power: a running CPU draws its cluster's active power at that OPP; an idle one its state's
+//! power, through the exit too (the kernel counts the exit in the residency). A cluster-level state saves its power only while every CPU of the cluster is in
 //! a cluster-level state; until then a CPU in one is charged its deepest CPU-level state.
 //! Entering and leaving a state costs energy no preset states: torpor derives it from the
 //! definition of target residency, the stay at which a state starts to save energy over the
@@ -91,6 +98,30 @@ pub struct CpuRunSpec {
     /// Per device of the run, by its slot: which CPU takes its interrupts (empty without a
     /// device).
     pub irq: Vec<IrqMap>,
+    /// The cpufreq governor of every cluster.
+    pub cpufreq: CpufreqGovernor,
+}
+
+/// A cpufreq governor that holds one OPP for the whole run (drivers/cpufreq/
+/// cpufreq_performance.c and cpufreq_powersave.c: each sets the policy's limit once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpufreqGovernor {
+    /// `policy->max`: the highest OPP.
+    #[default]
+    Performance,
+    /// `policy->min`: the lowest OPP.
+    Powersave,
+}
+
+impl CpufreqGovernor {
+    /// The name the kernel gives it (`scaling_governor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CpufreqGovernor::Performance => "performance",
+            CpufreqGovernor::Powersave => "powersave",
+        }
+    }
 }
 
 /// Per idle state of one CPU.
@@ -383,6 +414,14 @@ struct Task {
     run_rng: Pcg32,
 }
 
+impl Cpu {
+    /// How long `work` (time at the highest OPP) takes at the CPU's frequency (rounded up).
+    fn at_speed(&self, work: Nanos) -> Nanos {
+        let t = u128::from(work.0) * u128::from(self.max_khz);
+        Nanos(t.div_ceil(u128::from(self.khz)).min(u128::from(u64::MAX)) as u64)
+    }
+}
+
 struct Cpu {
     id: u32,
     cluster: usize,
@@ -405,10 +444,14 @@ struct Cpu {
     pelt: Pelt,
     settled_at: Nanos,
     stats: CpuStats,
-    /// Power (mW) per state when its cluster is not wholly down, and active power.
+    /// Power (mW) per state when its cluster is not wholly down, and active power at `khz`.
     state_mw: Vec<f64>,
     cluster_state_mw: Vec<f64>,
     active_mw: f64,
+    /// The cluster's frequency and its highest OPP's (kHz; both 1 on a platform without
+    /// OPPs: the stated times as they are).
+    khz: u64,
+    max_khz: u64,
     is_cluster_state: Vec<bool>,
     /// Energy (mJ) of entering and leaving each state (see the module doc).
     transition_mj: Vec<f64>,
@@ -522,12 +565,18 @@ impl<'t> CpuSystem<'t> {
                 .collect();
             let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
             let transition_mj = c.transition_mj();
-            let active_mw = c
-                .opps
-                .iter()
-                .max_by_key(|o| o.freq_khz)
+            let max_opp = c.opps.iter().max_by_key(|o| o.freq_khz);
+            let opp = match spec.cpufreq {
+                CpufreqGovernor::Performance => max_opp,
+                CpufreqGovernor::Powersave => c.opps.iter().min_by_key(|o| o.freq_khz),
+            };
+            let active_mw = opp
                 .and_then(|o| o.power_mw.as_ref())
                 .map_or(0.0, |p| p.central());
+            let (khz, max_khz) = match (opp, max_opp) {
+                (Some(o), Some(m)) if o.freq_khz > 0 => (o.freq_khz, m.freq_khz),
+                _ => (1, 1),
+            };
             let mut rng = Pcg32::new(spec.seed, stream_id(&format!("tick-phase/cpu{id}")));
             let us = |v: f64| (v * 1000.0).round() as u64;
             let entry_ns = c.states.iter().map(|s| s.entry_us.map_or(0, us)).collect();
@@ -568,6 +617,8 @@ impl<'t> CpuSystem<'t> {
                 state_mw,
                 cluster_state_mw,
                 active_mw,
+                khz,
+                max_khz,
                 is_cluster_state,
                 transition_mj,
                 out_at: Nanos::ZERO,
@@ -1105,7 +1156,8 @@ impl<'t> CpuSystem<'t> {
                 device.record(&stamp, latency);
             }
         }
-        let burst = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
+        let work = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
+        let burst = self.cpus[c].at_speed(work);
         self.cpus[c]
             .burst
             .arm(ctx, now + burst, |s| CpuEvent::BurstEnd(c, s));
@@ -1168,6 +1220,8 @@ impl<'t> CpuSystem<'t> {
                 let cpu = &mut self.cpus[c];
                 cpu.mode = Mode::Exiting { from: None };
                 let ran = (now - cpu.run_started).0;
+                // Frequency invariance: the running time at the fraction of the highest OPP.
+                let ran = (u128::from(ran) * u128::from(cpu.khz) / u128::from(cpu.max_khz)) as u64;
                 cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
                 self.idle_iteration(ctx, c);
             }

@@ -267,7 +267,10 @@ impl<'t> CpuSystem<'t> {
         match self.cpus[c].mode {
             Mode::Running { task: r } if r == t => return self.cpus[c].burst.due(),
             Mode::Switching { task: r } if r == t => {
-                return self.cpus[c].burst.due().map(|d| d + task.next_run);
+                return self.cpus[c]
+                    .burst
+                    .due()
+                    .map(|d| d + self.cpus[c].at_speed(task.next_run));
             }
             _ => {}
         }
@@ -291,7 +294,7 @@ impl<'t> CpuSystem<'t> {
                 })
                 .min()
         };
-        starts.map(|s| s + task.next_run)
+        starts.map(|s| s + self.cpus[c].at_speed(task.next_run))
     }
 
     /// The least IPI task `t`'s burst end can send: the one drawn for the burst under way, or
