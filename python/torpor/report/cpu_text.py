@@ -46,7 +46,8 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
         cpu = v["cpu"]
         span_ns = v["duration_s"] * 1e9
         console.print()
-        console.print(Text(f"{v['name']} ({cpu['governor']}, HZ={cpu['hz']})", style="bold"))
+        head = f"{v['name']} ({cpu['governor']}, cpufreq {cpu['cpufreq']}, HZ={cpu['hz']})"
+        console.print(Text(head, style="bold"))
         states = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
         for col in ("cpu", "state", "entries", "time %", "above", "below"):
             states.add_column(col, justify="left" if col == "state" else "right")
