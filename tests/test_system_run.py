@@ -256,7 +256,7 @@ def test_two_devices_each_with_its_own_interrupt_mapping(cli, tmp_path: Path):
         f'[platform.nvme]\npreset = "{SN530}"\n[platform.ufs]\npreset = "samsung-ufs40-class"',
         '[platform.irq.nvme]\nmode = "managed"\n[platform.irq.ufs]\nmode = "fixed"\ncpus = [2]',
         ticker="",
-    )
+    ).replace('device = "ufs"', 'device = "nvme"')  # the first reader reads the drive
     two += """
 [[workload.task]]
 name = "ufs reader"
