@@ -417,6 +417,9 @@ struct Task {
 impl Cpu {
     /// How long `work` (time at the highest OPP) takes at the CPU's frequency (rounded up).
     fn at_speed(&self, work: Nanos) -> Nanos {
+        if self.khz == self.max_khz {
+            return work;
+        }
         let t = u128::from(work.0) * u128::from(self.max_khz);
         Nanos(t.div_ceil(u128::from(self.khz)).min(u128::from(u64::MAX)) as u64)
     }
@@ -1221,7 +1224,12 @@ impl<'t> CpuSystem<'t> {
                 cpu.mode = Mode::Exiting { from: None };
                 let ran = (now - cpu.run_started).0;
                 // Frequency invariance: the running time at the fraction of the highest OPP.
-                let ran = (u128::from(ran) * u128::from(cpu.khz) / u128::from(cpu.max_khz)) as u64;
+                let ran = match cpu.khz == cpu.max_khz {
+                    true => ran,
+                    false => {
+                        (u128::from(ran) * u128::from(cpu.khz) / u128::from(cpu.max_khz)) as u64
+                    }
+                };
                 cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
                 self.idle_iteration(ctx, c);
             }
