@@ -49,8 +49,8 @@ impl Codec {
                 .read_to_end(out)
                 .map_err(|e| format!("the zlib data does not decompress: {e}"))?,
             Codec::Zstd => {
-                // The window a frame may ask for is bounded by what it decompresses to.
-                let window = (expected as u64).max(ruzstd_min_window());
+                // The window a frame may ask for: its content, or zstd's usual 8 MiB.
+                let window = (expected as u64).max(ZSTD_WINDOW_FLOOR);
                 let decoder =
                     ruzstd::decoding::StreamingDecoder::new_with_max_window_size(input, window)
                         .map_err(|e| format!("the zstd frame header is not valid: {e}"))?;
@@ -72,7 +72,6 @@ impl Codec {
     }
 }
 
-/// zstd's smallest window (1 KiB): a frame of a few bytes still declares this much.
-fn ruzstd_min_window() -> u64 {
-    1 << 10
-}
+/// The largest window a zstd frame may ask for beyond its content size: encoders declare
+/// windows larger than small inputs (zstd's levels 1-19 use up to 8 MiB).
+const ZSTD_WINDOW_FLOOR: u64 = 8 << 20;

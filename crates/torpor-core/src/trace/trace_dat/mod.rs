@@ -473,3 +473,5 @@ impl<R: ReadAt> EventSource for TraceDatReader<R> {
     }
 }
 
+#[cfg(test)]
+mod tests;
