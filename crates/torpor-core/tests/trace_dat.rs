@@ -29,8 +29,18 @@ fn comm(p: &mut [u8], at: usize, name: &str) {
 
 /// The fixture: CPU 0 and CPU 2 of a 4-CPU machine, and the events a reader must give.
 fn fixture(version: u32, big: bool, zip: Option<Zip>) -> (Dat, Vec<Expected>) {
+    fixture_paged(version, big, zip, 4096)
+}
+
+fn fixture_paged(
+    version: u32,
+    big: bool,
+    zip: Option<Zip>,
+    page_size: u32,
+) -> (Dat, Vec<Expected>) {
     let mut d = Dat::new(version, big);
     d.zip = zip;
+    d.page_size = page_size;
     let o = Order { big };
     let ps = d.page_size as usize;
     let mut exp: Vec<Expected> = Vec::new();
@@ -690,4 +700,35 @@ fn a_loop_of_options_sections_is_refused() {
     let e = error_of(b);
     check(&e, "options loop");
     assert!(e.message.contains("loop back"), "{e}");
+}
+
+/// Writes the fuzz target's seeds (`fuzz/corpus/trace_dat/seed-*`, with 1 KiB pages to keep
+/// them small): `cargo test -p torpor-core --test trace_dat -- --ignored regenerate_fuzz_seeds`.
+#[test]
+#[ignore = "writes the fuzz seeds; run by hand"]
+fn regenerate_fuzz_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/trace_dat");
+    std::fs::create_dir_all(&dir).unwrap();
+    let variants = [
+        ("v6", 6, false, None),
+        ("v6-be", 6, true, None),
+        ("v7", 7, false, None),
+        ("v7-zlib", 7, false, Some(Zip::Zlib)),
+        ("v7-zstd", 7, false, Some(Zip::Zstd)),
+        ("v7-be-zlib", 7, true, Some(Zip::Zlib)),
+    ];
+    for (name, version, big, zip) in variants {
+        let (d, _) = fixture_paged(version, big, zip, 1024);
+        let b = d.bytes();
+        std::fs::write(dir.join(format!("seed-{name}")), &b).unwrap();
+        for quarter in 1..4 {
+            let cut = b.len() * quarter / 4;
+            std::fs::write(dir.join(format!("seed-{name}-cut{quarter}")), &b[..cut]).unwrap();
+        }
+    }
+    let (d, _) = fixture_paged(6, false, None, 1024);
+    let mut b = d.bytes();
+    let page = b.len() - 4 * 1024;
+    b[page + 8..page + 16].copy_from_slice(&5000u64.to_le_bytes());
+    std::fs::write(dir.join("seed-v6-bad-commit"), &b).unwrap();
 }

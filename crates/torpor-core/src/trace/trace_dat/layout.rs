@@ -28,6 +28,8 @@ pub const MAGIC: &[u8] = b"\x17\x08\x44tracing";
 
 /// The largest event format file (real ones are a few KiB).
 pub const MAX_FORMAT_BYTES: u64 = 1 << 20;
+/// The most bytes of event formats in all (a kernel with every event has ~2 MiB).
+pub const MAX_FORMATS_TOTAL_BYTES: u64 = 64 << 20;
 /// The most event formats in one file (event ids are 16-bit).
 pub const MAX_FORMATS: u32 = 1 << 16;
 /// The largest `header_page` / `header_event` text.
@@ -72,6 +74,15 @@ impl ReadAt for [u8] {
     }
     fn size(&self) -> std::io::Result<u64> {
         Ok(self.len() as u64)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        (**self).read_at(buf, offset)
+    }
+    fn size(&self) -> std::io::Result<u64> {
+        (**self).size()
     }
 }
 
@@ -446,6 +457,7 @@ struct Pieces {
     page: Option<PageHeader>,
     record: Option<EventHeader>,
     formats: Vec<EventFormat>,
+    format_bytes: u64,
     kallsyms: Kallsyms,
     printk: PrintkStrings,
 }
@@ -467,6 +479,13 @@ fn header_info(c: &mut Cur<'_>, p: &mut Pieces) -> Result<(), InputError> {
 fn one_format(c: &mut Cur<'_>, p: &mut Pieces) -> Result<(), InputError> {
     let size = c.u64("the size of an event format")?;
     let at = c.pos;
+    p.format_bytes = p.format_bytes.saturating_add(size);
+    if p.format_bytes > MAX_FORMATS_TOTAL_BYTES {
+        return Err(c.err(
+            at,
+            format!("expected at most {MAX_FORMATS_TOTAL_BYTES} bytes of event formats in all"),
+        ));
+    }
     let text = c.text(size, "an event format", MAX_FORMAT_BYTES)?;
     let format = parse_event_format(&text).map_err(|m| c.err(at, m))?;
     if p.formats.len() as u32 >= MAX_FORMATS {
@@ -794,6 +813,12 @@ fn finish(
 enum Origin {
     File(u64),
     Block(u64),
+}
+
+/// The most compressed bytes a block of `size` bytes may take: zlib and zstd add at most a
+/// few bytes per KiB to data they cannot compress.
+pub fn compressed_bound(size: u64) -> u64 {
+    size.saturating_mul(2).saturating_add(64 << 10)
 }
 
 /// A v7 section's content: its bytes (decompressed if flagged) and where they came from.

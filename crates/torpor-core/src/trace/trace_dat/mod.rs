@@ -122,6 +122,8 @@ pub struct TraceDatReader<R: ReadAt> {
     zbuf: Vec<u8>,
     scratch: [String; 2],
     lost: Lost,
+    /// Bytes the streams' buffers hold.
+    held: usize,
     known: [u64; KNOWN.len()],
     unknown: Vec<u64>,
     /// Records whose event id has no format.
@@ -205,6 +207,7 @@ impl<R: ReadAt> TraceDatReader<R> {
         };
         let mut zbuf = Vec::new();
         let mut lost = Lost::default();
+        let mut held = 0;
         let mut streams = Vec::with_capacity(meta.cpu_data.len());
         {
             let mut ring = Ring {
@@ -215,6 +218,7 @@ impl<R: ReadAt> TraceDatReader<R> {
                 codec,
                 zbuf: &mut zbuf,
                 lost: &mut lost,
+                held: &mut held,
             };
             for d in &meta.cpu_data {
                 streams.push(CpuStream::new(*d, &mut ring)?);
@@ -241,6 +245,7 @@ impl<R: ReadAt> TraceDatReader<R> {
             zbuf,
             scratch: [String::new(), String::new()],
             lost,
+            held,
             known: [0; KNOWN.len()],
             unknown,
             no_format: 0,
@@ -287,6 +292,7 @@ impl<R: ReadAt> TraceDatReader<R> {
             codec,
             zbuf: &mut self.zbuf,
             lost: &mut self.lost,
+            held: &mut self.held,
         };
         let s = &mut self.streams[i];
         s.advance(&mut ring)?;

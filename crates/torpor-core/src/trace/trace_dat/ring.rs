@@ -27,6 +27,11 @@ pub const MAX_CHUNK_BYTES: u32 = 16 << 20;
 /// The most bytes of plain data read at once for one CPU.
 const READ_AHEAD_BYTES: usize = 64 << 10;
 
+/// The most bytes all CPUs' buffers may hold at once (a page or a chunk each, at least): far
+/// above real traces (256 CPUs of 10 64 KiB pages is 160 MiB), it bounds a file that claims
+/// thousands of CPUs of huge chunks.
+pub const MAX_HELD_BYTES: usize = 256 << 20;
+
 /// The commit word: bytes of records (its low 27 bits) and the lost-events flags.
 const COMMIT_MASK: u64 = (1 << 27) - 1;
 const MISSED_EVENTS: u64 = 1 << 31;
@@ -47,6 +52,8 @@ pub struct Ring<'a, R: ReadAt> {
     /// Scratch for a compressed chunk's bytes.
     pub zbuf: &'a mut Vec<u8>,
     pub lost: &'a mut Lost,
+    /// Bytes all CPUs' buffers hold.
+    pub held: &'a mut usize,
 }
 
 /// Lost-event marks met in page headers.
@@ -306,6 +313,23 @@ impl CpuStream {
         Ok(true)
     }
 
+    /// Accounts for `buf` growing or shrinking to `want` bytes, within [`MAX_HELD_BYTES`].
+    fn hold<R: ReadAt>(&self, ring: &mut Ring<'_, R>, want: usize) -> Result<(), InputError> {
+        let held = *ring.held - self.buf.len() + want;
+        if held > MAX_HELD_BYTES {
+            return Err(ring.src.err(
+                self.next,
+                format!(
+                    "the CPUs' ring-buffer data would take more than {MAX_HELD_BYTES} bytes of \
+                     memory at once (CPU {} adds {want})",
+                    self.cpu
+                ),
+            ));
+        }
+        *ring.held = held;
+        Ok(())
+    }
+
     /// Reads the next pages (plain) or chunk (compressed) into `buf`; false at the end.
     fn refill<R: ReadAt>(&mut self, ring: &mut Ring<'_, R>) -> Result<bool, InputError> {
         let ps = ring.page_size;
@@ -315,6 +339,7 @@ impl CpuStream {
                 return Ok(false);
             }
             let want = ((self.end - self.next) as usize).min(READ_AHEAD_BYTES.max(ps) / ps * ps);
+            self.hold(ring, want)?;
             self.buf.resize(want, 0);
             ring.src
                 .read(self.next, &mut self.buf, "a CPU's ring-buffer pages")?;
@@ -346,7 +371,7 @@ impl CpuStream {
                 ),
             ));
         }
-        if zsize > self.end - at - 8 {
+        if zsize > self.end - at - 8 || zsize > super::layout::compressed_bound(u64::from(size)) {
             return Err(ring.src.err(
                 at,
                 format!(
@@ -355,6 +380,7 @@ impl CpuStream {
                 ),
             ));
         }
+        self.hold(ring, size as usize)?;
         ring.zbuf.resize(zsize as usize, 0);
         ring.src.read(at + 8, ring.zbuf, "a compressed chunk")?;
         let Some(codec) = ring.codec else {
