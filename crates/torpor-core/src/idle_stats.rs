@@ -458,6 +458,12 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
     if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
         return from_source(dat, &label, loaded.as_ref(), platform_label.as_deref());
     }
+    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
+        let text = crate::trace::packed_text::open(file, packing, &label)?;
+        let mut stats = from_reader(text, &label, loaded.as_ref(), platform_label.as_deref())?;
+        stats.trace.packed = Some(packing.name());
+        return Ok(stats);
+    }
     if let Some(stats) = parallel::run(
         &file,
         &label,

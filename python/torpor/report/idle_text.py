@@ -72,6 +72,8 @@ FORMATS = {
 def read_as(fmt: str, t: dict[str, Any]) -> str:
     """What the trace was read as (told by its content), and what a trace.dat said of itself."""
     line = f"read as {FORMATS.get(fmt, fmt)}"
+    if t.get("packed"):
+        line += f", unpacked from {t['packed']}"
     d = t.get("trace_dat")
     if d:
         parts = [

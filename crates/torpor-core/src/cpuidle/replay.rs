@@ -1280,6 +1280,12 @@ pub fn replay_file(
     if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
         return from_source(dat, &label, platform, options);
     }
+    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
+        let text = crate::trace::packed_text::open(file, packing, &label)?;
+        let mut report = from_reader(text, &label, platform, options)?;
+        report.trace.packed = Some(packing.name());
+        return Ok(report);
+    }
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     from_reader(reader, &label, platform, options)
 }

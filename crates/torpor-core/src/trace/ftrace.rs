@@ -226,6 +226,9 @@ pub struct FtraceCounts {
     /// A trace.dat's description of itself (version, compression, clock, pages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_dat: Option<crate::trace::trace_dat::TraceDatInfo>,
+    /// What the text was unpacked from (`gzip`, `zstd`, `systrace html`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed: Option<&'static str>,
 }
 
 /// Pulls [`Event`]s out of ftrace text one line at a time.

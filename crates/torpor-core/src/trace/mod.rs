@@ -13,5 +13,6 @@ pub mod fio_iolog;
 pub mod ftrace;
 pub mod ftrace_writer;
 pub mod mobile_csv;
+pub mod packed_text;
 pub mod source;
 pub mod trace_dat;
