@@ -1,8 +1,9 @@
 //! Read speed of trace.dat, in bytes and events per second: a synthetic 8-CPU trace built in
 //! memory by the tests' writer of the documented layout (`tests/trace_dat_writer/`), version 6
 //! plain and version 7 with zstd-compressed data; per CPU a stream of `cpu_idle` entries and
-//! exits and `sched_switch` events, full 4 KiB pages. Throughput counts the file's bytes (for
-//! the compressed file, the compressed bytes). `idle stats` on the plain file is measured too.
+//! exits and `sched_switch` events, full 4 KiB pages. Throughput counts the ring-buffer pages'
+//! bytes (for the plain file, nearly all of it; the compressed file is far smaller), and the
+//! events torpor reads. `idle stats` on the plain file is measured too.
 
 #[path = "../tests/trace_dat_writer/mod.rs"]
 mod writer;
@@ -14,8 +15,9 @@ use writer::{id, payload, Dat, Order, Zip};
 
 const CPUS: u32 = 8;
 
-/// A trace.dat of about `bytes` bytes and the number of events torpor reads in it.
-fn synthetic(bytes: usize, version: u32, zip: Option<Zip>) -> (Vec<u8>, u64) {
+/// A trace.dat of about `bytes` bytes of pages, the events torpor reads in it and the pages'
+/// bytes.
+fn synthetic(bytes: usize, version: u32, zip: Option<Zip>) -> (Vec<u8>, u64, u64) {
     let mut d = Dat::new(version, false);
     d.zip = zip;
     d.cpus = CPUS;
@@ -52,7 +54,8 @@ fn synthetic(bytes: usize, version: u32, zip: Option<Zip>) -> (Vec<u8>, u64) {
         }
         d.data.push((cpu, pages));
     }
-    (d.bytes(), events)
+    let pages = (pages_per_cpu * ps) as u64 * u64::from(CPUS);
+    (d.bytes(), events, pages)
 }
 
 fn read_all(bytes: &[u8]) -> u64 {
@@ -66,16 +69,20 @@ fn read_all(bytes: &[u8]) -> u64 {
 
 fn bench(c: &mut Criterion) {
     for (name, version, zip) in [("v6 plain", 6, None), ("v7 zstd", 7, Some(Zip::Zstd))] {
-        let (file, events) = synthetic(64 << 20, version, zip);
+        let (file, events, pages) = synthetic(64 << 20, version, zip);
         assert_eq!(read_all(&file), events, "{name}: every event read");
+        eprintln!(
+            "trace.dat {name}: {} bytes of file, {pages} bytes of pages, {events} events",
+            file.len()
+        );
         let mut g = c.benchmark_group(format!("trace.dat {name}"));
         g.sample_size(10);
-        g.throughput(Throughput::Bytes(file.len() as u64));
+        g.throughput(Throughput::Bytes(pages));
         g.bench_function("MB/s", |b| b.iter(|| read_all(&file)));
         g.throughput(Throughput::Elements(events));
         g.bench_function("events/s", |b| b.iter(|| read_all(&file)));
         if zip.is_none() {
-            g.throughput(Throughput::Bytes(file.len() as u64));
+            g.throughput(Throughput::Bytes(pages));
             g.bench_function("idle stats MB/s", |b| {
                 b.iter(|| {
                     let r = TraceDatReader::new(&file[..], "bench").expect("reads");

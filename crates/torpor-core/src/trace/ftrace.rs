@@ -334,8 +334,9 @@ impl<R: BufRead> FtraceReader<R> {
         }
         if self.buf.starts_with(TRACE_DAT_MAGIC) {
             return Err(self.err(
-                "this is a binary trace.dat; expected text: convert it with `trace-cmd report \
-                 FILE > FILE.txt`",
+                "this is a binary trace.dat, which torpor reads from a file, not a stream (its \
+                 CPUs' data lies at offsets): give its path, or convert it with `trace-cmd \
+                 report FILE > FILE.txt`",
             ));
         }
         let first = trim_end(&self.buf);

@@ -307,12 +307,20 @@ pub fn print_symbolic(print_fmt: &str, field: &str) -> Option<Vec<(u64, String)>
     Some(args.get(1..)?.iter().filter_map(|e| entry(e)).collect())
 }
 
+/// The most calls of one helper looked at in a print fmt.
+const MAX_HELPER_CALLS: usize = 16;
+
+/// The deepest nesting of an expression evaluated.
+const MAX_DEPTH: usize = 64;
+
 /// The top-level arguments of the first call to `helper` whose first argument reads
 /// `REC->field`.
 fn helper_args<'a>(print_fmt: &'a str, helper: &str, field: &str) -> Option<Vec<&'a str>> {
     let needle = format!("{helper}(");
     let mut from = 0;
-    while let Some(at) = print_fmt[from..].find(&needle) {
+    // Real print fmts call a helper once or twice; a few more are looked at, not thousands.
+    for _ in 0..MAX_HELPER_CALLS {
+        let at = print_fmt[from..].find(&needle)?;
         let open = from + at + needle.len();
         let args = split_args(&print_fmt[open..])?;
         if args.first().is_some_and(|a| names_field(a, field)) {
@@ -407,7 +415,11 @@ pub fn unescape(text: &str) -> String {
 /// C's precedence. `None` for anything else (a name, a call).
 pub fn eval(text: &str) -> Option<u64> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { tokens, at: 0 };
+    let mut p = Parser {
+        tokens,
+        at: 0,
+        depth: 0,
+    };
     let v = p.or()?;
     (p.at == p.tokens.len()).then_some(v)
 }
@@ -470,6 +482,7 @@ fn tokenize(text: &str) -> Option<Vec<Tok>> {
 struct Parser {
     tokens: Vec<Tok>,
     at: usize,
+    depth: usize,
 }
 
 impl Parser {
@@ -529,6 +542,17 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Option<u64> {
+        self.depth += 1;
+        let v = if self.depth > MAX_DEPTH {
+            None
+        } else {
+            self.unary_inner()
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Option<u64> {
         if self.eat("~") {
             return Some(!self.unary()?);
         }

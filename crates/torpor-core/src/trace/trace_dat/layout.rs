@@ -42,6 +42,8 @@ pub const MAX_PRINTK_BYTES: u64 = 16 << 20;
 pub const MAX_OPTION_BYTES: u64 = 1 << 20;
 /// The largest decompressed metadata section (the symbol table is the largest).
 pub const MAX_SECTION_BYTES: u64 = MAX_KALLSYMS_BYTES;
+/// The most options in one list.
+pub const MAX_OPTIONS: u32 = 1 << 16;
 /// The most OPTIONS sections followed in a v7 file.
 pub const MAX_OPTION_SECTIONS: usize = 1024;
 /// Ring-buffer pages torpor reads: 1 KiB to 1 MiB (kernels use 4 KiB to 64 KiB).
@@ -138,7 +140,29 @@ impl<R: ReadAt> Src<R> {
 }
 
 /// An unsigned number of 1 to 8 bytes in the file's byte order.
+#[inline]
 pub fn read_uint(bytes: &[u8], big: bool) -> u64 {
+    // The common widths in one load each (this runs for every record and field).
+    match (bytes.len(), big) {
+        (2, false) => return u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+        (4, false) => {
+            return u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        }
+        (8, false) => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(bytes);
+            return u64::from_le_bytes(b);
+        }
+        (4, true) => {
+            return u64::from(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        }
+        (8, true) => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(bytes);
+            return u64::from_be_bytes(b);
+        }
+        _ => {}
+    }
     let mut v = 0u64;
     if big {
         for &b in bytes {
@@ -504,7 +528,11 @@ fn ftrace_formats(c: &mut Cur<'_>, p: &mut Pieces) -> Result<(), InputError> {
 }
 
 fn event_formats(c: &mut Cur<'_>, p: &mut Pieces) -> Result<(), InputError> {
+    let at = c.pos;
     let systems = c.u32("the count of event systems")?;
+    if systems > MAX_FORMATS {
+        return Err(c.err(at, format!("expected at most {MAX_FORMATS} event systems")));
+    }
     for _ in 0..systems {
         c.cstr("an event system's name", 4096)?;
         let count = c.u32("the count of a system's event formats")?;
@@ -698,7 +726,10 @@ fn read_v6(c: &mut Cur<'_>, long_size: u8, page_size: u32) -> Result<Meta, Input
     let mut tag_at = c.pos;
     let mut tag = c.take(10, "the data tag", 10)?;
     if tag == b"options  \0" {
-        loop {
+        for n in 0.. {
+            if n == MAX_OPTIONS {
+                return Err(c.err(c.pos, format!("expected at most {MAX_OPTIONS} options")));
+            }
             let id = c.u16("an option id")?;
             if id == option::DONE {
                 break;
@@ -939,7 +970,10 @@ fn read_v7(c: &mut Cur<'_>, long_size: u8, page_size: u32) -> Result<Meta, Input
         let (bytes, block) = section(c, next, option::DONE, "OPTIONS", codec)?;
         let mut oc = mem_cur(c, &bytes, block);
         o.next = 0;
-        loop {
+        for n in 0.. {
+            if n == MAX_OPTIONS {
+                return Err(oc.err(oc.pos, format!("expected at most {MAX_OPTIONS} options")));
+            }
             let id = oc.u16("an option id")?;
             let size = oc.u32("an option's size")?;
             one_option(&mut oc, id, size, true, &mut o)?;

@@ -116,6 +116,9 @@ pub struct TraceDatReader<R: ReadAt> {
     kernel_long: usize,
     streams: Vec<CpuStream>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
+    /// The earliest record of all, when the stream just advanced still holds it (most records
+    /// follow their CPU's previous one): it skips the heap.
+    front: Option<(u64, usize)>,
     /// The stream whose record was returned last, to advance on the next call.
     last: Option<usize>,
     last_ts: Vec<u64>,
@@ -241,6 +244,7 @@ impl<R: ReadAt> TraceDatReader<R> {
             kernel_long,
             streams,
             heap: BinaryHeap::new(),
+            front: None,
             last: None,
             zbuf,
             scratch: [String::new(), String::new()],
@@ -302,7 +306,19 @@ impl<R: ReadAt> TraceDatReader<R> {
                 self.counts.backwards_timestamps += 1;
             }
             self.last_ts[i] = ts;
-            self.heap.push(Reverse((ts, i)));
+            // `front`, when set, is no later than anything in the heap.
+            let key = (ts, i);
+            match self.front {
+                Some(f) if f < key => self.heap.push(Reverse(key)),
+                Some(f) => {
+                    self.heap.push(Reverse(f));
+                    self.front = Some(key);
+                }
+                None => match self.heap.peek() {
+                    Some(Reverse(min)) if *min < key => self.heap.push(Reverse(key)),
+                    _ => self.front = Some(key),
+                },
+            }
         }
         Ok(())
     }
@@ -380,7 +396,7 @@ impl<R: ReadAt> TraceDatReader<R> {
     /// Pops records in time order, counting and skipping those of events torpor does not
     /// decode, up to the next one it does.
     fn next_known(&mut self) -> Result<Option<Next>, InputError> {
-        while let Some(Reverse((ts, i))) = self.heap.pop() {
+        while let Some((ts, i)) = self.front.take().or_else(|| self.heap.pop().map(|r| r.0)) {
             // A queued stream stands at its record until it is advanced.
             let Some(rec) = self.streams[i].rec else {
                 continue;
