@@ -747,9 +747,10 @@ def idle_governors() -> None:
 def idle_stats(
     trace: str, platform: str | None, baseline: str | None, report_format: str, as_json: bool
 ) -> None:
-    """idlestat's C-state report of an ftrace text trace: per cluster, core and CPU.
+    """idlestat's C-state report of an ftrace trace: per cluster, core and CPU.
 
-    TRACE is the kernel's `trace` file, `trace-cmd report` output or an idlestat trace file.
+    TRACE is the kernel's `trace` file, `trace-cmd report` output, an idlestat trace file or
+    trace-cmd's binary trace.dat (versions 6 and 7; told apart by content).
     over: intervals shorter than the state's target residency; under: intervals long enough
     for the next deeper state (idlestat's definitions, docs/idle-stats.md).
 
@@ -846,6 +847,7 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
         f"{d['non_positive']} periods of zero or negative length, "
         f"{d['open_at_end']} still open at the end; {d['timers_ignored']} timer starts ignored"
     )
+    console.print(idle_text.read_as(r["format"], r["trace"]))
     for line in idle_text.trace_warnings(r["trace"]):
         console.print(line)
     for n in r["notes"]:

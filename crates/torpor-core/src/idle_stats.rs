@@ -40,6 +40,7 @@ use crate::trace::ftrace::{
     CpuPlace, EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader, CPUIDLE_STATE_MAX,
     MAX_CPUS,
 };
+use crate::trace::source::EventSource;
 use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 
 const STATES: usize = CPUIDLE_STATE_MAX as usize;
@@ -453,7 +454,16 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
     let loaded = platform.map(Platform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
     let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "an ftrace text trace")?;
+    let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
+    if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
+        return from_source(dat, &label, loaded.as_ref(), platform_label.as_deref());
+    }
+    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
+        let text = crate::trace::packed_text::open(file, packing, &label)?;
+        let mut stats = from_reader(text, &label, loaded.as_ref(), platform_label.as_deref())?;
+        stats.trace.packed = Some(packing.name());
+        return Ok(stats);
+    }
     if let Some(stats) = parallel::run(
         &file,
         &label,
@@ -477,12 +487,27 @@ pub fn from_reader<R: BufRead>(
     platform: Option<&Platform>,
     platform_label: Option<&str>,
 ) -> Result<IdleStats, InputError> {
-    let mut trace = FtraceReader::new(reader, label)?;
+    from_source(
+        FtraceReader::new(reader, label)?,
+        label,
+        platform,
+        platform_label,
+    )
+}
+
+/// Runs the report on the events of `trace`, text or trace.dat.
+pub fn from_source<S: EventSource>(
+    mut trace: S,
+    label: &str,
+    platform: Option<&Platform>,
+    platform_label: Option<&str>,
+) -> Result<IdleStats, InputError> {
     let mut analysis = Analysis::new(trace.header(), label, platform, platform_label)?;
     while let Some(ev) = trace.next_event()? {
         if let EventKind::CpuIdle { state, cpu_id } = ev.kind {
             if !analysis.knows_cpu(cpu_id) {
-                return Err(InputError::at(label, ev.line, analysis.cpu_beyond(cpu_id)));
+                let e = InputError::at(label, ev.line, analysis.cpu_beyond(cpu_id));
+                return Err(trace.locate(e));
             }
             analysis.cpu_idle(ev.timestamp_ns, state, cpu_id);
         }

@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use torpor_core::input::{nvme_cli, smartctl};
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::trace::fio_iolog::IologReader;
+use torpor_core::trace::trace_dat::TraceDatReader;
 use torpor_core::InputError;
 
 /// Fewer files than this in a corpus means it was lost, not minimized.
 const MIN_CORPUS_FILES: usize = 20;
 
-/// The fio_iolog target's cap on entries read from one input.
+/// The fio_iolog target's cap on entries read from one input (and the trace_dat target's on
+/// events).
 const MAX_ENTRIES: usize = 100_000;
 
 fn fuzz_dir() -> PathBuf {
@@ -151,5 +153,26 @@ fn scenario_toml_corpus() {
             }
             Err(e) => check_error(path, "s.toml", &e),
         }
+    });
+}
+
+#[test]
+fn trace_dat_corpus() {
+    replay("trace_dat", |path, bytes| {
+        let mut reader = match TraceDatReader::new(bytes.to_vec(), "f.dat") {
+            Ok(r) => r,
+            Err(e) => return check_error(path, "f.dat", &e),
+        };
+        for _ in 0..MAX_ENTRIES {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "f.dat", &e);
+                    break;
+                }
+            }
+        }
+        let _ = reader.counts();
     });
 }

@@ -52,6 +52,7 @@ def stats_text(stats: dict[str, Any]) -> str:
         f"{d['open_at_end']} intervals still open at the end"
     )
     t = stats["trace"]
+    lines.append(read_as(stats["format"], t))
     lines += trace_warnings(t)
     if t["unknown_events"]:
         skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
@@ -60,20 +61,52 @@ def stats_text(stats: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+FORMATS = {
+    "raw": "ftrace text (the kernel's trace file)",
+    "trace-cmd": "`trace-cmd report` text",
+    "idlestat": "an idlestat trace file",
+    "trace-dat": "trace-cmd's binary trace.dat",
+}
+
+
+def read_as(fmt: str, t: dict[str, Any]) -> str:
+    """What the trace was read as (told by its content), and what a trace.dat said of itself."""
+    line = f"read as {FORMATS.get(fmt, fmt)}"
+    if t.get("packed"):
+        line += f", unpacked from {t['packed']}"
+    d = t.get("trace_dat")
+    if d:
+        parts = [
+            f"version {d['version']}",
+            "big-endian" if d["big_endian"] else "little-endian",
+            d["compression"] or "uncompressed",
+            f"clock {d['clock'] or 'not recorded'}",
+            f"{d['pages']} pages of {d['page_bytes']} bytes from {d['cpus_with_data']} CPUs",
+        ]
+        line += f" ({', '.join(parts)})"
+        if d["instances_skipped"]:
+            line += f"; {d['instances_skipped']} other trace instances not read"
+    return line
+
+
 def trace_warnings(t: dict[str, Any]) -> list[str]:
     """What the parser met in a trace that may bend the figures (its counts, as `idle stats`
     and `idle replay` both report them)."""
     lines = []
     if t["backwards_timestamps"]:
+        first = t["first_backwards_line"]
         lines.append(
-            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU "
-            f"(first at line {t['first_backwards_line']})"
+            f"warning: {t['backwards_timestamps']} timestamps go backwards on their CPU"
+            + (f" (first at line {first})" if first is not None else "")
         )
     if t["truncated_last_line"]:
         lines.append("warning: the last line is cut short and was skipped")
     if t["lost_markers"]:
+        uncounted = (t.get("trace_dat") or {}).get("lost_uncounted_pages", 0)
         lines.append(
-            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost)"
+            f"warning: {t['lost_markers']} lost-events markers ({t['lost_events']} events lost"
+            + (f"; {uncounted} markers without a count" if uncounted else "")
+            + ")"
         )
     if t["buffer_started_markers"]:
         lines.append(

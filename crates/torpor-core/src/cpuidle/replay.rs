@@ -54,6 +54,7 @@ use crate::cpu::pelt::Pelt;
 use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::error::{shown, InputError};
 use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader};
+use crate::trace::source::EventSource;
 use crate::user_file;
 
 /// The most timers tracked as pending at once, over all CPUs; more are counted and ignored
@@ -1274,14 +1275,19 @@ pub fn replay_file(
 ) -> Result<ReplayReport, InputError> {
     let loaded = platform.map(load_platform).transpose()?;
     let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "an ftrace text trace")?;
+    let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
+    let platform = loaded.as_ref().map(|(p, from)| (p, *from));
+    if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
+        return from_source(dat, &label, platform, options);
+    }
+    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
+        let text = crate::trace::packed_text::open(file, packing, &label)?;
+        let mut report = from_reader(text, &label, platform, options)?;
+        report.trace.packed = Some(packing.name());
+        return Ok(report);
+    }
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    from_reader(
-        reader,
-        &label,
-        loaded.as_ref().map(|(p, from)| (p, *from)),
-        options,
-    )
+    from_reader(reader, &label, platform, options)
 }
 
 /// Replays a trace read from `reader` (`label` names it in errors).
@@ -1291,7 +1297,25 @@ pub fn from_reader<R: BufRead>(
     platform: Option<(&CpuPlatform, &'static str)>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, InputError> {
-    let mut trace = FtraceReader::new(reader, label)?;
+    from_source(FtraceReader::new(reader, label)?, label, platform, options)
+}
+
+/// Replays the events of `trace`, text or trace.dat.
+pub fn from_source<S: EventSource>(
+    mut trace: S,
+    label: &str,
+    platform: Option<(&CpuPlatform, &'static str)>,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, InputError> {
+    replay_events(&mut trace, label, platform, options).map_err(|e| trace.locate(e))
+}
+
+fn replay_events<S: EventSource>(
+    trace: &mut S,
+    label: &str,
+    platform: Option<(&CpuPlatform, &'static str)>,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, InputError> {
     let header = trace.header().clone();
     let hz = options.hz.unwrap_or(DEFAULT_HZ);
     let tick_ns = 1_000_000_000 / u64::from(hz.max(1));

@@ -75,6 +75,8 @@ pub enum FtraceFormat {
     TraceCmd,
     /// idlestat's own trace file (`idlestat --trace -f FILE`).
     Idlestat,
+    /// trace-cmd's binary `trace.dat` ([`crate::trace::trace_dat`]).
+    TraceDat,
 }
 
 /// Where one CPU sits, as idlestat's topology says: cluster (physical package), core, CPU.
@@ -195,7 +197,7 @@ pub struct Event<'a> {
     pub cpu: u32,
     pub timestamp_ns: u64,
     pub kind: EventKind<'a>,
-    /// 1-based line number.
+    /// 1-based line number (for a trace.dat: the file offset of the record).
     pub line: usize,
 }
 
@@ -221,6 +223,12 @@ pub struct FtraceCounts {
     pub buffer_started_markers: u64,
     /// `CPU N is empty` notes of `trace-cmd report`.
     pub empty_cpu_notes: u64,
+    /// A trace.dat's description of itself (version, compression, clock, pages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_dat: Option<crate::trace::trace_dat::TraceDatInfo>,
+    /// What the text was unpacked from (`gzip`, `zstd`, `systrace html`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packed: Option<&'static str>,
 }
 
 /// Pulls [`Event`]s out of ftrace text one line at a time.
@@ -326,8 +334,9 @@ impl<R: BufRead> FtraceReader<R> {
         }
         if self.buf.starts_with(TRACE_DAT_MAGIC) {
             return Err(self.err(
-                "this is a binary trace.dat; expected text: convert it with `trace-cmd report \
-                 FILE > FILE.txt`",
+                "this is a binary trace.dat, which torpor reads from a file, not a stream (its \
+                 CPUs' data lies at offsets): give its path, or convert it with `trace-cmd \
+                 report FILE > FILE.txt`",
             ));
         }
         let first = trim_end(&self.buf);

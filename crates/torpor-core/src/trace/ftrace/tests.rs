@@ -255,8 +255,9 @@ fn malformed_lines_are_errors_at_their_line() {
     );
     assert_eq!(
         err(b"\x17\x08\x44tracing6\n"),
-        "t.trace:1: this is a binary trace.dat; expected text: convert it with `trace-cmd \
-         report FILE > FILE.txt`"
+        "t.trace:1: this is a binary trace.dat, which torpor reads from a file, not a stream \
+         (its CPUs' data lies at offsets): give its path, or convert it with `trace-cmd report \
+         FILE > FILE.txt`"
     );
     assert_eq!(
         err(b"cpus=1\n  <idle>-0 [000] 123456: cpu_idle: state=0 cpu_id=0\n"),
