@@ -67,13 +67,32 @@ fn read_all(bytes: &[u8]) -> u64 {
     n
 }
 
+/// This process's CPU time (user and system) in seconds: the machine is shared, so wall-clock
+/// figures swing with other loads; MB per CPU-second is printed beside criterion's.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given and reads nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
 fn bench(c: &mut Criterion) {
     for (name, version, zip) in [("v6 plain", 6, None), ("v7 zstd", 7, Some(Zip::Zstd))] {
         let (file, events, pages) = synthetic(64 << 20, version, zip);
         assert_eq!(read_all(&file), events, "{name}: every event read");
+        let rounds = 5;
+        let before = cpu_seconds();
+        for _ in 0..rounds {
+            read_all(&file);
+        }
+        let cpu = (cpu_seconds() - before) / f64::from(rounds);
         eprintln!(
-            "trace.dat {name}: {} bytes of file, {pages} bytes of pages, {events} events",
-            file.len()
+            "trace.dat {name}: {} bytes of file, {pages} bytes of pages, {events} events; \
+             per CPU-second: {:.0} MB of pages, {:.2} M events",
+            file.len(),
+            pages as f64 / cpu / 1e6,
+            events as f64 / cpu / 1e6
         );
         let mut g = c.benchmark_group(format!("trace.dat {name}"));
         g.sample_size(10);
