@@ -380,3 +380,65 @@ fn schedutil_skips_an_inefficient_opp() {
     let mut s = start(&mut p, None);
     assert_eq!(step(&mut s, &mut p, MS, cpu(400, 1), false), 1_500_000);
 }
+
+#[test]
+fn random_updates_keep_every_request_in_the_table_the_limits_and_the_rate_limit() {
+    // Properties of the kernel's algorithm over random sequences (shared and one-CPU policies,
+    // both driver paths, random limits changes):
+    // - every frequency the driver is asked for is a table frequency within [min, max];
+    // - two changes of the choice are at least rate_limit_us apart unless the limits changed
+    //   in between;
+    // - the IO-wait boost is 0 or a power of two in 128..=1024.
+    use crate::sim::Pcg32;
+    for seed in 0..40u64 {
+        let mut rng = Pcg32::new(seed, 7);
+        let cpus = 1 + (seed % 3) as usize;
+        let mut p = policy(cpus, seed % 2 == 0, 1024);
+        let mut s = start(&mut p, None);
+        let limit_ns = s.rate_limit_ns();
+        let (mut t, mut last_change, mut limits_since) = (0u64, None::<u64>, true);
+        let mut utils = vec![CpuUtil::default(); cpus];
+        for _ in 0..400 {
+            t += 1 + rng.below(3 * MS);
+            if rng.below(20) == 0 {
+                let cap = [700_000, 1_200_000, 2_000_000][rng.below(3) as usize];
+                p.store_scaling_max_freq(cap);
+                if p.update_limits() {
+                    s.limits(&mut p);
+                    limits_since = true;
+                }
+            }
+            let cpu = rng.below(cpus as u64) as usize;
+            utils[cpu] = CpuUtil {
+                util: rng.below(1100),
+                rt_runnable: rng.below(50) == 0,
+                idle_calls: utils[cpu].idle_calls + rng.below(2),
+            };
+            let before = s.next_freq_khz();
+            let change = s.update(
+                &mut p,
+                &UtilUpdate {
+                    now_ns: t,
+                    cpu,
+                    iowait: rng.below(4) == 0,
+                    cpus: &utils,
+                },
+            );
+            if let Some(c) = change {
+                assert!(p.freq_table().contains(&c.to_khz), "seed {seed}");
+                assert!(c.to_khz >= p.min_khz() && c.to_khz <= p.max_khz());
+            }
+            if s.next_freq_khz() != before {
+                if let (Some(prev), false) = (last_change, limits_since) {
+                    assert!(t - prev >= limit_ns, "seed {seed}: {} ns apart", t - prev);
+                }
+                last_change = Some(t);
+                limits_since = false;
+            }
+            for j in 0..cpus {
+                let (b, _) = s.boost_of(j);
+                assert!(b == 0 || (b.is_power_of_two() && (128..=1024).contains(&b)));
+            }
+        }
+    }
+}
