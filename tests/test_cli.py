@@ -418,6 +418,24 @@ def test_devices_lists_the_eight_cpu_presets_with_their_kind(cli):
     ]
 
 
+def test_devices_shows_each_cpu_frequency_domain_and_its_sources(cli):
+    # The frequency-domain table: gs101's X1 (gs101.dtsi: 17 OPPs, 500-2802 MHz, power derived
+    # from the DT coefficient and voltages, clock-latency-ns 500 000); MSM8916 (4 OPPs, power
+    # estimated, CPUFREQ_ETERNAL); the AMD preset (_PSS powers, no latency given).
+    r = cli("devices")
+    rows = [line.split() for line in r.stdout.split("CPU frequency domains")[1].splitlines()]
+    assert ["google-gs101", "big", "17:", "500-2802", "derived", "500"] in rows
+    assert ["qcom-msm8916", "cpu0-3", "4:", "200-998.4", "estimate", "4294967"] in rows
+    assert ["amd-zen2-acpi-idle", "all", "3:", "1400-1700", "sourced", "none"] in rows
+    # --json: every OPP's voltage and power with its source, every domain's sources.
+    cpus = {d["id"]: d for d in json.loads(cli("devices", "--json").stdout) if d["kind"] == "cpu"}
+    big = cpus["google-gs101"]["cluster"][2]
+    assert big["opp"][-1]["microvolt"] == 1_056_250
+    assert big["opp"][-1]["power_mw"]["source"].startswith("DERIVED: 650 uW/MHz/V^2")
+    assert big["cpufreq"]["dynamic_power_coefficient"] == 650
+    assert "clock-latency-ns" in big["cpufreq"]["transition_latency"]["source"]
+
+
 def test_devices_lists_the_three_ufs_presets_with_their_levels(cli):
     r = cli("devices", "--json")
     assert r.exit_code == 0

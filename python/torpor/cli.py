@@ -167,6 +167,13 @@ def devices(as_json: bool) -> None:
         "idle states, c = cluster states among them. power: idle-state power sourced, estimated "
         "(with a range) or none. --json shows every state, OPP and source."
     )
+    console.print(cpufreq_table(cpus))
+    console.print(
+        "CPU frequency domains: per cluster with OPPs, their count and range, how their active "
+        "power is known (derived from a DT or firmware, sourced, estimated with a range, or "
+        "none) and the driver's transition latency (none: not given). --json shows each OPP's "
+        "voltage, power and source, and each domain's sources."
+    )
     console.print(ufs_table(ufs))
     console.print(
         "UFS: levels = the host's first clock and link gear at min / max. QD1 us and seq MB/s: "
@@ -226,6 +233,44 @@ def cpu_table(cpus: list[dict[str, Any]]) -> Table:
             str(max(s["exit_latency_us"] for s in states)),
             power,
         )
+    return table
+
+
+def cpufreq_table(cpus: list[dict[str, Any]]) -> Table:
+    """The CPU presets' frequency domains, one row per cluster with OPPs, in 80 columns."""
+    table = Table(title="CPU frequency domains", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("id", no_wrap=True)
+    table.add_column("cluster", no_wrap=True)
+    table.add_column("OPPs MHz", no_wrap=True)
+    table.add_column("power", no_wrap=True)
+    table.add_column("latency us", justify="right", no_wrap=True)
+    for c in cpus:
+        for cl in c["cluster"]:
+            opps = cl.get("opp") or []
+            if not opps:
+                continue
+            powers = [o.get("power_mw") for o in opps]
+            if not all(powers):
+                power = "none" if not any(powers) else "partly"
+            elif all("mw" not in p for p in powers):
+                power = "estimate"
+            elif all(p.get("source", "").startswith("DERIVED") for p in powers):
+                power = "derived"
+            else:
+                power = "sourced"
+            latency = (cl.get("cpufreq") or {}).get("transition_latency")
+            if latency is None:
+                shown = "none"
+            else:
+                shown = str(round(latency.get("ns", latency.get("central")) / 1000))
+            mhz = [o["freq_khz"] / 1000 for o in opps]
+            table.add_row(
+                c["id"],
+                cl["name"],
+                f"{len(opps)}: {mhz[0]:g}-{mhz[-1]:g}",
+                power,
+                shown,
+            )
     return table
 
 

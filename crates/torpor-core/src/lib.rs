@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod cpu;
+pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
 pub mod idle_stats;

@@ -7,4 +7,7 @@ pub mod system;
 pub mod task;
 pub mod wake_path;
 
-pub use platform::{ClusterSpec, CpuPlatform, IdleStateSpec, Opp, PowerMw, StateLevel};
+pub use platform::{
+    ClusterSpec, CpuPlatform, CpufreqSpec, Fault, IdleStateSpec, LatencyNs, Opp, PowerMw,
+    StateLevel,
+};

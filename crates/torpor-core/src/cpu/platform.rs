@@ -120,14 +120,86 @@ fn cpu_level() -> StateLevel {
     StateLevel::Cpu
 }
 
-/// An operating point: frequency and the CPU's active power there.
+/// An operating point: frequency, voltage where known, and the CPU's active power there.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Opp {
     pub freq_khz: u64,
+    /// The OPP's supply voltage (a DT's `opp-microvolt`, firmware's table), where a source gives
+    /// it: with the cluster's `dynamic_power_coefficient` it fixes the kernel's energy model.
+    #[serde(default)]
+    pub microvolt: Option<u32>,
     /// `None` where no source gives the power in mW (a DT OPP table without voltages, an energy
     /// model in relative units): the frequencies still fix the capacities and the DVFS steps.
     pub power_mw: Option<PowerMw>,
+}
+
+/// A time in ns: a figure with its source, or an estimate with the range it may lie in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LatencyNs {
+    Sourced {
+        ns: u64,
+        source: String,
+    },
+    Estimate {
+        low: u64,
+        central: u64,
+        high: u64,
+        source: String,
+    },
+}
+
+impl LatencyNs {
+    /// The value runs use.
+    pub fn central(&self) -> u64 {
+        match self {
+            LatencyNs::Sourced { ns, .. } => *ns,
+            LatencyNs::Estimate { central, .. } => *central,
+        }
+    }
+
+    fn check(&self, what: &str) -> Result<(), String> {
+        let max = u64::from(u32::MAX);
+        match self {
+            LatencyNs::Sourced { ns, .. } if *ns > max => Err(format!(
+                "{what}: expected at most {max} ns (an unsigned int), got {ns}"
+            )),
+            LatencyNs::Estimate {
+                low, central, high, ..
+            } if !(low <= central && central <= high && *high <= max) => Err(format!(
+                "{what}: expected an estimate with low <= central <= high <= {max} ns, got {low} / \
+                 {central} / {high}"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A cluster's frequency domain as its cpufreq driver sets it up (`[cluster.cpufreq]`); the
+/// frequencies themselves are the cluster's OPPs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpufreqSpec {
+    /// `cpuinfo.transition_latency`: the slowest OPP switch (cpufreq-dt: the largest OPP
+    /// `clock-latency-ns`); none: `CPUFREQ_ETERNAL`, what cpufreq-dt sets without one.
+    #[serde(default)]
+    pub transition_latency: Option<LatencyNs>,
+    /// The CPU node's `dynamic-power-coefficient`, uW/MHz/V^2.
+    #[serde(default)]
+    pub dynamic_power_coefficient: Option<u32>,
+    /// A `scaling_min_freq` the platform starts with, kHz, within the OPPs' range.
+    #[serde(default)]
+    pub scaling_min_khz: Option<u64>,
+    /// A `scaling_max_freq` the platform starts with, kHz, within the OPPs' range.
+    #[serde(default)]
+    pub scaling_max_khz: Option<u64>,
+    /// The driver switches frequency in the scheduler's context (`fast_switch_possible`).
+    #[serde(default)]
+    pub fast_switch: bool,
+    /// The driver, and where the figures above come from.
+    #[serde(default)]
+    pub source: String,
 }
 
 /// CPUs that share an idle-state table, a capacity and (where the platform has them) cluster
@@ -145,6 +217,8 @@ pub struct ClusterSpec {
     pub states: Vec<IdleStateSpec>,
     #[serde(default, rename = "opp")]
     pub opps: Vec<Opp>,
+    #[serde(default)]
+    pub cpufreq: Option<CpufreqSpec>,
 }
 
 /// A whole platform.
@@ -177,35 +251,34 @@ impl CpuPlatform {
             }
             err
         })?;
-        platform.check().map_err(|(cluster, m)| {
-            // Point at the cluster's `[[cluster]]` header, the k-th in the file, or at the
-            // `[wakeup]` figure at fault.
-            let line = match cluster {
-                Some(k) => text
-                    .lines()
-                    .enumerate()
-                    .filter(|(_, l)| l.trim_start().starts_with("[[cluster]]"))
-                    .nth(k)
-                    .map(|(i, _)| i + 1),
-                None => wakeup_line(text, &m),
+        platform.check().map_err(|(fault, m)| {
+            let line = match fault {
+                Fault::Platform => wakeup_line(text, &m),
+                Fault::Cluster(k) => cluster_line(text, k),
+                Fault::Opp(k, j, key) => {
+                    key_line(text, k, Some(("opp", j)), key).or_else(|| cluster_line(text, k))
+                }
+                Fault::Cpufreq(k, key) => {
+                    key_line(text, k, None, key).or_else(|| cluster_line(text, k))
+                }
             };
             InputError::new(file, line, m)
         })?;
         Ok(platform)
     }
 
-    /// The rules a cpuidle driver and the scheduler keep; on failure, the index of the cluster
-    /// at fault (if one is) and the message.
-    pub fn check(&self) -> Result<(), (Option<usize>, String)> {
+    /// The rules a cpuidle driver, cpufreq and the scheduler keep; on failure, what is at fault
+    /// and the message.
+    pub fn check(&self) -> Result<(), (Fault, String)> {
         if let Some(w) = &self.wakeup {
-            w.check().map_err(|m| (None, m))?;
+            w.check().map_err(|m| (Fault::Platform, m))?;
         }
         if self.clusters.is_empty() {
-            return Err((None, "expected at least one [[cluster]]".into()));
+            return Err((Fault::Platform, "expected at least one [[cluster]]".into()));
         }
         let mut seen = std::collections::BTreeSet::new();
         for (k, c) in self.clusters.iter().enumerate() {
-            let at = |m: String| (Some(k), format!("cluster {:?}: {m}", c.name));
+            let at = |m: String| (Fault::Cluster(k), format!("cluster {:?}: {m}", c.name));
             if c.cpus.is_empty() {
                 return Err(at("expected at least one CPU in `cpus`".into()));
             }
@@ -262,17 +335,13 @@ impl CpuPlatform {
                     )));
                 }
             }
-            for (i, o) in c.opps.iter().enumerate() {
-                if i > 0 && o.freq_khz <= c.opps[i - 1].freq_khz {
-                    return Err(at(format!(
-                        "OPP {} kHz: expected OPPs in rising frequency order",
-                        o.freq_khz
-                    )));
-                }
-                if let Some(p) = &o.power_mw {
-                    p.check(&format!("OPP {} kHz power_mw", o.freq_khz))
-                        .map_err(at)?;
-                }
+            c.check_opps().map_err(|(j, key, m)| {
+                (Fault::Opp(k, j, key), format!("cluster {:?}: {m}", c.name))
+            })?;
+            if let Some(f) = &c.cpufreq {
+                c.check_cpufreq(f).map_err(|(key, m)| {
+                    (Fault::Cpufreq(k, key), format!("cluster {:?}: {m}", c.name))
+                })?;
             }
         }
         Ok(())
@@ -289,6 +358,54 @@ impl CpuPlatform {
         all.sort_unstable();
         all
     }
+}
+
+/// What a failed check is about, so that its error points at the line that says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The platform as a whole, or the `[wakeup]` figure its message names.
+    Platform,
+    /// The k-th `[[cluster]]`.
+    Cluster(usize),
+    /// A key of the k-th cluster's j-th `[[cluster.opp]]`.
+    Opp(usize, usize, &'static str),
+    /// A key of the k-th cluster's `[cluster.cpufreq]`.
+    Cpufreq(usize, &'static str),
+}
+
+/// The line of the k-th `[[cluster]]` header.
+fn cluster_line(text: &str, k: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[cluster]]"))
+        .nth(k)
+        .map(|(i, _)| i + 1)
+}
+
+/// The line of `key` in the k-th `[[cluster]]`: with `inner`, in the j-th entry of its array
+/// `inner.0`; without it, in its table `cpufreq`. Read from the document's spans; `None` when
+/// the layout is not one this walks (the caller falls back to the cluster's header).
+fn key_line(text: &str, k: usize, inner: Option<(&str, usize)>, key: &str) -> Option<usize> {
+    use toml_edit::{ImDocument, Item, TableLike};
+    fn nth(item: &Item, n: usize) -> Option<&dyn TableLike> {
+        match item {
+            Item::ArrayOfTables(a) => a.get(n).map(|t| t as &dyn TableLike),
+            Item::Value(v) => v
+                .as_array()?
+                .get(n)?
+                .as_inline_table()
+                .map(|t| t as &dyn TableLike),
+            _ => None,
+        }
+    }
+    let doc = ImDocument::parse(text).ok()?;
+    let cluster = nth(doc.as_table().get("cluster")?, k)?;
+    let table = match inner {
+        Some((name, j)) => nth(cluster.get(name)?, j)?,
+        None => cluster.get("cpufreq")?.as_table_like()?,
+    };
+    let span = table.key(key)?.span().or_else(|| table.get(key)?.span())?;
+    Some(InputError::line_of_offset(text, span.start))
 }
 
 /// The line of the `[wakeup]` figure a check message names (`[wakeup.KEY]: ...`): its own
@@ -312,6 +429,103 @@ fn wakeup_line(text: &str, message: &str) -> Option<usize> {
 }
 
 impl ClusterSpec {
+    /// The OPP table's rules: frequencies rising, within what cpufreq holds (an unsigned kHz
+    /// that frequency QoS, an s32, can cap), voltages above 0, powers valid and, once one OPP
+    /// has a power above 0, none higher at 0 (an energy model refuses a state without power).
+    /// On failure, the OPP's index, the key at fault and the message.
+    fn check_opps(&self) -> Result<(), (usize, &'static str, String)> {
+        let max_khz = i32::MAX as u64;
+        let mut powered: Option<(u64, f64)> = None;
+        for (j, o) in self.opps.iter().enumerate() {
+            let f = o.freq_khz;
+            if f == 0 || f > max_khz {
+                return Err((
+                    j,
+                    "freq_khz",
+                    format!("OPP {f} kHz: expected a frequency in 1..={max_khz} kHz"),
+                ));
+            }
+            if j > 0 && f <= self.opps[j - 1].freq_khz {
+                return Err((
+                    j,
+                    "freq_khz",
+                    format!(
+                        "OPP {f} kHz: expected OPPs in rising frequency order (after {} kHz)",
+                        self.opps[j - 1].freq_khz
+                    ),
+                ));
+            }
+            if o.microvolt == Some(0) {
+                return Err((
+                    j,
+                    "microvolt",
+                    format!("OPP {f} kHz: expected a voltage above 0 uV"),
+                ));
+            }
+            if let Some(p) = &o.power_mw {
+                p.check(&format!("OPP {f} kHz power_mw"))
+                    .map_err(|m| (j, "power_mw", m))?;
+                match powered {
+                    Some((at, mw)) if p.central() == 0.0 => {
+                        return Err((
+                            j,
+                            "power_mw",
+                            format!(
+                                "OPP {f} kHz power_mw: expected a power above 0 mW, as the lower \
+                                 OPP {at} kHz has {mw} mW"
+                            ),
+                        ))
+                    }
+                    None if p.central() > 0.0 => powered = Some((f, p.central())),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `[cluster.cpufreq]`'s rules: it needs OPPs; its limits lie within their range, the floor
+    /// not above the cap. On failure, the key at fault and the message.
+    fn check_cpufreq(&self, f: &CpufreqSpec) -> Result<(), (&'static str, String)> {
+        let (Some(lo), Some(hi)) = (self.opps.first(), self.opps.last()) else {
+            return Err((
+                "source",
+                "[cluster.cpufreq]: expected the cluster's OPPs ([[cluster.opp]])".into(),
+            ));
+        };
+        let (lo, hi) = (lo.freq_khz, hi.freq_khz);
+        for (key, v) in [
+            ("scaling_min_khz", f.scaling_min_khz),
+            ("scaling_max_khz", f.scaling_max_khz),
+        ] {
+            if let Some(v) = v.filter(|v| !(lo..=hi).contains(v)) {
+                return Err((
+                    key,
+                    format!("cpufreq {key}: expected a frequency within the OPP table, {lo}..={hi} kHz, got {v}"),
+                ));
+            }
+        }
+        if let (Some(min), Some(max)) = (f.scaling_min_khz, f.scaling_max_khz) {
+            if min > max {
+                return Err((
+                    "scaling_min_khz",
+                    format!("cpufreq scaling_min_khz: expected at most scaling_max_khz ({max}), got {min}"),
+                ));
+            }
+        }
+        if let Some(t) = &f.transition_latency {
+            t.check("cpufreq transition_latency")
+                .map_err(|m| ("transition_latency", m))?;
+        }
+        if f.dynamic_power_coefficient == Some(0) {
+            return Err((
+                "dynamic_power_coefficient",
+                "cpufreq dynamic_power_coefficient: expected a coefficient above 0 uW/MHz/V^2 (the kernel registers no energy model with 0)".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The energy (mJ) of entering and leaving each state, which no datasheet states: derived
     /// from the definition of target residency, the stay at which a state starts to save
     /// energy over the next shallower one (spec-cpu.md §1.1):
@@ -448,8 +662,45 @@ target_residency_us = 1
                     "power_mw = { mw = 40.0, source = \"EM\" }",
                     "[[cluster.opp]]\nfreq_khz = 200000",
                 ),
-                "p.toml:6: cluster \"little\": OPP 200000 kHz: expected OPPs in rising frequency \
-                 order",
+                "p.toml:24: cluster \"little\": OPP 200000 kHz: expected OPPs in rising \
+                 frequency order (after 533000 kHz)",
+            ),
+            (
+                TWO_CLUSTERS.replace("freq_khz = 533000", "freq_khz = 0"),
+                "p.toml:22: cluster \"little\": OPP 0 kHz: expected a frequency in \
+                 1..=2147483647 kHz",
+            ),
+            (
+                TWO_CLUSTERS.replace(
+                    "power_mw = { mw = 40.0, source = \"EM\" }",
+                    "power_mw = { mw = 40.0, source = \"EM\" }\n[[cluster.opp]]\n\
+                     freq_khz = 998400\npower_mw = { mw = 0.0, source = \"EM\" }",
+                ),
+                "p.toml:26: cluster \"little\": OPP 998400 kHz power_mw: expected a power above 0 \
+                 mW, as the lower OPP 533000 kHz has 40 mW",
+            ),
+            (
+                TWO_CLUSTERS.replace(
+                    "power_mw = { mw = 40.0, source = \"EM\" }",
+                    "power_mw = { mw = 40.0, source = \"EM\" }\n[cluster.cpufreq]\n\
+                     transition_latency = { ns = 300000, source = \"DT\" }\n\
+                     scaling_max_khz = 998400",
+                ),
+                "p.toml:26: cluster \"little\": cpufreq scaling_max_khz: expected a frequency \
+                 within the OPP table, 533000..=533000 kHz, got 998400",
+            ),
+            (
+                TWO_CLUSTERS.replace(
+                    "power_mw = { mw = 40.0, source = \"EM\" }",
+                    "power_mw = { mw = 40.0, source = \"EM\" }\n[cluster.cpufreq]\n\
+                     transition_latency = { ns = 5000000000, source = \"DT\" }",
+                ),
+                "p.toml:25: cluster \"little\": cpufreq transition_latency: expected at most \
+                 4294967295 ns",
+            ),
+            (
+                format!("{TWO_CLUSTERS}[cluster.cpufreq]\nscaling_max_khz = 1\n"),
+                "p.toml:25: cluster \"big\": [cluster.cpufreq]: expected the cluster's OPPs",
             ),
         ];
         for (text, want) in cases {

@@ -240,7 +240,11 @@ mod tests {
             let o = c.opps.iter().find(|o| o.freq_khz == khz).unwrap();
             o.power_mw.as_ref().unwrap().central()
         };
+        // Juno (juno.dts coefficients, SCP-firmware voltages): A53 140 x 0.82^2 x 450 = 42 361.2
+        // uW; A57 530 x 1.0^2 x 1100 = 583 000 uW.
         for (id, cluster, khz, mw) in [
+            ("arm-juno-r0", "little", 450_000, 42.3612),
+            ("arm-juno-r0", "big", 1_100_000, 583.0),
             ("hisilicon-hi3660-hikey960", "cluster0", 533_000, 28.7287),
             ("hisilicon-hi3660-hikey960", "cluster1", 2_362_000, 1571.911),
             ("google-gs101", "big", 2_802_000, 2031.959),
@@ -249,6 +253,164 @@ mod tests {
             let got = opp(id, cluster, khz);
             assert!((got - mw).abs() <= 0.05 + 1e-9, "{id} {khz}: {got} vs {mw}");
         }
+    }
+
+    #[test]
+    fn opp_voltages_and_cpufreq_tables_are_their_sources() {
+        use crate::cpu::LatencyNs;
+        // (preset, cluster, OPP kHz, its microvolt, transition latency ns, coefficient), read
+        // from: gs101.dtsi @ 01272f05 (X1 2802 MHz at 1 056 250 uV, clock-latency-ns 500 000,
+        // dpc 650); hi3660.dtsi (A73 2362 MHz at 1.1 V, 300 000 ns, 550); SCP-firmware's Juno r0
+        // table (A57 1100 MHz at 1000 mV, latency 1450 us) and juno.dts (530); msm8916.dtsi has
+        // no voltage, latency or coefficient (CPUFREQ_ETERNAL).
+        let cases = [
+            (
+                "google-gs101",
+                "big",
+                2_802_000,
+                Some(1_056_250),
+                500_000,
+                Some(650),
+            ),
+            (
+                "google-gs101",
+                "little",
+                300_000,
+                Some(537_500),
+                500_000,
+                Some(70),
+            ),
+            (
+                "google-gs101",
+                "mid",
+                2_253_000,
+                Some(968_750),
+                500_000,
+                Some(284),
+            ),
+            (
+                "hisilicon-hi3660-hikey960",
+                "cluster1",
+                2_362_000,
+                Some(1_100_000),
+                300_000,
+                Some(550),
+            ),
+            (
+                "hisilicon-hi3660-hikey960",
+                "cluster0",
+                533_000,
+                Some(700_000),
+                300_000,
+                Some(110),
+            ),
+            (
+                "arm-juno-r0",
+                "big",
+                1_100_000,
+                Some(1_000_000),
+                1_450_000,
+                Some(530),
+            ),
+            (
+                "arm-juno-r0",
+                "little",
+                450_000,
+                Some(820_000),
+                1_450_000,
+                Some(140),
+            ),
+            ("qcom-msm8916", "cpu0-3", 998_400, None, 4_294_967_295, None),
+        ];
+        for (id, cluster, khz, uv, latency, dpc) in cases {
+            let p = preset(id);
+            let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+            let o = c.opps.iter().find(|o| o.freq_khz == khz).unwrap();
+            assert_eq!(o.microvolt, uv, "{id} {cluster}");
+            let f = c.cpufreq.as_ref().expect("a [cluster.cpufreq]");
+            let t = f.transition_latency.as_ref().unwrap();
+            assert!(matches!(t, LatencyNs::Sourced { .. }));
+            assert_eq!((t.central(), f.dynamic_power_coefficient), (latency, dpc));
+            assert!(!f.fast_switch && !f.source.is_empty());
+        }
+    }
+
+    #[test]
+    fn every_derived_opp_power_is_the_kernels_integer_energy_model_within_rounding() {
+        // Second method: the kernel's dev_pm_opp_calc_power (truncated mV and MHz, uW) against
+        // the presets' figures (exact voltage, rounded to 0.1 mW): they differ by at most the
+        // rounding (0.05 mW) plus the mV truncation (under 1 mV, so V^2 under 2 mV / V lower).
+        let mut checked = 0;
+        for p in builtin().map(Result::unwrap) {
+            for c in &p.clusters {
+                let Some(dpc) = c.cpufreq.as_ref().and_then(|f| f.dynamic_power_coefficient) else {
+                    continue;
+                };
+                for o in &c.opps {
+                    let uv = o.microvolt.expect("a voltage with the coefficient");
+                    let kernel =
+                        crate::cpufreq::energy_model::dt_power_uw(dpc, uv, o.freq_khz as u32)
+                            as f64
+                            / 1000.0;
+                    let truncation = 2.0 * kernel / f64::from(uv / 1000);
+                    let PowerMw::Sourced { mw, source } = o.power_mw.as_ref().unwrap() else {
+                        panic!(
+                            "{} {}: a derived power is a sourced figure",
+                            p.id, o.freq_khz
+                        );
+                    };
+                    assert!(
+                        (mw - kernel).abs() <= 0.05 + truncation,
+                        "{} {} {}: {mw} vs {kernel}",
+                        p.id,
+                        c.name,
+                        o.freq_khz
+                    );
+                    assert!(source.starts_with("DERIVED: "));
+                    checked += 1;
+                }
+            }
+        }
+        // gs101 11 + 14 + 17, hi3660 5 + 5, Juno 5 + 5.
+        assert_eq!(checked, 62);
+    }
+
+    #[test]
+    fn msm8916_opp_power_is_the_cv2f_estimate_with_its_stated_constants() {
+        // C = 110 uW/MHz/V^2; V = 0.90 / 0.95 / 1.05 / 1.10 V, +-0.1 V; rounded to 0.1 mW:
+        // 200 MHz: 110 x 0.81 x 200 / 1000 = 17.82 -> 17.8 (0.8 V: 14.08 -> 14.1; 1.0 V: 22.0);
+        // 998.4 MHz: 110 x 1.21 x 998.4 / 1000 = 132.887 -> 132.9 (1.0 V: 109.8; 1.2 V: 158.1).
+        let p = preset("qcom-msm8916");
+        let opps = &p.clusters[0].opps;
+        let spans: Vec<(f64, f64, f64)> = [&opps[0], &opps[3]]
+            .iter()
+            .map(|o| match o.power_mw.as_ref().unwrap() {
+                PowerMw::Estimate {
+                    low, central, high, ..
+                } => (*low, *central, *high),
+                PowerMw::Sourced { .. } => panic!("an estimate"),
+            })
+            .collect();
+        assert_eq!(spans, [(14.1, 17.8, 22.0), (109.8, 132.9, 158.1)]);
+        // The rule in the core gives the same (before rounding).
+        use crate::cpufreq::energy_model::{estimate_mw, Span};
+        let s = estimate_mw(
+            Span {
+                low: 110.0,
+                central: 110.0,
+                high: 110.0,
+            },
+            Span {
+                low: 1.0,
+                central: 1.1,
+                high: 1.2,
+            },
+            998.4,
+        );
+        assert_eq!(
+            [s.low, s.central, s.high].map(|v| (v * 10.0).round() / 10.0),
+            [109.8, 132.9, 158.1]
+        );
     }
 
     /// The idle-power rule of the presets' headers: (central, low, high) factors of the lowest
