@@ -3,8 +3,9 @@
 Every expected number is worked out here, independently of torpor's output: service times from
 the preset TOML's own figures by the calibration formulas of
 ``crates/torpor-core/src/storage/ufs/service.rs`` (its module documentation), and clock
-timelines from the devfreq schedule (``docs/scenario.md``: polls in whole jiffies, the first
-command opening the load window, a scale stalling IO for the preset's gear and clock switch).
+timelines from the devfreq schedule (``docs/scenario.md``: polls in whole jiffies on the
+kernel's timer wheel, the first command opening the load window, a scale stalling IO for the
+preset's gear and clock switch).
 """
 
 from __future__ import annotations
@@ -97,9 +98,19 @@ class HandModel:
         return round(self.fig("latency", "hibern8_exit_us") * 1000)
 
 
-def jiffies_ns(ms: int, hz: int = 250) -> int:
-    """msecs_to_jiffies (rounded up) as nanoseconds of whole ticks."""
-    return math.ceil(ms * hz / 1000) * (10**9 // hz)
+def poll_ns(ms: int, hz: int = 250) -> int:
+    """How long after a jiffy's tick a delayed work queued in that jiffy runs: msecs_to_jiffies
+    (rounded up) jiffies, and the timer wheel's level 0 (delays below 63 jiffies) fires a bucket
+    one jiffy after its expiry (calc_index: (expires >> 0) + 1), so one tick more."""
+    delay = math.ceil(ms * hz / 1000)
+    assert delay < 63, "level 0 of the wheel only"
+    return (delay + 1) * (10**9 // hz)
+
+
+def poll_after_ns(t_ns: int, ms: int, hz: int = 250) -> int:
+    """When a delayed work queued at t_ns runs: from the start of t_ns's jiffy."""
+    tick = 10**9 // hz
+    return t_ns // tick * tick + poll_ns(ms, hz)
 
 
 def ufs_toml(preset: str, devfreq: str, jobs: str, run: str, variants: str = "") -> str:
@@ -193,9 +204,9 @@ def test_with_scaling_off_a_qd1_read_takes_host_device_and_link_at_max(
 
 # (b) The min level, reached by an exact schedule.
 
-# 4 KiB reads at 100 IOPS from 3 ms (one every 10 ms); polls every 101 ms -> 26 jiffies = 104 ms
-# at HZ=250, so no poll or scale end falls on an IO's submission; a delayed timer, so polls
-# run on time.
+# 4 KiB reads at 100 IOPS from 3 ms (one every 10 ms); polls every 101 ms -> 26 jiffies at
+# HZ=250, fired a tick later: every 27 jiffies = 108 ms, so no poll or scale end falls on an
+# IO's submission; a delayed timer, so polls run on time.
 SLOW_READS = ufs_toml(
     UFS40,
     'profile = "ufshcd"\ntimer = "delayed"\npolling_ms = 101\nrounding = "up"',
@@ -206,15 +217,15 @@ SLOW_READS = ufs_toml(
 
 def test_rate_limited_reads_scale_down_at_the_first_poll_and_run_at_the_min_level(cli, tmp_path):
     m = HandModel(UFS40)
-    period = jiffies_ns(101)
-    assert period == 104_000_000
-    # The first read (3 ms) opens the load window; the first poll at 104 ms sees the reads at
-    # 3, 13, ..., 103 ms (11) busy t_max each over 101 ms: 1.05 %, below the scale-down
+    period = poll_ns(101)
+    assert period == 108_000_000
+    # The first read (3 ms) opens the load window; the first poll at 108 ms sees the reads at
+    # 3, 13, ..., 103 ms (11) busy t_max each over 105 ms: 1.01 %, below the scale-down
     # threshold (70 - 5 // 2) x 75 / 300 = 17 % (ufshcd's 70/5, rounding up). The scale stalls
-    # gear_switch + clock_switch = 1000 + 1000 us: the min level serves from 106 ms on. At the
+    # gear_switch + clock_switch = 1000 + 1000 us: the min level serves from 110 ms on. At the
     # min level the load, 121 us per 10 ms, never exceeds 70 %: no scale back up.
     down_at = period + m.stall_ns()
-    assert down_at == 106_000_000
+    assert down_at == 110_000_000
     v = only_variant(run_json(cli, tmp_path, SLOW_READS))
     ufs = v["ufs"]
     assert ufs["freq_timeline"] == [[0, m.max_hz], [down_at, m.min_hz]]
@@ -240,11 +251,11 @@ def test_rate_limited_reads_scale_down_at_the_first_poll_and_run_at_the_min_leve
     assert abs(ufs["low_clock_pct"] - 100 * at_min / end) < 1e-9
     assert ufs["time_at_min_ns"] == at_min
     # And from the poll schedule alone: nothing scales before the first poll and its stall,
-    # so at most (1 s - 104 ms - 2 ms); the second poll (208 ms) would see a full window of
-    # the same load, so at least (1 s - 208 ms - 2 ms); the first poll had a window here.
+    # so at most (1 s - 108 ms - 2 ms); the second poll (216 ms) would see a full window of
+    # the same load, so at least (1 s - 216 ms - 2 ms); the first poll had a window here.
     assert 100 * (end - 2 * period - m.stall_ns()) / end <= ufs["low_clock_pct"]
     assert ufs["low_clock_pct"] <= 100 * (end - period - m.stall_ns()) / end
-    assert abs(ufs["low_clock_pct"] - 89.4) < 1e-9
+    assert abs(ufs["low_clock_pct"] - 89.0) < 1e-9
 
 
 # (c) The boost.
@@ -276,7 +287,7 @@ def test_the_boost_at_once_lowers_the_mean_latency_of_the_rfc_workload(cli):
 
 
 # One job of 64 KiB reads at 100 IOPS starting at 1003 ms after an idle start, with polls every
-# 104 ms on a delayed timer.
+# 108 ms (101 ms: 26 jiffies, a tick later) on a delayed timer.
 LATE_JOB = ufs_toml(
     UFS40,
     'profile = "ufshcd"\ntimer = "delayed"\npolling_ms = 101',
@@ -291,24 +302,25 @@ LATE_JOB = ufs_toml(
 
 def test_the_boost_at_the_next_poll_acts_a_polling_period_after_the_job_starts(cli, tmp_path):
     m = HandModel(UFS40)
-    period, stall = jiffies_ns(101), m.stall_ns()
+    period, stall = poll_ns(101), m.stall_ns()
     start = 1_003_000_000
-    # Idle start: the poll at 104 ms finds no window (no command yet) and asks for the
-    # maximum, which holds; the poll at 208 ms sees an empty window, load 0, and scales down:
-    # min from 208 + 2 = 210 ms, and scaling suspends (nothing outstanding).
+    # Idle start: the poll at 108 ms finds no window (no command yet) and asks for the
+    # maximum, which holds; the poll at 216 ms sees an empty window, load 0, and scales down:
+    # min from 216 + 2 = 218 ms, and scaling suspends (nothing outstanding).
     down = 2 * period + stall
-    assert down == 210_000_000
+    assert down == 218_000_000
     report = run_json(cli, tmp_path, LATE_JOB)
     off, next_poll, at_once = (only_variant(report, n) for n in ("off", "next-poll", "at-once"))
-    # Next poll: the job's first read (1003 ms) resumes scaling, so the next poll comes one
-    # period later, at 1107 ms; the boost's floor, set by that read, makes it choose max; the
-    # read of 1103 ms finished long before (519 us at min), so the scale only stalls: max
-    # from 1109 ms. The floor then holds past the run's end (its last read is at 1293 ms; the
-    # polls at 1213 and 1317 ms both see it; it goes at 1328 ms).
-    up = start + period + stall
-    assert up == 1_109_000_000
+    # Next poll: the job's first read (1003 ms, in the jiffy that starts at 1000 ms) resumes
+    # scaling, so the next poll comes one period after that jiffy's tick, at 1108 ms; the
+    # boost's floor, set by that read, makes it choose max; the read of 1103 ms finished long
+    # before (519 us at min), so the scale only stalls: max from 1110 ms. The floor then holds
+    # past the run's end (its last read is at 1293 ms, jiffy 323: the work removes it a jiffy
+    # after 323 + 8, at 1328 ms; the polls at 1216 and 1324 ms both see it).
+    up = poll_after_ns(start, 101) + stall
+    assert up == 1_110_000_000
     assert next_poll["ufs"]["freq_timeline"] == [[0, m.max_hz], [down, m.min_hz], [up, m.max_hz]]
-    # Without the boost the poll at 1107 ms sees 11 reads of t_min(64k) in 104 ms, about 5.5 %,
+    # Without the boost the poll at 1108 ms sees 11 reads of t_min(64k) in 105 ms, about 5.4 %,
     # far below 70 %: the clock stays at min.
     assert off["ufs"]["freq_timeline"] == [[0, m.max_hz], [down, m.min_hz]]
     # At once: the floor's notifier evaluates when the first read's boost work runs (at its
@@ -379,6 +391,7 @@ DEVFREQ_KEYS = {
     "rounding",
     "suspend_on_no_request",
     "hz",
+    "freq_range",
 }
 COUNTER_KEYS = {
     "evaluations",
@@ -408,17 +421,18 @@ def test_json_has_the_promised_ufs_section(cli, tmp_path):
         "scaling",
     ]
     # The resolved parameters are the scenario's: ufshcd's 70/5 with the overrides, and the
-    # polling period in whole jiffies (26 x 4 ms).
+    # polling period in whole jiffies (101 ms: 26 jiffies, fired a tick later: 27 x 4 ms).
     assert ufs["devfreq"] == {
         "profile": "ufshcd",
         "polling_ms": 101,
-        "polling_period_ns": 104_000_000,
+        "polling_period_ns": 108_000_000,
         "timer": "delayed",
         "upthreshold": 70,
         "downdifferential": 5,
         "rounding": "up",
         "suspend_on_no_request": False,
         "hz": 250,
+        "freq_range": "v6.17",
     }
     m = HandModel(UFS40)
     assert (ufs["min_hz"], ufs["max_hz"], ufs["min_gear"], ufs["max_gear"]) == (
@@ -435,7 +449,8 @@ def test_json_has_the_promised_ufs_section(cli, tmp_path):
 def test_the_profiles_resolve_to_their_drivers_parameters(cli, tmp_path):
     # docs/scenario.md's table: ufshcd 100 ms deferrable 70/5; ufs-qcom 60 ms delayed 70/5
     # suspend_on_no_request; ufs-mediatek 200 ms deferrable 50/20 with HS-G4 at min. Polling
-    # periods at HZ=250 in 4 ms jiffies: 25, 15 and 50 jiffies.
+    # periods at HZ=250 in 4 ms jiffies: 25, 15 and 50 jiffies, each fired a tick later (the
+    # timer wheel's level 0): 26, 16 and 51.
     variants = "".join(
         f'[[variant]]\nname = "{p}"\n[variant.policy.devfreq]\nprofile = "{p}"\n'
         for p in ("ufshcd", "ufs-qcom", "ufs-mediatek")
@@ -454,10 +469,28 @@ def test_the_profiles_resolve_to_their_drivers_parameters(cli, tmp_path):
         for v in report["variants"]
     }
     assert got == {
-        "ufshcd": (100_000_000, "deferrable", 70, 5, False, 1),
-        "ufs-qcom": (60_000_000, "delayed", 70, 5, True, 1),
-        "ufs-mediatek": (200_000_000, "deferrable", 50, 20, False, 4),
+        "ufshcd": (104_000_000, "deferrable", 70, 5, False, 1),
+        "ufs-qcom": (64_000_000, "delayed", 70, 5, True, 1),
+        "ufs-mediatek": (204_000_000, "deferrable", 50, 20, False, 4),
     }
+
+
+def test_a_max_freq_past_an_s32_of_khz_caps_at_zero_as_the_kernel_does(cli, tmp_path):
+    # 4294967296000 Hz written to max_freq: 4294967296 kHz, passed to dev_pm_qos_update_request
+    # as an s32: 0 kHz. The first poll (108 ms: SLOW_READS's 101 ms, 26 jiffies, a tick later)
+    # finds a window loaded 1 % and the cap at 0: down, from 108 + 2 ms (the stall), under
+    # either form of devfreq_get_freq_range; the run says why.
+    text = SLOW_READS.replace('rounding = "up"', 'rounding = "up"\nmax_freq = 4294967296000')
+    text += '[[variant]]\nname = "v5.5"\n[variant.policy.devfreq]\nfreq_range = "v5.5"\n'
+    text += '[[variant]]\nname = "v6.17"\n'
+    report = run_json(cli, tmp_path, text)
+    m = HandModel(UFS40)
+    for name in ("v5.5", "v6.17"):
+        ufs = only_variant(report, name)["ufs"]
+        assert ufs["devfreq"]["freq_range"] == name
+        assert ufs["freq_timeline"] == [[0, m.max_hz], [poll_ns(101) + m.stall_ns(), m.min_hz]]
+        note = "max_freq = 4294967296000 Hz"
+        assert any(note in n and "a cap of 0 kHz" in n for n in ufs["notes"]), ufs["notes"]
 
 
 def test_report_dir_holds_an_html_page_whose_figures_are_svg(cli, tmp_path):
@@ -487,9 +520,9 @@ def test_the_api_summary_has_a_ufs_row_per_variant():
     ufs = r.summary[r.summary.component == "ufs"]
     assert list(ufs.variant) == ["scaling", "fixed max"]
     assert set(ufs.device) == {UFS40}
-    # By hand (test (b)): 89.4 % at min with one scale down; with scaling off, none.
+    # By hand (test (b)): 89.0 % at min with one scale down; with scaling off, none.
     low = dict(zip(ufs.variant, ufs.low_clock_pct, strict=True))
-    assert abs(low["scaling"] - 89.4) < 1e-9 and low["fixed max"] == 0.0
+    assert abs(low["scaling"] - 89.0) < 1e-9 and low["fixed max"] == 0.0
     downs = dict(zip(ufs.variant, ufs.scale_downs, strict=True))
     assert (downs["scaling"], downs["fixed max"]) == (1, 0)
     # Energy per IO is the section's energy over the variant's 100 reads.

@@ -6,7 +6,8 @@
 //! to post *its own* events (the world supplies the wrapping into the run's event type, a plain
 //! function, so dispatch stays static and nothing is allocated per event). Periodic monitors
 //! and timeouts are [`Timer`]s: armed, re-armed or cancelled at will, a stale expiry is
-//! recognised by its generation and ignored.
+//! recognised by its generation and ignored. A kernel timer on the timer wheel fires at its
+//! bucket's rounded expiry, which [`Jiffies`] computes (`timer_wheel`).
 //!
 //! Ties in time are broken by insertion order, so a scenario run twice with the same seed
 //! produces the same event order and the same bytes. Random streams are named
@@ -16,10 +17,12 @@
 mod queue;
 mod rng;
 mod timer;
+pub mod timer_wheel;
 
 pub use queue::EventQueue;
 pub use rng::{stream_id, Pcg32};
 pub use timer::{Shot, Timer};
+pub use timer_wheel::Jiffies;
 
 use crate::time::Nanos;
 

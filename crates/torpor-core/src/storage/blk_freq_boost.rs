@@ -9,15 +9,21 @@
 //!    ("as fast as possible") on the disk's device.
 //! 3. Otherwise, when the time is strictly after `last_active + timeout` (timeout in jiffies,
 //!    `msecs_to_jiffies` rounding up), it removes the request.
-//! 4. While the constraint stays, the work re-runs at `last_active + timeout`; a delay of 0
-//!    jiffies runs it again at the next jiffy (the strict comparison then holds): the hold is
-//!    the timeout plus one jiffy after the last qualifying bio.
+//! 4. While the constraint stays, the work re-queues itself `last_active + timeout - jiffies`
+//!    jiffies later (`schedule_delayed_work`). Its timer fires on the timer wheel
+//!    (`sim::timer_wheel`): one jiffy after that expiry below 63 jiffies, at the next multiple
+//!    of the level's granularity beyond (64 jiffies for 504..=4031), so the removal comes at
+//!    least one jiffy after `last_active + timeout`, where the strict comparison holds. A delay
+//!    of 0 (a bio moved the deadline to the very jiffy the work runs in) queues the work at
+//!    once: it runs again and again within that jiffy, finding the same comparison, until the
+//!    next tick; the model runs it once, at that tick.
 //!
 //! The request sits on the disk's device, so devfreq is not notified: the UFS driver only sees
 //! it when devfreq next evaluates (patch 3 forces the maximum then). A merged version would
 //! likely notify devfreq when the request changes; the host model offers both.
 
-use crate::time::{msecs_to_jiffies, tick_nsec, Nanos};
+use crate::sim::Jiffies;
+use crate::time::Nanos;
 
 /// What a run of the boost work did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +38,7 @@ pub struct WorkOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FreqBoost {
     timeout_ms: u32,
-    tick_ns: u64,
-    hz: u32,
+    clock: Jiffies,
     /// `pm_qos_status == PM_QOS_FREQ_SET`.
     pub set: bool,
     last_active_jiffies: u64,
@@ -44,8 +49,7 @@ impl FreqBoost {
     pub fn new(timeout_ms: u32, hz: u32) -> Self {
         FreqBoost {
             timeout_ms,
-            tick_ns: tick_nsec(hz),
-            hz,
+            clock: Jiffies::new(hz),
             set: false,
             last_active_jiffies: 0,
         }
@@ -56,12 +60,12 @@ impl FreqBoost {
     }
 
     fn jiffies(&self, now: Nanos) -> u64 {
-        now.0 / self.tick_ns
+        self.clock.at(now)
     }
 
     /// `msecs_to_jiffies`: rounded up.
     fn timeout_jiffies(&self) -> u64 {
-        msecs_to_jiffies(u64::from(self.timeout_ms), self.hz)
+        self.clock.from_ms(u64::from(self.timeout_ms))
     }
 
     /// A bio is submitted at `now`; `qualifies` = READ or REQ_SYNC. Returns when the boost
@@ -83,7 +87,7 @@ impl FreqBoost {
             self.set = true;
             return WorkOutcome {
                 changed: Some(true),
-                next_run: Some(self.at_jiffy(deadline.saturating_sub(jiffies), jiffies)),
+                next_run: Some(self.rerun(now, deadline.saturating_sub(jiffies))),
             };
         }
         if jiffies > deadline {
@@ -95,14 +99,18 @@ impl FreqBoost {
         }
         WorkOutcome {
             changed: None,
-            next_run: Some(self.at_jiffy(deadline - jiffies, jiffies)),
+            next_run: Some(self.rerun(now, deadline - jiffies)),
         }
     }
 
-    /// The time a delayed work queued with `delay` jiffies at jiffy `now_j` runs: that jiffy's
-    /// tick; a delay of 0 runs at the next tick (the work finds the same jiffy otherwise).
-    fn at_jiffy(&self, delay: u64, now_j: u64) -> Nanos {
-        Nanos((now_j + delay.max(1)) * self.tick_ns)
+    /// When the work queued at `now` with `delay` jiffies next acts (step 4): when its timer
+    /// fires on the wheel; for a delay of 0, at the next tick.
+    fn rerun(&self, now: Nanos, delay: u64) -> Nanos {
+        if delay == 0 {
+            self.clock.next_tick(now)
+        } else {
+            self.clock.timer_fires(now, delay)
+        }
     }
 }
 
@@ -114,19 +122,17 @@ mod tests {
     fn a_30_ms_timeout_holds_36_ms_after_the_last_read_at_hz_250() {
         // HZ=250: a jiffy is 4 ms; 30 ms -> ceil(7.5) = 8 jiffies.
         let mut b = FreqBoost::new(30, 250);
-        // A read at 1 ms (jiffy 0): the work runs at once and sets the constraint; it re-runs
-        // at jiffy 0 + 8 = 32 ms.
+        // A read at 1 ms (jiffy 0): the work runs at once and sets the constraint; it re-queues
+        // itself 0 + 8 - 0 = 8 jiffies on: expires 8, level 0 of the wheel, so its timer fires
+        // at jiffy 8 + 1 = 9, 36 ms.
         assert_eq!(b.on_bio(Nanos::from_ms(1), true), Some(Nanos::from_ms(1)));
         let w = b.on_work(Nanos::from_ms(1));
         assert_eq!(w.changed, Some(true));
-        assert_eq!(w.next_run, Some(Nanos::from_ms(32)));
+        assert_eq!(w.next_run, Some(Nanos::from_ms(36)));
         // Async writes do not count; a read while set only refreshes the time (no work).
         assert_eq!(b.on_bio(Nanos::from_ms(2), false), None);
         assert_eq!(b.on_bio(Nanos::from_ms(3), true), None);
-        // At 32 ms (jiffy 8): not strictly after 0 + 8: again at the next jiffy, 36 ms.
-        let w = b.on_work(Nanos::from_ms(32));
-        assert_eq!((w.changed, w.next_run), (None, Some(Nanos::from_ms(36))));
-        // At 36 ms (jiffy 9 > 8): removed.
+        // At 36 ms (jiffy 9 > 0 + 8): removed.
         let w = b.on_work(Nanos::from_ms(36));
         assert_eq!((w.changed, w.next_run), (Some(false), None));
         assert!(!b.set);
@@ -136,14 +142,49 @@ mod tests {
     fn a_later_read_pushes_the_removal_and_zero_turns_it_off() {
         let mut b = FreqBoost::new(30, 250);
         b.on_bio(Nanos::from_ms(0), true);
-        b.on_work(Nanos::from_ms(0)); // set; next run at 32 ms
-        b.on_bio(Nanos::from_ms(20), true); // jiffy 5: deadline 13 (52 ms)
-        let w = b.on_work(Nanos::from_ms(32));
-        assert_eq!((w.changed, w.next_run), (None, Some(Nanos::from_ms(52))));
-        let w = b.on_work(Nanos::from_ms(52));
-        assert_eq!(w.next_run, Some(Nanos::from_ms(56)));
+        b.on_work(Nanos::from_ms(0)); // set; its timer fires at jiffy 9, 36 ms
+        b.on_bio(Nanos::from_ms(20), true); // jiffy 5: deadline 13
+                                            // At 36 ms (jiffy 9, not after 13): re-queued 4 jiffies on, expires 13, fires at 14.
+        let w = b.on_work(Nanos::from_ms(36));
+        assert_eq!((w.changed, w.next_run), (None, Some(Nanos::from_ms(56))));
         assert_eq!(b.on_work(Nanos::from_ms(56)).changed, Some(false));
         let mut off = FreqBoost::new(0, 250);
         assert_eq!(off.on_bio(Nanos::from_ms(1), true), None);
+    }
+
+    #[test]
+    fn a_deadline_on_the_jiffy_the_work_runs_in_removes_at_the_next_tick() {
+        // Set at 0 (timer at jiffy 9); a read at 4 ms (jiffy 1) moves the deadline to 9, the
+        // very jiffy the work runs in: 9 is not after 9, delay 0: the work re-runs at once
+        // until jiffies moves, and removes the floor at the tick of jiffy 10, 40 ms.
+        let mut b = FreqBoost::new(30, 250);
+        b.on_bio(Nanos::ZERO, true);
+        b.on_work(Nanos::ZERO);
+        b.on_bio(Nanos::from_ms(4), true);
+        let w = b.on_work(Nanos::from_ms(36));
+        assert_eq!((w.changed, w.next_run), (None, Some(Nanos::from_ms(40))));
+        assert_eq!(b.on_work(Nanos::from_ms(40)).changed, Some(false));
+    }
+
+    #[test]
+    fn long_timeouts_round_up_to_the_wheels_coarser_buckets() {
+        // 5000 ms at HZ=250: 1250 jiffies. A single read at 8.4 s (jiffy 2100) sets the floor;
+        // the work's timer expires at 2100 + 1250 = 3350, 1250 jiffies ahead: level 2 (504 to
+        // 4031), 64-jiffy buckets: (3350 >> 6) + 1 = 53, bucket 53 x 64 = 3392, 13.568 s.
+        // Exactly at the expiry, a tick later, as a timer that fired on time would have it:
+        // 13.400 and 13.404 s.
+        let mut b = FreqBoost::new(5000, 250);
+        b.on_bio(Nanos::from_ms(8400), true);
+        let w = b.on_work(Nanos::from_ms(8400));
+        assert_eq!(w.next_run, Some(Nanos::from_ms(13_568)));
+        assert_eq!(b.on_work(Nanos::from_ms(13_568)).changed, Some(false));
+        // 1000 ms: 250 jiffies, level 1 (8-jiffy buckets). A read at 10 ms (jiffy 2): expires
+        // 252, (252 >> 3) + 1 = 32, jiffy 256, 1.024 s.
+        let mut b = FreqBoost::new(1000, 250);
+        b.on_bio(Nanos::from_ms(10), true);
+        assert_eq!(
+            b.on_work(Nanos::from_ms(10)).next_run,
+            Some(Nanos::from_ms(1024))
+        );
     }
 }

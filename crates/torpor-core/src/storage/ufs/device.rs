@@ -62,7 +62,7 @@ use super::scaling::{HostScaling, ScalingParams, TimerKind};
 use super::service::{DeviceCmd, HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
 use crate::metrics::{EnergyMeter, StateEnergy};
 use crate::qos::Holder;
-use crate::sim::{Ctx, Shot, Timer};
+use crate::sim::{Ctx, Jiffies, Shot, Timer};
 use crate::storage::blk_freq_boost::FreqBoost;
 use crate::storage::io::{BlockDevice, CpuLatencyVote, IoOp, IoRequest, IoTicket};
 use crate::time::Nanos;
@@ -243,6 +243,9 @@ pub struct UfsDevice {
     host: Option<HostScaling>,
     boost: Option<(FreqBoost, BoostNotify)>,
     poll: Timer,
+    /// The kernel's jiffies, for its delayed works: the monitor's polls, the boost's work, the
+    /// clock-gating work, HPB's read-timeout work (`sim::timer_wheel`).
+    clock: Jiffies,
     /// The monitor runs (not `stop_polling`).
     polling: bool,
     /// A deferrable expiry waiting for its CPU to wake.
@@ -303,6 +306,7 @@ impl UfsDevice {
                 .filter(|b| b.timeout_ms != 0)
                 .map(|b| (FreqBoost::new(b.timeout_ms, cfg.hz), b.notify)),
             poll: Timer::new(),
+            clock: Jiffies::new(cfg.hz),
             polling: false,
             deferral: Deferral::new(None),
             monitor_pending: false,
@@ -353,11 +357,11 @@ impl UfsDevice {
         }
     }
 
-    /// The host went idle at `now`: the clock-gating work is due `clk_gating_delay` later
+    /// The host went idle at `now`: the clock-gating work is queued `clk_gating.delay_ms` on
     /// (only a voting host without clock scaling has anything to do then).
     fn arm_gate<W>(&mut self, ctx: &mut Ctx<'_, W, UfsEvent>, now: Nanos) {
         if self.gating_votes() {
-            let at = now + self.idle_timers.clk_gating_delay;
+            let at = now + self.idle_timers.gate_after(self.clock, now);
             self.gate_timer.arm(ctx, at, UfsEvent::Gate);
         }
     }
@@ -382,10 +386,16 @@ impl UfsDevice {
         }
     }
 
-    fn polling_period(&self) -> Nanos {
-        self.host
-            .as_ref()
-            .map_or(Nanos::ZERO, |h| h.params.polling_period())
+    /// When a work the HPB driver queues at `now` for `at` runs: `schedule_delayed_work` with
+    /// the delay (whole ms) in jiffies, on the timer wheel.
+    fn hpb_delayed_work(&self, now: Nanos, at: Nanos) -> Nanos {
+        let ms = (at - now).0.div_ceil(1_000_000);
+        self.clock.delayed_work(now, self.clock.from_ms(ms))
+    }
+
+    /// When the monitor queued at `now` polls (`ScalingParams::next_poll`).
+    fn next_poll(&self, now: Nanos) -> Nanos {
+        self.host.as_ref().map_or(now, |h| h.params.next_poll(now))
     }
 
     /// Charges the idle chain that started at `since` up to `now`, splitting it at the idle
@@ -395,7 +405,8 @@ impl UfsDevice {
         if now <= since {
             return Nanos::ZERO;
         }
-        let split = self.idle_timers.split(now - since);
+        let gate = self.idle_timers.gate_after(self.clock, since);
+        let split = self.idle_timers.split(now - since, gate);
         let max = self.serving_max;
         let p = |s| self.power.power_mw(s, max);
         let (idle_mw, h8_mw, gated_mw) = (
@@ -448,7 +459,7 @@ impl UfsDevice {
         });
         if resumed && !self.polling {
             self.polling = true;
-            let at = now + self.polling_period();
+            let at = self.next_poll(now);
             self.poll.arm(ctx, at, UfsEvent::Poll);
         }
         let level = self.level(self.serving_max);
@@ -574,7 +585,7 @@ impl UfsDevice {
             self.end_deferral(now);
             self.poll.cancel();
         } else if trigger == Trigger::Monitor {
-            let at = work_end + self.polling_period();
+            let at = self.next_poll(work_end);
             self.poll.arm(ctx, at, UfsEvent::Poll);
         }
     }
@@ -717,12 +728,13 @@ impl BlockDevice for UfsDevice {
                 ctx.schedule(ctx.now(), UfsEvent::MapWork);
             }
             if let Some(at) = init.first_poll {
+                let at = self.hpb_delayed_work(ctx.now(), at);
                 self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
             }
         }
         if self.host.is_some() {
             self.polling = true;
-            let at = ctx.now() + self.polling_period();
+            let at = self.next_poll(ctx.now());
             self.poll.arm(ctx, at, UfsEvent::Poll);
         }
         // Idle from time 0.
@@ -780,7 +792,8 @@ impl BlockDevice for UfsDevice {
                 let now = ctx.now();
                 let hpb = self.hpb.as_mut()?;
                 let poll = hpb.poll(now);
-                self.hpb_poll.arm(ctx, poll.next_poll, UfsEvent::HpbPoll);
+                let at = self.hpb_delayed_work(now, poll.next_poll);
+                self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
                 if poll.map_work {
                     ctx.schedule(now, UfsEvent::MapWork);
                 }
@@ -1030,11 +1043,13 @@ pub(crate) mod tests {
     fn without_scaling_a_read_takes_the_max_level_time_and_energy_adds_up_by_hand() {
         let (done, s) = run(config(None, None), &[ms(1)], ms(100));
         assert_eq!(done, vec![(ms(1), ms(1) + READ_MAX)]);
-        // Idle 1 ms at 70 mW; busy 125.263 us at 1040 mW; then idle 10 ms at 70 mW, hibern8
-        // 40 ms at 43 mW, clock-gated the rest (100 - 1 - 0.125263 - 50 ms) at 3 mW.
+        // Idle 1 ms at 70 mW; busy 125.263 us at 1040 mW; then idle 10 ms at 70 mW (the
+        // auto-hibern8 timer, exact), hibern8 at 43 mW until the gate work runs: queued at
+        // 1.125263 ms (jiffy 0) for 50 ms = 13 jiffies, it fires at jiffy 14 (the timer wheel's
+        // level 0), 56 ms; clock-gated from there to 100 ms at 3 mW.
         let busy = READ_MAX.0 as f64 * 1e-9;
-        let gated = 0.1 - 0.001 - busy - 0.05;
-        let mj = 0.001 * 70.0 + busy * 1040.0 + 0.01 * 70.0 + 0.04 * 43.0 + gated * 3.0;
+        let hibern8 = 0.056 - 0.001 - busy - 0.01;
+        let mj = 0.001 * 70.0 + busy * 1040.0 + 0.01 * 70.0 + hibern8 * 43.0 + 0.044 * 3.0;
         assert!((s.energy_mj - mj).abs() < 1e-9, "{} vs {mj}", s.energy_mj);
         assert_eq!(s.counters.evaluations, 0);
         assert_eq!(s.low_clock_pct, 0.0);
@@ -1060,11 +1075,13 @@ pub(crate) mod tests {
 
     #[test]
     fn an_idle_host_scales_down_at_its_second_poll_then_suspends() {
-        // Poll 1 at 100 ms: no window yet (total 0) -> max, no change, scaling not suspended
-        // (the decision is up and suspend_on_no_request is off). Poll 2 at 200 ms: busy 0 of
-        // 100 ms -> 0 Hz -> clamped to min: scale down, stalling 1 ms, and suspend (nothing
-        // outstanding). A read at 300 ms resumes scaling (next poll at 400 ms) and runs at min;
-        // it finds 99 ms of idle: past auto-hibern8 (10 ms), so it pays the 500 us exit.
+        // 100 ms at HZ=250 is 25 jiffies; queued at jiffy J a poll comes at J + 26 (the timer
+        // wheel's level 0). Poll 1 at 104 ms: no window yet (total 0) -> max, no change,
+        // scaling not suspended (the decision is up and suspend_on_no_request is off). Poll 2
+        // at 208 ms: busy 0 of 104 ms -> 0 Hz -> clamped to min: scale down, stalling 1 ms,
+        // and suspend (nothing outstanding). A read at 300 ms (jiffy 75) resumes scaling (next
+        // poll at jiffy 101, 404 ms) and runs at min; it finds 91 ms of idle: past
+        // auto-hibern8 (10 ms), so it pays the 500 us exit.
         let (done, s) = run(
             config(Some(params(TimerKind::Delayed)), None),
             &[ms(300)],
@@ -1072,50 +1089,52 @@ pub(crate) mod tests {
         );
         assert_eq!(
             s.freq_timeline,
-            vec![(0, MAX.freq_hz), ((ms(200) + STALL).0, MIN.freq_hz)]
+            vec![(0, MAX.freq_hz), ((ms(208) + STALL).0, MIN.freq_hz)]
         );
         assert_eq!(
             done,
             vec![(ms(300), ms(300) + Nanos::from_us(500) + READ_MIN)]
         );
-        // Poll at 400 ms: busy 162 us (+ the exit, 662 us) of 100 ms -> stays min; nothing
-        // outstanding -> suspends again. Evaluations: 100, 200, 400 ms.
+        // Poll at 404 ms: busy 162 us (+ the exit, 662 us) of 104 ms -> stays min; nothing
+        // outstanding -> suspends again. Evaluations: 104, 208, 404 ms.
         assert_eq!(s.counters.evaluations, 3);
         assert_eq!(s.counters.suspensions, 2);
         assert_eq!((s.counters.scale_downs, s.counters.scale_ups), (1, 0));
         assert_eq!(s.counters.hibern8_exits, 1);
-        // At min from 201 ms to the end: 799 ms of 1 s.
-        assert!((s.low_clock_pct - 79.9).abs() < 1e-9, "{}", s.low_clock_pct);
+        // At min from 209 ms to the end: 791 ms of 1 s.
+        assert!((s.low_clock_pct - 79.1).abs() < 1e-9, "{}", s.low_clock_pct);
     }
 
     #[test]
     fn a_loaded_window_scales_up_after_draining_and_the_monitor_rearms_after_the_stall() {
-        // Down at 200 ms (+1 ms stall) and suspended. From 300 ms, a read every 200 us: the
-        // host is busy 162 of every 200 us (81 % > 70 %). The resumed monitor polls at 400 ms
-        // and scales up. The read due at 400 ms was queued before the poll was armed, so it
-        // goes first at that instant: the scale drains it (done 400.162107 ms), then stalls
-        // 1 ms; the read due at 400.2 ms is held until then and served at max. The next poll
-        // is 100 ms after the stall.
+        // Down at 208 ms (+1 ms stall) and suspended. From 300 ms to 419.8 ms, a read every
+        // 200 us: the host is busy 162 of every 200 us (81 % > 70 %). The read at 300 ms
+        // (jiffy 75) resumes the monitor, which polls at jiffy 101, 404 ms, and scales up. The
+        // read due at 404 ms was queued before the poll was armed, so it goes first at that
+        // instant: the scale drains it (done 404.162107 ms), then stalls 1 ms; the read due at
+        // 404.2 ms is held until then and served at max. The next poll is queued after the
+        // stall (405.16 ms, jiffy 101): at jiffy 127, 508 ms.
         let at: Vec<Nanos> = (0..600)
             .map(|i| ms(300) + Nanos::from_us(200 * i))
             .collect();
         let (done, s) = run(config(Some(params(TimerKind::Delayed)), None), &at, ms(520));
-        let up = ms(400) + READ_MIN + STALL;
+        let up = ms(404) + READ_MIN + STALL;
         assert_eq!(
             s.freq_timeline,
             vec![
                 (0, MAX.freq_hz),
-                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((ms(208) + STALL).0, MIN.freq_hz),
                 (up.0, MAX.freq_hz)
             ]
         );
         let held = done
             .iter()
-            .find(|(sub, _)| *sub == ms(400) + Nanos::from_us(200));
+            .find(|(sub, _)| *sub == ms(404) + Nanos::from_us(200));
         assert_eq!(held.unwrap().1, up + READ_MAX);
-        // Polls at 100, 200, 400 and 501.16 ms (the last: the window since the scale is loaded
-        // ~63 % (125 of 200 us): below the hold band (65, 70], 63 x 300 MHz / 68 = 277 MHz,
-        // rounded up to max: no change).
+        // Polls at 104, 208, 404 and 508 ms. The last one's window (from 404 ms, 104 ms) holds
+        // the drained read (162 us) and at least the 74 reads of 405.2..=419.8 ms at max, apart
+        // (125.263 us each): over 9.4 ms, 9.07 %: 9.07 % x 300 MHz / 68 = 40 MHz, above the min
+        // clock, so rounded up to max: no change.
         assert_eq!(s.counters.evaluations, 4);
         assert_eq!(s.counters.scale_ups, 1);
     }
@@ -1124,7 +1143,7 @@ pub(crate) mod tests {
     fn devfreq_sysfs_floor_and_cap_hold_the_level() {
         // The loaded window of the test above (81 % from 300 ms) with max_freq at the min
         // clock: the cap wins over the governor's maximum, even the first poll's (no window
-        // yet), so the host goes down at 100 ms and nothing scales up. An idle host with
+        // yet), so the host goes down at 104 ms and nothing scales up. An idle host with
         // min_freq at the max clock never scales down.
         let at: Vec<Nanos> = (0..600)
             .map(|i| ms(300) + Nanos::from_us(200 * i))
@@ -1133,22 +1152,22 @@ pub(crate) mod tests {
         capped.user_max_freq_hz = Some(MIN.freq_hz);
         let (_, s) = run(capped, &at, ms(520));
         assert_eq!(s.counters.scale_ups, 0);
-        assert_eq!(s.freq_timeline[1], ((ms(100) + STALL).0, MIN.freq_hz));
+        assert_eq!(s.freq_timeline[1], ((ms(104) + STALL).0, MIN.freq_hz));
         let mut floored = config(Some(params(TimerKind::Delayed)), None);
         floored.user_min_freq_hz = Some(MAX.freq_hz);
         let (_, s) = run(floored, &[], ms(1000));
         assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
-        // Polls at 100 and 200 ms: the second decides max (the floor) with nothing
-        // outstanding and, suspend_on_no_request off, does not suspend; so every 100 ms, up to
-        // and including the run's end at 1000 ms.
-        assert_eq!(s.counters.evaluations, 10);
+        // Polls at 104 and 208 ms: the second decides max (the floor) with nothing
+        // outstanding and, suspend_on_no_request off, does not suspend; so every 26 jiffies
+        // (104 ms), 9 polls up to 936 ms before the run's end at 1000 ms.
+        assert_eq!(s.counters.evaluations, 9);
     }
 
     #[test]
     fn a_deferrable_poll_waits_for_the_next_submission() {
-        // Nothing outstanding at 100 ms: the poll sleeps until the read at 700 ms, runs just
-        // before it (total 0 -> max: nothing changes) and re-arms at 800 ms, when the host is
-        // idle again: deferred again, for good.
+        // Nothing outstanding at 104 ms: the poll sleeps until the read at 700 ms (jiffy 175),
+        // runs just before it (total 0 -> max: nothing changes) and re-arms for jiffy 201,
+        // 804 ms, when the host is idle again: deferred again, for good.
         let (done, s) = run(
             config(Some(params(TimerKind::Deferrable)), None),
             &[ms(700)],
@@ -1156,9 +1175,9 @@ pub(crate) mod tests {
         );
         assert_eq!(s.counters.evaluations, 1);
         assert_eq!(s.counters.deferred_polls, 2);
-        // They waited 100 -> 700 ms, and 800 ms -> the run's end.
-        assert_eq!(s.counters.deferred_wait_ns, ms(600 + 200).0);
-        assert_eq!(s.counters.deferred_wait_max_ns, ms(600).0);
+        // They waited 104 -> 700 ms, and 804 ms -> the run's end.
+        assert_eq!(s.counters.deferred_wait_ns, ms(596 + 196).0);
+        assert_eq!(s.counters.deferred_wait_max_ns, ms(596).0);
         assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
         // 700 ms idle: the link is in hibern8 (clock-gated): the exit, then max-level service.
         assert_eq!(done[0].1, ms(700) + Nanos::from_us(500) + READ_MAX);
@@ -1181,11 +1200,14 @@ pub(crate) mod tests {
 
     #[test]
     fn the_patch_boost_acts_at_the_next_poll() {
-        // The first read (305 ms) sets the floor at once; each read refreshes last_active; the
-        // last at 395 ms (jiffy 98) holds it to jiffy 98 + 8 = 106, removal at jiffy 107 =
-        // 428 ms. The poll at 405 ms (100 ms after the read that resumed scaling) sees the
-        // floor: up, the stall ending at 406 ms. The floor is gone by the next poll (506 ms):
-        // the window's load is ~0: down again, ending at 507 ms.
+        // Down at 208 ms, ending at 209 ms. The first read (305 ms, jiffy 76) sets the floor at
+        // once; each read refreshes last_active. The boost's work re-queues itself for the
+        // deadline and fires a jiffy after it (the wheel's level 0): at jiffy 85 (deadline 84),
+        // 92 (the read of 335 ms, jiffy 83: 91), 100 (365 ms: 99), 107 (395 ms, jiffy 98:
+        // 106), where 107 > 106 removes it: 428 ms. The poll at jiffy 76 + 26 = 102, 408 ms,
+        // sees the floor: up, the stall ending at 409 ms (nothing outstanding: the read of
+        // 405 ms is done). The next poll, queued at 409 ms (jiffy 102) for jiffy 128, 512 ms,
+        // finds the floor gone and no read since 395 ms: down again, ending at 513 ms.
         let boost = BoostConfig {
             timeout_ms: 30,
             notify: BoostNotify::NextPoll,
@@ -1199,9 +1221,9 @@ pub(crate) mod tests {
             s.freq_timeline,
             vec![
                 (0, MAX.freq_hz),
-                ((ms(200) + STALL).0, MIN.freq_hz),
-                ((ms(405) + STALL).0, MAX.freq_hz),
-                ((ms(506) + STALL).0, MIN.freq_hz)
+                ((ms(208) + STALL).0, MIN.freq_hz),
+                ((ms(408) + STALL).0, MAX.freq_hz),
+                ((ms(512) + STALL).0, MIN.freq_hz)
             ]
         );
         assert_eq!((s.counters.boost_sets, s.counters.boost_removals), (1, 1));
@@ -1209,11 +1231,11 @@ pub(crate) mod tests {
 
     #[test]
     fn the_at_once_boost_scales_up_after_the_first_read_and_down_when_it_expires() {
-        // The first read (305 ms, at min, after 104 ms idle: hibern8 exit) resumes scaling;
+        // The first read (305 ms, at min, after 96 ms idle: hibern8 exit) resumes scaling;
         // the boost work runs at once, the floor's notifier evaluates: up. The read in flight
-        // drains (done 305.5 ms + 162.107 us), then 1 ms of stall. At 428 ms the floor goes:
-        // the notifier evaluates again, the load since the scale-up is tiny: down, and (idle)
-        // suspended.
+        // drains (done 305.5 ms + 162.107 us), then 1 ms of stall. At 428 ms the floor goes
+        // (the boost work's schedule of the_patch_boost_acts_at_the_next_poll): the notifier
+        // evaluates again, the load since the scale-up is tiny: down, and (idle) suspended.
         let boost = BoostConfig {
             timeout_ms: 30,
             notify: BoostNotify::AtOnce,
@@ -1229,7 +1251,7 @@ pub(crate) mod tests {
             s.freq_timeline,
             vec![
                 (0, MAX.freq_hz),
-                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((ms(208) + STALL).0, MIN.freq_hz),
                 ((first_done + STALL).0, MAX.freq_hz),
                 ((ms(428) + STALL).0, MIN.freq_hz)
             ]
@@ -1266,14 +1288,14 @@ pub(crate) mod tests {
 
     #[test]
     fn a_deferrable_poll_waits_while_its_cpu_sleeps_and_runs_when_it_wakes() {
-        // The monitor's timer sits on CPU 0, idle from time 0. The poll due at 100 ms waits;
-        // CPU 1 waking at 130 ms changes nothing; CPU 0 waking at 160 ms runs it (no window
-        // yet: max, no change) and re-arms it 100 ms later. CPU 0 is awake at 260 ms: that
-        // poll runs on time (idle window -> min: the scale ends at 261 ms, and scaling
-        // suspends). A read at 400 ms (issued from CPU 1) resumes scaling: the poll due at
-        // 500 ms finds CPU 0 idle again (since 270 ms) and waits, through a second read at
-        // 550 ms (a submission is not CPU 0 waking), until CPU 0 wakes at 650 ms; it keeps
-        // the min level and scaling suspends again.
+        // The monitor's timer sits on CPU 0, idle from time 0. The poll due at 104 ms waits;
+        // CPU 1 waking at 130 ms changes nothing; CPU 0 waking at 160 ms (jiffy 40) runs it (no
+        // window yet: max, no change) and re-arms it for jiffy 66, 264 ms. CPU 0 is awake then:
+        // that poll runs on time (idle window -> min: the scale ends at 265 ms, and scaling
+        // suspends). A read at 400 ms (jiffy 100, issued from CPU 1) resumes scaling: the poll
+        // due at jiffy 126, 504 ms, finds CPU 0 idle again (since 270 ms) and waits, through a
+        // second read at 550 ms (a submission is not CPU 0 waking), until CPU 0 wakes at
+        // 650 ms; it keeps the min level and scaling suspends again.
         let script = [
             (ms(0), Act::Idle(0, true)),
             (ms(130), Act::Idle(1, false)),
@@ -1292,17 +1314,18 @@ pub(crate) mod tests {
         let c = seen.stats.counters;
         assert_eq!(
             seen.stats.freq_timeline,
-            vec![(0, MAX.freq_hz), ((ms(260) + STALL).0, MIN.freq_hz)]
+            vec![(0, MAX.freq_hz), ((ms(264) + STALL).0, MIN.freq_hz)]
         );
         assert_eq!((c.evaluations, c.deferred_polls), (3, 2));
-        assert_eq!(c.deferred_wait_ns, ms(60 + 150).0);
-        assert_eq!(c.deferred_wait_max_ns, ms(150).0);
+        assert_eq!(c.deferred_wait_ns, ms(56 + 146).0);
+        assert_eq!(c.deferred_wait_max_ns, ms(146).0);
         assert_eq!((c.scale_downs, c.suspensions), (1, 2));
         assert!(seen.votes.is_empty());
-        // The same script without CPUs: the poll due at 100 ms waits for the read at 400 ms
-        // (max: no change), the next, due at 500 ms, for the read at 550 ms (down, and
+        // The same script without CPUs: the poll due at 104 ms waits for the read at 400 ms
+        // (max: no change), the next, due at 504 ms, for the read at 550 ms (down, and
         // suspended, nothing being outstanding yet). That read, held during the scale, resumes
-        // scaling at 551 ms; the poll due at 651 ms waits for good (349 ms to the end).
+        // scaling at 551 ms (jiffy 137); the poll due at jiffy 163, 652 ms, waits for good
+        // (348 ms to the end).
         let alone = drive(cfg(), CpuLink::default(), &script, ms(1000));
         assert_eq!(
             alone.stats.freq_timeline,
@@ -1310,13 +1333,13 @@ pub(crate) mod tests {
         );
         let c = alone.stats.counters;
         assert_eq!(c.deferred_polls, 3);
-        assert_eq!(c.deferred_wait_ns, ms(300 + 50 + 349).0);
-        assert_eq!(c.deferred_wait_max_ns, ms(349).0);
+        assert_eq!(c.deferred_wait_ns, ms(296 + 46 + 348).0);
+        assert_eq!(c.deferred_wait_max_ns, ms(348).0);
     }
 
     #[test]
     fn a_deferrable_poll_on_an_awake_cpu_runs_on_time() {
-        // CPU 0 never idles (CPU 1 does): the polls run at 100 and 200 ms, as a delayed
+        // CPU 0 never idles (CPU 1 does): the polls run at 104 and 208 ms, as a delayed
         // timer's would (an_idle_host_scales_down_at_its_second_poll_then_suspends).
         let link = CpuLink {
             monitor_cpu: Some(0),
@@ -1331,7 +1354,7 @@ pub(crate) mod tests {
         );
         assert_eq!(
             seen.stats.freq_timeline,
-            vec![(0, MAX.freq_hz), ((ms(200) + STALL).0, MIN.freq_hz)]
+            vec![(0, MAX.freq_hz), ((ms(208) + STALL).0, MIN.freq_hz)]
         );
         let c = seen.stats.counters;
         assert_eq!(
@@ -1343,11 +1366,13 @@ pub(crate) mod tests {
     #[test]
     fn with_clock_scaling_ufshcd_holds_the_cpus_at_zero_latency_from_a_scale_ups_clocks() {
         // The loaded window of a_loaded_window_scales_up_after_draining_and_the_monitor_
-        // rearms_after_the_stall, its reads ending at 400.2 ms. The scale-down at 200 ms votes
-        // nothing (the request starts released). The scale-up decided at 400 ms drains the read
-        // in flight (to 400 ms + READ_MIN), switches the clocks (300 us): hold at 0; then the
-        // gear (700 us). The poll 100 ms after that stall sees an idle window: down, which
-        // switches the gear, then the clocks, and releases as it ends.
+        // rearms_after_the_stall, its reads ending at 400.2 ms (done 400.362 ms). The
+        // scale-down at 208 ms votes nothing (the request starts released). The scale-up
+        // decided at the poll of 404 ms (78 % busy: 81 % of 100.4 ms over 104 ms) has nothing
+        // to drain; it switches the clocks (300 us): hold at 0; then the gear (700 us). The
+        // poll queued after that stall (405 ms, jiffy 101) comes at jiffy 127, 508 ms, and sees
+        // an idle window: down, which switches the gear, then the clocks, and releases as it
+        // ends.
         let mut script: Vec<(Nanos, Act)> = (0..=501)
             .map(|i| (ms(300) + Nanos::from_us(200 * i), read_4k()))
             .collect();
@@ -1362,13 +1387,13 @@ pub(crate) mod tests {
             &script,
             ms(700),
         );
-        let up_decided = ms(400) + READ_MIN;
-        let down_decided = up_decided + STALL + ms(100);
+        let up_decided = ms(404);
+        let down_decided = ms(508);
         assert_eq!(
             seen.stats.freq_timeline,
             vec![
                 (0, MAX.freq_hz),
-                ((ms(200) + STALL).0, MIN.freq_hz),
+                ((ms(208) + STALL).0, MIN.freq_hz),
                 ((up_decided + STALL).0, MAX.freq_hz),
                 ((down_decided + STALL).0, MIN.freq_hz),
             ]
@@ -1395,11 +1420,13 @@ pub(crate) mod tests {
 
     #[test]
     fn without_clock_scaling_the_request_follows_clock_gating() {
-        // Clock gating 50 ms after the host goes idle. The read at 1 ms finds the clocks on
-        // (never gated since time 0): no vote. They gate at 51.13 ms: the request is released
-        // already. The read at 100 ms ungates them: hold at 0. The read at 120 ms finds them
-        // still on (19.4 ms idle: hibern8, not gated). They gate 50 ms after it completes:
-        // release.
+        // Clock gating 50 ms (13 jiffies) after the host goes idle: the gate work fires at the
+        // 14th jiffy after the one it was queued in. The read at 1 ms finds the clocks on
+        // (never gated since time 0): no vote. They gate at jiffy 14, 56 ms: the request is
+        // released already. The read at 100 ms ungates them: hold at 0. The read at 120 ms
+        // finds them still on (19.4 ms idle: hibern8, not gated; the gate work queued at
+        // 100.63 ms, jiffy 25, was due at jiffy 39). It completes at 120.63 ms (jiffy 30):
+        // they gate at jiffy 44, 176 ms: release.
         let script = [
             (ms(1), read_4k()),
             (ms(100), read_4k()),
@@ -1416,7 +1443,7 @@ pub(crate) mod tests {
             seen.votes,
             vec![
                 (ms(100), CpuLatencyVote::Hold(0)),
-                (last_done + ms(50), CpuLatencyVote::Release),
+                (ms(176), CpuLatencyVote::Release),
             ]
         );
         // The votes change nothing on the device.
@@ -1428,11 +1455,15 @@ pub(crate) mod tests {
 
     #[test]
     fn a_poll_falling_due_during_a_notifiers_scale_runs_after_it() {
-        // Down at 200 ms and suspended. An async write at 305 ms (no boost) resumes scaling:
-        // the next poll is due at 405 ms. A 1 MiB sync write at 395 ms sets the at-once
-        // boost's floor: its notifier scales up, draining that write first, past 405 ms. The
-        // poll waits for devfreq's lock and runs when the scale ends, then re-arms 100 ms
-        // later, while the floor (1 s timeout) holds the max level.
+        // Down at 208 ms and suspended. An async write at 305 ms (jiffy 76, no boost) resumes
+        // scaling: the next poll is due at jiffy 102, 408 ms. A 1 MiB sync write at 395 ms sets
+        // the at-once boost's floor: its notifier scales up, draining that write first, past
+        // 408 ms: by hand, the hibern8 exit (0.5 ms: idle since 305.4 ms), host 26.667 us at
+        // 37.5 MHz, device 240 us + 1044480 B at 85.9615 MB/s = 12.391 ms, link 1 MiB at HS-G1
+        // x 2 lanes (265.283 MB/s) = 3.953 ms: done at 411.87 ms, the scale up at 412.87 ms
+        // (jiffy 103). The poll waits for devfreq's lock and runs when the scale ends, then
+        // re-arms for jiffy 129 (516 ms), then 155 (620 ms), while the floor (1 s timeout)
+        // holds the max level.
         let write = |bytes, sync| {
             Act::Io(IoRequest {
                 op: IoOp::Write,
@@ -1457,12 +1488,12 @@ pub(crate) mod tests {
         );
         let big_done = seen.done[1].1;
         assert_eq!(seen.done[1].0, ms(395));
-        assert!(big_done > ms(405), "the poll falls due during the drain");
+        assert!(big_done > ms(408), "the poll falls due during the drain");
         let up = big_done + STALL;
         assert_eq!(seen.stats.freq_timeline[2], (up.0, MAX.freq_hz));
-        // Evaluations: polls at 100 and 200 ms, the notifier at 395 ms, the poll that waited
-        // (at `up`), then polls at up + 100 and up + 200 ms (before 700 ms).
-        assert!(up + ms(200) < ms(700) && up + ms(300) > ms(700));
+        // Evaluations: polls at 104 and 208 ms, the notifier at 395 ms, the poll that waited
+        // (at `up`), then polls at 516 and 620 ms (the next, 724 ms, is past the end).
+        assert!(ms(412) <= up && up < ms(416), "{up:?}");
         assert_eq!(seen.stats.counters.evaluations, 6);
     }
 }

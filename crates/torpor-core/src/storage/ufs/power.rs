@@ -18,17 +18,22 @@
 //!
 //! # Idle timers (Linux defaults)
 //!
-//! - Clock gating: `clk_gating.delay_ms` = 150 (ufshcd.c, spec-storage §2.5). The gate work
-//!   puts the link in hibern8 first when it is not already there (Qualcomm hosts set
+//! - Clock gating: `clk_gating.delay_ms` = 150 (ufshcd.c, spec-storage §2.5). When the last
+//!   command completes, `__ufshcd_release` queues the gate work
+//!   `msecs_to_jiffies(delay_ms)` jiffies on, a timer on the timer wheel (`sim::timer_wheel`):
+//!   150 ms at HZ=250 is 38 jiffies, so the work runs at the tick of the 39th jiffy after the
+//!   one the host went idle in, 152 to 156 ms later. The gate work puts the link in hibern8
+//!   first when it is not already there (Qualcomm hosts set
 //!   `UFSHCD_CAP_HIBERN8_WITH_CLK_GATING`), then turns the clocks off.
 //! - Auto-hibern8: the host controller's own idle timer, 150 ms by default since the sysfs
 //!   `auto_hibern8` patch (Adrian Hunter, linux-kernel 2018: "Set a default value of 150 ms");
-//!   `None` when the controller has none or it is disabled.
+//!   `None` when the controller has none or it is disabled. A hardware timer: exact.
 //!
 //! Entering hibern8 is taken as instantaneous (its cost is within the exit estimate's range);
 //! leaving it, for the first command after a hibern8 or clock-gated idle period, takes the
 //! preset's hibern8 exit latency.
 
+use crate::sim::Jiffies;
 use crate::time::Nanos;
 
 /// The host's idle timers.
@@ -45,9 +50,17 @@ impl IdleTimers {
         auto_hibern8: Some(Nanos::from_ms(150)),
     };
 
-    /// How an idle period of `idle_for` splits between the idle states, in order.
-    pub fn split(&self, idle_for: Nanos) -> IdleSplit {
-        let gate = self.clk_gating_delay;
+    /// How long after the host goes idle at `since` the clock-gating work runs, on the
+    /// kernel's jiffies `clock` (the delay taken in whole ms, rounded up: the kernel's
+    /// `delay_ms` is an integer).
+    pub fn gate_after(&self, clock: Jiffies, since: Nanos) -> Nanos {
+        let ms = self.clk_gating_delay.0.div_ceil(1_000_000);
+        clock.delayed_work(since, clock.from_ms(ms)) - since
+    }
+
+    /// How an idle period of `idle_for` splits between the idle states, in order, when the
+    /// clocks gate `gate` into it ([`IdleTimers::gate_after`]).
+    pub fn split(&self, idle_for: Nanos, gate: Nanos) -> IdleSplit {
         let h8 = self.auto_hibern8.map_or(gate, |t| t.min(gate));
         let idle = idle_for.min(h8);
         let hibern8 = idle_for.min(gate) - idle;
@@ -111,10 +124,9 @@ impl UfsPower {
         }
     }
 
-    /// Energy of an idle period of `idle_for` at a level, mJ, and the exit latency the next
+    /// Energy of an idle period split as `s` at a level, mJ, and the exit latency the next
     /// command pays.
-    pub fn idle_period(&self, timers: &IdleTimers, idle_for: Nanos, max: bool) -> (f64, Nanos) {
-        let s = timers.split(idle_for);
+    pub fn idle_period(&self, s: IdleSplit, max: bool) -> (f64, Nanos) {
         let mj = |t: Nanos, state| t.as_secs_f64() * self.power_mw(state, max);
         let energy = mj(s.idle, UfsState::Idle)
             + mj(s.hibern8, UfsState::Hibern8)
@@ -136,37 +148,50 @@ mod tests {
     fn idle_time_splits_at_the_timers() {
         let ms = Nanos::from_ms;
         let t = IdleTimers::LINUX_DEFAULT;
-        // Both at 150 ms: straight from idle to clock-gated.
+        // Gating at 150 ms, HZ=250: 38 jiffies, fired at the 39th jiffy after the one the host
+        // went idle in: from 0 ms, 156 ms; from 3 ms (jiffy 0 too), 153 ms into the period;
+        // from 4 ms (jiffy 1), 156 ms again.
+        let k = Jiffies::new(250);
+        assert_eq!(t.gate_after(k, ms(0)), ms(156));
+        assert_eq!(t.gate_after(k, ms(3)), ms(153));
+        assert_eq!(t.gate_after(k, ms(4)), ms(156));
+        // Auto-hibern8 (exact) at 150 ms, gating at 156 ms: 6 ms in hibern8 with the clocks on.
         assert_eq!(
-            t.split(ms(400)),
+            t.split(ms(400), ms(156)),
             IdleSplit {
                 idle: ms(150),
-                hibern8: Nanos::ZERO,
-                clock_gated: ms(250)
+                hibern8: ms(6),
+                clock_gated: ms(244)
             }
         );
-        assert!(!t.split(ms(150)).needs_hibern8_exit());
-        assert!(t.split(ms(151)).needs_hibern8_exit());
+        assert!(!t.split(ms(150), ms(156)).needs_hibern8_exit());
+        assert!(t.split(ms(151), ms(156)).needs_hibern8_exit());
+        // A fractional delay counts in whole ms, rounded up: 149.2 ms is 150 ms.
+        let frac = IdleTimers {
+            clk_gating_delay: Nanos::from_us(149_200),
+            ..t
+        };
+        assert_eq!(frac.gate_after(k, ms(0)), ms(156));
         // Auto-hibern8 at 10 ms, gating at 50 ms (a Qualcomm Linux release's tuning).
         let q = IdleTimers {
             clk_gating_delay: ms(50),
             auto_hibern8: Some(ms(10)),
         };
         assert_eq!(
-            q.split(ms(30)),
+            q.split(ms(30), ms(50)),
             IdleSplit {
                 idle: ms(10),
                 hibern8: ms(20),
                 clock_gated: Nanos::ZERO
             }
         );
-        // No auto-hibern8: the gate work enters hibern8 at 50 ms.
+        // No auto-hibern8: the gate work enters hibern8 as it gates, at 50 ms here.
         let g = IdleTimers {
             auto_hibern8: None,
             ..q
         };
-        assert_eq!(g.split(ms(60)).clock_gated, ms(10));
-        assert_eq!(g.split(ms(60)).hibern8, Nanos::ZERO);
+        assert_eq!(g.split(ms(60), ms(50)).clock_gated, ms(10));
+        assert_eq!(g.split(ms(60), ms(50)).hibern8, Nanos::ZERO);
     }
 
     #[test]
@@ -185,11 +210,12 @@ mod tests {
         };
         // Max level, 100 ms: 10 ms x 70 mW + 40 ms x 43 mW + 50 ms x 3 mW
         // = 0.7 + 1.72 + 0.15 = 2.57 mJ; the link is in hibern8: 500 us exit.
-        let (mj, exit) = p.idle_period(&q, Nanos::from_ms(100), true);
+        let gate = Nanos::from_ms(50);
+        let (mj, exit) = p.idle_period(q.split(Nanos::from_ms(100), gate), true);
         assert!((mj - 2.57).abs() < 1e-12, "{mj}");
         assert_eq!(exit, Nanos::from_us(500));
         // Min level, 5 ms: 5 ms x 40 mW = 0.2 mJ, no exit.
-        let (mj, exit) = p.idle_period(&q, Nanos::from_ms(5), false);
+        let (mj, exit) = p.idle_period(q.split(Nanos::from_ms(5), gate), false);
         assert!((mj - 0.2).abs() < 1e-12);
         assert_eq!(exit, Nanos::ZERO);
         assert_eq!(p.power_mw(UfsState::Busy, false), 1010.0);

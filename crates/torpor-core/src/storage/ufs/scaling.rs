@@ -11,7 +11,10 @@
 //!    the minimum becomes the maximum; an exact driver keeps it, and anything below the maximum
 //!    then means the minimum). Scaling is skipped while suspended.
 //! 4. A change of level is a scale operation (the device model gives its duration); the next
-//!    poll is armed after the callback returns, `polling_ms` (in jiffies, rounded up) later.
+//!    poll is queued after the callback returns, `msecs_to_jiffies(polling_ms)` jiffies on, and
+//!    its timer fires on the timer wheel (`sim::timer_wheel`): below 63 jiffies one tick after
+//!    that expiry, so polls that run on time come every `msecs_to_jiffies(polling_ms) + 1`
+//!    ticks (ufs-qcom's 60 ms at HZ=250: 64 ms; ufshcd's 100 ms: 104 ms).
 //! 5. With nothing outstanding, after a decision to go down (or any decision with
 //!    `suspend_on_no_request`), clock scaling suspends and polling stops until the next
 //!    command, whose poll comes a polling period after it.
@@ -27,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use super::clk_scaling::ClkScaling;
 use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData};
 use crate::qos::freq::FreqQos;
-use crate::time::{msecs_to_jiffies, tick_nsec, Nanos};
+use crate::sim::Jiffies;
+use crate::time::Nanos;
 
 /// How the platform's clock driver rounds a requested rate (`clk_round_rate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,9 +131,16 @@ impl ScalingParams {
         }
     }
 
-    /// `msecs_to_jiffies(polling_ms)` as a duration.
+    /// When the monitor queued at `now` polls (step 4).
+    pub fn next_poll(&self, now: Nanos) -> Nanos {
+        let clock = Jiffies::new(self.hz);
+        clock.delayed_work(now, clock.from_ms(u64::from(self.polling_ms)))
+    }
+
+    /// The first poll after a start at time 0; for delays below 63 jiffies, also the interval
+    /// between polls that run on time.
     pub fn polling_period(&self) -> Nanos {
-        Nanos(msecs_to_jiffies(u64::from(self.polling_ms), self.hz) * tick_nsec(self.hz))
+        self.next_poll(Nanos::ZERO)
     }
 }
 
@@ -231,13 +242,18 @@ mod tests {
     }
 
     #[test]
-    fn the_polling_period_is_in_whole_jiffies() {
+    fn polls_come_a_tick_after_the_polling_interval_in_whole_jiffies() {
+        // 100 ms at HZ=250: 25 jiffies; queued at jiffy 0 the timer expires at 25, level 0 of
+        // the wheel: it fires at jiffy 26, 104 ms. Re-queued by that poll (jiffy 26): 52.
         let mut p = ScalingParams::ufshcd_default(1, 2);
-        assert_eq!(p.polling_period(), Nanos::from_ms(100)); // 25 jiffies at HZ=250
+        assert_eq!(p.polling_period(), Nanos::from_ms(104));
+        assert_eq!(p.next_poll(Nanos::from_ms(104)), Nanos::from_ms(208));
+        // Queued from a scale's end at 105.5 ms (jiffy 26): also jiffy 52.
+        assert_eq!(p.next_poll(Nanos::from_us(105_500)), Nanos::from_ms(208));
         p.polling_ms = 60;
-        // HZ=300: (60 * 300 + 999) / 1000 = 18 jiffies of TICK_NSEC = 3333333 ns.
+        // HZ=300: (60 * 300 + 999) / 1000 = 18 jiffies, fired at 19, of TICK_NSEC = 3333333 ns.
         p.hz = 300;
-        assert_eq!(p.polling_period(), Nanos(18 * 3_333_333));
+        assert_eq!(p.polling_period(), Nanos(19 * 3_333_333));
     }
 
     #[test]
