@@ -187,13 +187,10 @@ impl CpuSection {
              over the next shallower state)"
                 .to_string(),
             format!(
-                "cpufreq {}: each cluster holds {} OPP for the whole run; a burst's stated time \
-                 is its work at the highest OPP (ASSUMPTION: work scales with the clock)",
-                spec.cpufreq.name(),
-                match spec.cpufreq {
-                    crate::cpu::system::CpufreqGovernor::Performance => "its highest",
-                    crate::cpu::system::CpufreqGovernor::Powersave => "its lowest",
-                }
+                "cpufreq {}: each cluster holds the OPP the governor sets at its start for the \
+                 whole run; a burst's stated time is its work at the highest OPP (ASSUMPTION: \
+                 work scales with the clock)",
+                spec.cpufreq.canonical(),
             ),
         ];
         let missing: Vec<String> = spec
@@ -210,16 +207,10 @@ impl CpuSection {
                 missing.join(", ")
             ));
         }
+        let tick_ns = 1_000_000_000 / u64::from(spec.hz.max(1));
         let held_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
-            let held = match spec.cpufreq {
-                crate::cpu::system::CpufreqGovernor::Performance => {
-                    c.opps.iter().max_by_key(|o| o.freq_khz)
-                }
-                crate::cpu::system::CpufreqGovernor::Powersave => {
-                    c.opps.iter().min_by_key(|o| o.freq_khz)
-                }
-            };
-            held.is_none_or(|o| o.power_mw.is_none())
+            crate::cpu::system::held_opp(c, spec.cpufreq, tick_ns)
+                .is_none_or(|o| o.power_mw.is_none())
         };
         if spec.platform.clusters.iter().any(held_opp_unpowered) {
             notes.push(
@@ -230,7 +221,7 @@ impl CpuSection {
         CpuSection {
             platform,
             governor: spec.governor.canonical().to_string(),
-            cpufreq: spec.cpufreq.name().to_string(),
+            cpufreq: spec.cpufreq.canonical().to_string(),
             hz: spec.hz,
             avg_power_mw: r.avg_power_mw(),
             energy_mj: r.energy_mj(),

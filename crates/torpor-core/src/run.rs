@@ -785,7 +785,11 @@ impl Input<'_> {
             qos: qos.into_iter().map(|n| n.action).collect(),
             seed: s.run.seed,
             irq,
-            cpufreq: s.policy.cpufreq.governor,
+            cpufreq: s
+                .policy
+                .cpufreq
+                .resolved()
+                .expect("validated with the scenario"),
         };
         Ok((spec, label))
     }

@@ -86,7 +86,7 @@ fn spec(platform: CpuPlatform, tasks: Vec<TaskSpec>, irq: IrqMap) -> CpuRunSpec 
         qos: vec![],
         seed: 1,
         irq: vec![irq],
-        cpufreq: Default::default(),
+        cpufreq: torpor_core::cpufreq::GovernorName::Performance,
     }
 }
 
@@ -477,7 +477,7 @@ fn without_cpus_the_workloads_go_to_the_device_they_are_sent_to() {
 #[test]
 fn at_half_the_clock_a_burst_takes_twice_as_long_and_draws_that_opps_power() {
     use torpor_core::cpu::platform::{Opp, PowerMw};
-    use torpor_core::cpu::system::CpufreqGovernor;
+    use torpor_core::cpufreq::GovernorName;
     // WFI only (1 us exit); the reader's 10 us of work is stated at the highest OPP (1 GHz).
     // Performance: completions at 100 us, the reader runs at 151 us (exit 1, irq 20, sched 30)
     // for 10 us and submits again at 161 us. Powersave holds 500 MHz: the same work takes
@@ -492,17 +492,19 @@ fn at_half_the_clock_a_burst_takes_twice_as_long_and_draws_that_opps_power() {
     p.clusters[0].opps = vec![
         Opp {
             freq_khz: 500_000,
+            microvolt: None,
             power_mw: sourced(50.0),
         },
         Opp {
             freq_khz: 1_000_000,
+            microvolt: None,
             power_mw: sourced(200.0),
         },
     ];
     let mut runs = vec![];
     for (governor, times) in [
-        (CpufreqGovernor::Performance, [0, 161, 322]),
-        (CpufreqGovernor::Powersave, [0, 171, 342]),
+        (GovernorName::Performance, [0, 161, 322]),
+        (GovernorName::Powersave, [0, 171, 342]),
     ] {
         let mut s = spec(p.clone(), vec![reader(0)], IrqMap::Managed);
         s.cpufreq = governor;

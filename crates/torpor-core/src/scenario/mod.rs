@@ -405,13 +405,42 @@ pub struct CpuidlePolicy {
 }
 
 /// `[policy.cpufreq]`: the CPUs' frequency, per cluster (frequency domain).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpufreqPolicy {
     /// `"performance"` (each cluster at its highest OPP: the default, and torpor's behaviour
-    /// before frequencies were modelled) or `"powersave"` (its lowest).
-    #[serde(default)]
-    pub governor: crate::cpu::system::CpufreqGovernor,
+    /// before frequencies were modelled) or `"powersave"` (its lowest), within the platform's
+    /// scaling limits.
+    #[serde(default = "default_cpufreq_governor")]
+    pub governor: String,
+}
+
+impl Default for CpufreqPolicy {
+    fn default() -> Self {
+        CpufreqPolicy {
+            governor: default_cpufreq_governor(),
+        }
+    }
+}
+
+fn default_cpufreq_governor() -> String {
+    "performance".into()
+}
+
+impl CpufreqPolicy {
+    /// The governor it names; schedutil is refused until the CPU system feeds it.
+    pub fn resolved(&self) -> Result<crate::cpufreq::GovernorName, (String, String)> {
+        use crate::cpufreq::GovernorName;
+        let at = |m: String| ("policy.cpufreq.governor".to_string(), format!("[policy.cpufreq] {m}"));
+        match GovernorName::parse(&self.governor).map_err(at)? {
+            GovernorName::Schedutil612 => Err(at(
+                "governor: schedutil is modelled (torpor::cpufreq) but the CPUs do not feed it yet; \
+                 use \"performance\" or \"powersave\""
+                    .into(),
+            )),
+            g => Ok(g),
+        }
+    }
 }
 
 /// menu is the kernel's default governor (rating 20, above teo's 19).
@@ -1119,6 +1148,7 @@ fn validate_cpu_platform(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (Str
             ),
         ));
     }
+    s.policy.cpufreq.resolved()?;
     GovernorName::parse(&s.policy.cpuidle.governor).map_err(|m| {
         (
             "policy.cpuidle.governor".into(),

@@ -98,30 +98,9 @@ pub struct CpuRunSpec {
     /// Per device of the run, by its slot: which CPU takes its interrupts (empty without a
     /// device).
     pub irq: Vec<IrqMap>,
-    /// The cpufreq governor of every cluster.
-    pub cpufreq: CpufreqGovernor,
-}
-
-/// A cpufreq governor that holds one OPP for the whole run (drivers/cpufreq/
-/// cpufreq_performance.c and cpufreq_powersave.c: each sets the policy's limit once).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CpufreqGovernor {
-    /// `policy->max`: the highest OPP.
-    #[default]
-    Performance,
-    /// `policy->min`: the lowest OPP.
-    Powersave,
-}
-
-impl CpufreqGovernor {
-    /// The name the kernel gives it (`scaling_governor`).
-    pub fn name(self) -> &'static str {
-        match self {
-            CpufreqGovernor::Performance => "performance",
-            CpufreqGovernor::Powersave => "powersave",
-        }
-    }
+    /// The cpufreq governor of every cluster with OPPs (one that holds its frequency:
+    /// `performance` or `powersave`; the run refuses schedutil until the CPUs feed it).
+    pub cpufreq: crate::cpufreq::GovernorName,
 }
 
 /// Per idle state of one CPU.
@@ -414,6 +393,24 @@ struct Task {
     run_rng: Pcg32,
 }
 
+/// The OPP `cluster`'s policy settles on when `governor` starts on it (within the platform's
+/// scaling limits), `None` without OPPs.
+pub fn held_opp(
+    cluster: &super::ClusterSpec,
+    governor: crate::cpufreq::GovernorName,
+    tick_ns: u64,
+) -> Option<&super::platform::Opp> {
+    let mut policy = crate::cpufreq::domain::policy(cluster)?;
+    let params = crate::cpufreq::SchedutilParams {
+        rate_limit_us: None,
+        tick_ns,
+        freq_invariant: true,
+    };
+    crate::cpufreq::Governor::start(governor, &mut policy, params);
+    let khz = u64::from(policy.cur_khz());
+    cluster.opps.iter().find(|o| o.freq_khz == khz)
+}
+
 impl Cpu {
     /// How long `work` (time at the highest OPP) takes at the CPU's frequency (rounded up).
     fn at_speed(&self, work: Nanos) -> Nanos {
@@ -568,14 +565,11 @@ impl<'t> CpuSystem<'t> {
                 .collect();
             let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
             let transition_mj = c.transition_mj();
-            let max_opp = c.opps.iter().max_by_key(|o| o.freq_khz);
-            let opp = match spec.cpufreq {
-                CpufreqGovernor::Performance => max_opp,
-                CpufreqGovernor::Powersave => c.opps.iter().min_by_key(|o| o.freq_khz),
-            };
+            let opp = held_opp(c, spec.cpufreq, tick_ns);
             let active_mw = opp
                 .and_then(|o| o.power_mw.as_ref())
                 .map_or(0.0, |p| p.central());
+            let max_opp = c.opps.iter().max_by_key(|o| o.freq_khz);
             let (khz, max_khz) = match (opp, max_opp) {
                 (Some(o), Some(m)) if o.freq_khz > 0 => (o.freq_khz, m.freq_khz),
                 _ => (1, 1),

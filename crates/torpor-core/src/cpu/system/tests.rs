@@ -55,7 +55,7 @@ fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
         qos,
         seed: 1,
         irq: vec![IrqMap::Managed],
-        cpufreq: Default::default(),
+        cpufreq: crate::cpufreq::GovernorName::Performance,
     }
 }
 
@@ -287,7 +287,7 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
         qos: vec![],
         seed: 3,
         irq: vec![IrqMap::Managed],
-        cpufreq: Default::default(),
+        cpufreq: crate::cpufreq::GovernorName::Performance,
     };
     let r = run(&spec, ms(5_000)).unwrap();
     let above: u64 = r.cpus.iter().flat_map(|c| &c.states).map(|s| s.above).sum();

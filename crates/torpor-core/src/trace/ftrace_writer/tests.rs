@@ -45,7 +45,7 @@ fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
         qos: qos.into_iter().collect(),
         seed: 1,
         irq: vec![IrqMap::Managed],
-        cpufreq: Default::default(),
+        cpufreq: crate::cpufreq::GovernorName::Performance,
     }
 }
 
@@ -254,7 +254,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         qos: vec![],
         seed,
         irq: vec![IrqMap::Managed],
-        cpufreq: Default::default(),
+        cpufreq: crate::cpufreq::GovernorName::Performance,
     }
 }
 
