@@ -23,9 +23,10 @@ written at 279 us ("any value between 1 to 279", the seed). Readings, stated whe
   (min 82, avg 95, max 110 us less the slack), so that run checks calibration; spc's real exit
   is the DT's own 150 us (of its declared 280), not fitted, so the unconstrained run (87 / 205
   / 239 us) is a prediction.
-- Power: the MSM8916's DT gives no voltages or power; every figure of ``platform_toml`` is an
-  ESTIMATE (the rule of docs/cpu-platform.md for idle states; the A53's DT coefficient of the
-  Hi3660 for active power), so only the ordering of the configurations' energy is compared.
+- Power: the MSM8916's DT gives no voltages or power; every figure of ``platform_toml`` is the
+  ``qcom-msm8916`` preset's ESTIMATE (docs/cpu-platform.md: the C x V^2 x f rule for its OPPs,
+  the idle-state rule for WFI and spc, spc being the preset's CPU_SLEEP_0), so only the ordering
+  of the configurations' energy is compared.
 """
 
 from __future__ import annotations
@@ -52,15 +53,6 @@ LATENCY_TOLERANCE = 0.30
 DURATION_S = 10
 CPUS = (0, 1, 2, 3)
 
-# The A53's DT dynamic-power-coefficient (uW/MHz/V^2) in hi3660.dtsi, the same core.
-A53_DPC = 110
-#: (MHz, V ESTIMATE): the MSM8916's four OPPs; its DT gives no voltage (RPM-managed).
-OPPS = ((200.0, 0.90), (400.0, 0.95), (800.0, 1.05), (998.4, 1.10))
-
-
-def _opp_mw(mhz: float, volts: float) -> float:
-    return round(A53_DPC * volts**2 * mhz / 1000, 1)
-
 
 def _without_nulls(table: dict[str, Any]) -> dict[str, Any]:
     """A table as TOML writes it: keys whose value is null (absent in TOML) left out."""
@@ -79,20 +71,12 @@ def _preset() -> dict[str, Any]:
 
 def platform_toml() -> str:
     """The MSM8916 as Linux v4.10 drove it (the seed's time): WFI and spc per CPU, no cluster
-    state; power by stated estimates; the wake-up path, and spc's real entry and exit, the
-    ``qcom-msm8916`` preset's."""
-    p0 = _opp_mw(*OPPS[0])
+    state; the OPPs, the power of WFI and spc, the wake-up path, and spc's real entry and exit,
+    the ``qcom-msm8916`` preset's (spc is its CPU_SLEEP_0)."""
     preset = _preset()
-    spc = next(s for s in preset["cluster"][0]["state"] if s["name"] == "CPU_SLEEP_0")
-
-    def state_power(share: float, low: float, high: float, what: str) -> dict[str, Any]:
-        return {
-            "low": round(low * p0, 3),
-            "central": round(share * p0, 3),
-            "high": round(high * p0, 3),
-            "source": f"ESTIMATE by rule ({what}): {share} (range {low}-{high}) x P0 {p0} mW, "
-            "the lowest OPP's active power (docs/cpu-platform.md)",
-        }
+    cluster = preset["cluster"][0]
+    wfi = next(s for s in cluster["state"] if s["name"] == "WFI")
+    spc = next(s for s in cluster["state"] if s["name"] == "CPU_SLEEP_0")
 
     doc = {
         "id": "qcom-msm8916-v4.10",
@@ -112,7 +96,7 @@ def platform_toml() -> str:
                         "name": "WFI",
                         "exit_latency_us": 1,
                         "target_residency_us": 1,
-                        "power_mw": state_power(0.07, 0.02, 0.61, "WFI"),
+                        "power_mw": wfi["power_mw"],
                         "source": "cpuidle-arm.c: state 0 is WFI, exit latency 1 us",
                     },
                     {
@@ -121,25 +105,12 @@ def platform_toml() -> str:
                         "target_residency_us": 2000,
                         "entry_us": spc["entry_us"],
                         "exit_us": spc["exit_us"],
-                        "power_mw": state_power(0.035, 0.0, 0.42, "CPU power-down"),
+                        "power_mw": spc["power_mw"],
                         "source": "msm8916.dtsi spc: entry 130 + exit 150 us, min-residency "
                         "2000 us",
                     },
                 ],
-                "opp": [
-                    {
-                        "freq_khz": int(mhz * 1000),
-                        "power_mw": {
-                            "low": round(_opp_mw(mhz, volts - 0.1), 1),
-                            "central": _opp_mw(mhz, volts),
-                            "high": round(_opp_mw(mhz, volts + 0.1), 1),
-                            "source": f"ESTIMATE: {A53_DPC} uW/MHz/V^2 (the A53's DT "
-                            f"coefficient in hi3660.dtsi) x ({volts} V, range +-0.1 V: no "
-                            f"public MSM8916 voltage table)^2 x {mhz} MHz",
-                        },
-                    }
-                    for mhz, volts in OPPS
-                ],
+                "opp": [_without_nulls(o) for o in cluster["opp"]],
             }
         ],
         "wakeup": _without_nulls(preset["wakeup"]),

@@ -5,7 +5,7 @@
 //! keeps one [`CpufreqPolicy`] and one [`Governor`] per frequency domain (a platform cluster:
 //! [`domain::policy_spec`] builds the policy's facts from it) and drives them as the kernel does:
 //! - `Governor::start` when the governor takes over the policy (the core's `start` then
-//!   `limits`);
+//!   `limits`), with the CPUs' state at that time;
 //! - after changing the policy's frequency QoS requests (`scaling_min_freq`, `scaling_max_freq`
 //!   or any other holder), `CpufreqPolicy::update_limits` and, when it reports a change,
 //!   `Governor::limits`;
@@ -20,18 +20,21 @@
 
 pub mod domain;
 pub mod energy_model;
+pub mod ondemand;
 pub mod performance;
 pub mod policy;
 pub mod powersave;
 pub mod schedutil;
 
+pub use ondemand::{Ondemand, OndemandTunables};
 pub use policy::{CpufreqPolicy, FreqChange, PolicySpec, Relation};
-pub use schedutil::{CpuUtil, Schedutil, SchedutilParams, UtilUpdate};
+pub use schedutil::{CpuUtil, Schedutil, SchedutilTunables, UtilUpdate};
 
 /// Every cpufreq governor variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GovernorName {
     Schedutil612,
+    Ondemand612,
     Performance,
     Powersave,
 }
@@ -40,12 +43,14 @@ pub enum GovernorName {
 pub const NAMES: &[(&str, GovernorName)] = &[
     ("schedutil", GovernorName::Schedutil612),
     ("schedutil@6.12", GovernorName::Schedutil612),
+    ("ondemand", GovernorName::Ondemand612),
+    ("ondemand@6.12", GovernorName::Ondemand612),
     ("performance", GovernorName::Performance),
     ("powersave", GovernorName::Powersave),
 ];
 
 impl GovernorName {
-    /// Parses a name as a user writes it (`schedutil`, `schedutil@6.12`, `performance`, ...).
+    /// Parses a name as a user writes it (`schedutil`, `ondemand@6.12`, `performance`, ...).
     pub fn parse(name: &str) -> Result<GovernorName, String> {
         NAMES
             .iter()
@@ -71,25 +76,47 @@ impl GovernorName {
     }
 }
 
+/// What the governors read of the platform, and their tunables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GovernorParams {
+    /// `TICK_NSEC`: `(1e9 + HZ/2) / HZ`.
+    pub tick_ns: u64,
+    pub schedutil: SchedutilTunables,
+    pub ondemand: OndemandTunables,
+}
+
 /// A running governor of one policy (`policy->governor` with its data).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Governor {
     Schedutil(Schedutil),
+    Ondemand(Ondemand),
     Performance,
     Powersave,
 }
 
 impl Governor {
-    /// Starts governor `name` on `policy` (`cpufreq_start_governor`: its `start`, then
-    /// `limits`); `params` matter to schedutil only. Returns the governor and the change its
+    /// Starts governor `name` on `policy` at `now_ns` (`cpufreq_start_governor`: its `start`,
+    /// then `limits`); `cpus` are the policy's CPUs as the kernel reads them then (ondemand
+    /// takes their idle counters as its reference). Returns the governor and the change its
     /// first `limits` made.
     pub fn start(
         name: GovernorName,
         policy: &mut CpufreqPolicy,
-        params: SchedutilParams,
+        params: &GovernorParams,
+        now_ns: u64,
+        cpus: &[CpuUtil],
     ) -> (Governor, Option<FreqChange>) {
         let mut g = match name {
-            GovernorName::Schedutil612 => Governor::Schedutil(Schedutil::new(policy, params)),
+            GovernorName::Schedutil612 => {
+                Governor::Schedutil(Schedutil::new(policy, params.tick_ns, params.schedutil))
+            }
+            GovernorName::Ondemand612 => Governor::Ondemand(Ondemand::new(
+                policy,
+                params.tick_ns,
+                params.ondemand,
+                now_ns,
+                cpus,
+            )),
             GovernorName::Performance => Governor::Performance,
             GovernorName::Powersave => Governor::Powersave,
         };
@@ -101,6 +128,7 @@ impl Governor {
     pub fn name(&self) -> GovernorName {
         match self {
             Governor::Schedutil(_) => GovernorName::Schedutil612,
+            Governor::Ondemand(_) => GovernorName::Ondemand612,
             Governor::Performance => GovernorName::Performance,
             Governor::Powersave => GovernorName::Powersave,
         }
@@ -110,15 +138,18 @@ impl Governor {
     pub fn limits(&mut self, policy: &mut CpufreqPolicy) -> Option<FreqChange> {
         match self {
             Governor::Schedutil(s) => s.limits(policy),
+            Governor::Ondemand(o) => o.limits(policy),
             Governor::Performance => performance::limits(policy),
             Governor::Powersave => powersave::limits(policy),
         }
     }
 
-    /// A scheduler utilization update (`cpufreq_update_util`); only schedutil listens.
+    /// A scheduler utilization update (`cpufreq_update_util`); performance and powersave do not
+    /// listen.
     pub fn update(&mut self, policy: &mut CpufreqPolicy, u: &UtilUpdate) -> Option<FreqChange> {
         match self {
             Governor::Schedutil(s) => s.update(policy, u),
+            Governor::Ondemand(o) => o.update(policy, u),
             Governor::Performance | Governor::Powersave => None,
         }
     }
@@ -141,18 +172,29 @@ mod tests {
         })
     }
 
-    const PARAMS: SchedutilParams = SchedutilParams {
-        rate_limit_us: None,
-        tick_ns: 4_000_000,
-        freq_invariant: true,
-    };
+    const CPUS: [CpuUtil; 2] = [CpuUtil {
+        util: 0,
+        rt_runnable: false,
+        idle_calls: 0,
+        idle_ns: 0,
+        iowait_ns: 0,
+    }; 2];
+
+    fn start(name: GovernorName, p: &mut CpufreqPolicy) -> (Governor, Option<FreqChange>) {
+        let params = GovernorParams {
+            tick_ns: 4_000_000,
+            schedutil: SchedutilTunables::default(),
+            ondemand: OndemandTunables::default(),
+        };
+        Governor::start(name, p, &params, 0, &CPUS)
+    }
 
     #[test]
     fn performance_and_powersave_follow_the_limits() {
         // performance: starts at the cap (2 000 000), follows a lower cap (RELATION_H of
         // 1 700 000 -> 1 500 000), and ignores utilization.
         let mut p = policy();
-        let (mut g, change) = Governor::start(GovernorName::Performance, &mut p, PARAMS);
+        let (mut g, change) = start(GovernorName::Performance, &mut p);
         assert_eq!(
             change.map(|c| (c.from_khz, c.to_khz)),
             Some((1_000_000, 2_000_000))
@@ -164,12 +206,12 @@ mod tests {
             now_ns: 1,
             cpu: 0,
             iowait: true,
-            cpus: &[CpuUtil::default(); 2],
+            cpus: &CPUS,
         };
         assert_eq!(g.update(&mut p, &u), None);
         // powersave: starts at the floor; a floor of 700 000 resolves to 1 000 000 (RELATION_L).
         let mut p = policy();
-        let (mut g, change) = Governor::start(GovernorName::Powersave, &mut p, PARAMS);
+        let (mut g, change) = start(GovernorName::Powersave, &mut p);
         assert_eq!(change.map(|c| c.to_khz), Some(500_000));
         p.store_scaling_min_freq(700_000);
         p.update_limits();
@@ -185,8 +227,13 @@ mod tests {
             Ok(GovernorName::Schedutil612)
         );
         assert_eq!(GovernorName::Schedutil612.canonical(), "schedutil");
-        assert!(GovernorName::parse("ondemand")
-            .unwrap_err()
-            .contains("expected one of schedutil, schedutil@6.12, performance, powersave"));
+        assert_eq!(
+            GovernorName::parse("ondemand"),
+            Ok(GovernorName::Ondemand612)
+        );
+        assert!(GovernorName::parse("conservative").unwrap_err().contains(
+            "expected one of schedutil, schedutil@6.12, ondemand, ondemand@6.12, performance, \
+             powersave"
+        ));
     }
 }

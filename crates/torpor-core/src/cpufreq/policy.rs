@@ -20,7 +20,8 @@
 //! Resolving a target (`__resolve_freq`, `cpufreq_frequency_table_target`):
 //! 1. Clamp the target into [min, max].
 //! 2. `L`: the first table frequency at or above it, else the highest; `H`: the last at or below
-//!    it, else the lowest (the ascending-table walks `cpufreq_table_find_index_al`/`_ah`).
+//!    it, else the lowest; `C`: the closer of the two around it, the lower on a tie (the
+//!    ascending-table walks `cpufreq_table_find_index_al`/`_ah`/`_ac`).
 //! 3. With an efficient relation (`LE`/`HE`) and efficiencies available, the walk skips the
 //!    inefficient entries; if its answer falls outside [min, max] it walks again over all of them.
 //!    `cpufreq_driver_resolve_freq`, which schedutil calls, uses `LE`.
@@ -48,15 +49,15 @@ pub enum Relation {
     Le,
     /// `H`, among efficient frequencies if possible (`CPUFREQ_RELATION_HE`).
     He,
+    /// The closest frequency, the lower on a tie (`CPUFREQ_RELATION_C`).
+    C,
+    /// `C`, among efficient frequencies if possible (`CPUFREQ_RELATION_CE`).
+    Ce,
 }
 
 impl Relation {
-    fn at_or_above(self) -> bool {
-        matches!(self, Relation::L | Relation::Le)
-    }
-
     fn efficient(self) -> bool {
-        matches!(self, Relation::Le | Relation::He)
+        matches!(self, Relation::Le | Relation::He | Relation::Ce)
     }
 }
 
@@ -285,27 +286,33 @@ impl CpufreqPolicy {
         f >= self.min_khz && f <= self.max_khz
     }
 
-    /// The ascending-table walks: `_al` for `L`, `_ah` for `H`, over all entries or only the
-    /// efficient ones. `None` only when no entry is walked.
+    /// The ascending-table walks: `_al` for `L`, `_ah` for `H`, `_ac` for `C`, over all entries
+    /// or only the efficient ones. `None` only when no entry is walked.
     fn find(&self, target: u32, relation: Relation, efficient: bool) -> Option<usize> {
         let walked = (0..self.freq_table.len()).filter(|&i| !(efficient && self.inefficient[i]));
-        let mut best = None;
+        let mut best: Option<usize> = None;
         for i in walked {
             let f = self.freq_table[i];
-            if relation.at_or_above() {
-                if f >= target {
-                    return Some(i);
-                }
-                best = Some(i);
-            } else {
-                if f == target {
-                    return Some(i);
-                }
-                if f < target {
+            match relation {
+                Relation::L | Relation::Le => {
+                    if f >= target {
+                        return Some(i);
+                    }
                     best = Some(i);
-                    continue;
                 }
-                return best.or(Some(i));
+                Relation::H | Relation::He | Relation::C | Relation::Ce => {
+                    if f == target {
+                        return Some(i);
+                    }
+                    if f < target {
+                        best = Some(i);
+                        continue;
+                    }
+                    let Some(b) = best else { return Some(i) };
+                    let closer_above = target - self.freq_table[b] > f - target;
+                    let closest = matches!(relation, Relation::C | Relation::Ce);
+                    return Some(if closest && closer_above { i } else { b });
+                }
             }
         }
         best
@@ -430,6 +437,13 @@ mod tests {
         assert_eq!(p.resolve_freq(600_000, Relation::Le), 1_402_000);
         // HE for 1 300 000 walks the efficient entries below it: 533 000.
         assert_eq!(p.resolve_freq(1_300_000, Relation::He), 533_000);
+        // C: 1 200 000 lies 201 000 above 999 000 and 202 000 below 1 402 000 -> 999 000;
+        // 1 201 000 is 202 000 / 201 000 -> 1 402 000; 1 200 500 is 201 500 both ways: the
+        // lower. CE skips 999 000: 1 200 000 -> 1 402 000 (closer than 533 000).
+        assert_eq!(p.resolve_freq(1_200_000, Relation::C), 999_000);
+        assert_eq!(p.resolve_freq(1_201_000, Relation::C), 1_402_000);
+        assert_eq!(p.resolve_freq(1_200_500, Relation::C), 999_000);
+        assert_eq!(p.resolve_freq(1_200_000, Relation::Ce), 1_402_000);
         // Capped at 999 000, the efficient answer (1 402 000) is outside: walk again over all.
         p.store_scaling_max_freq(999_000);
         p.update_limits();

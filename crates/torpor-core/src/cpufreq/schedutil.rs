@@ -61,16 +61,24 @@ pub const IOWAIT_BOOST_MIN: u32 = 128;
 /// `SCHED_CAPACITY_SCALE`.
 pub const SCHED_CAPACITY_SCALE: u32 = 1024;
 
-/// The governor's tunables and the platform facts it reads.
+/// The governor's tunable and the platform fact it reads besides the tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SchedutilParams {
+pub struct SchedutilTunables {
     /// The `rate_limit_us` tunable; `None`: `cpufreq_policy_transition_delay_us()`.
     pub rate_limit_us: Option<u32>,
-    /// `TICK_NSEC`: `(1e9 + HZ/2) / HZ`.
-    pub tick_ns: u64,
     /// `arch_scale_freq_invariant()`: true on arm64 with a cpufreq driver that sets frequencies
     /// (and on x86 with APERF/MPERF).
     pub freq_invariant: bool,
+}
+
+impl Default for SchedutilTunables {
+    /// The kernel's default rate limit on a frequency-invariant platform.
+    fn default() -> Self {
+        SchedutilTunables {
+            rate_limit_us: None,
+            freq_invariant: true,
+        }
+    }
 }
 
 /// What the kernel reads of one CPU of the policy at an update.
@@ -84,6 +92,12 @@ pub struct CpuUtil {
     /// `tick_nohz_get_idle_calls_cpu()`: how many times the CPU entered idle with the tick
     /// stopped (`tick_nohz_idle_stop_tick` counts it).
     pub idle_calls: u64,
+    /// Cumulative idle time up to now with no task waiting on IO, ns (tick-sched's
+    /// `idle_sleeptime`, an idle period under way included); ondemand reads it.
+    pub idle_ns: u64,
+    /// Cumulative idle time with a task waiting on IO, ns (`iowait_sleeptime`); ondemand reads
+    /// it.
+    pub iowait_ns: u64,
 }
 
 /// One `cpufreq_update_util` call.
@@ -111,7 +125,9 @@ struct SugovCpu {
 /// `struct sugov_policy` and its CPUs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedutil {
-    params: SchedutilParams,
+    tunables: SchedutilTunables,
+    /// `TICK_NSEC`: `(1e9 + HZ/2) / HZ`.
+    tick_ns: u64,
     last_freq_update_time: u64,
     freq_update_delay_ns: i64,
     next_freq: u32,
@@ -123,12 +139,13 @@ pub struct Schedutil {
 
 impl Schedutil {
     /// `sugov_start` for `policy`; call [`Schedutil::limits`] next, as the core does.
-    pub fn new(policy: &CpufreqPolicy, params: SchedutilParams) -> Schedutil {
-        let rate_limit_us = params
+    pub fn new(policy: &CpufreqPolicy, tick_ns: u64, tunables: SchedutilTunables) -> Schedutil {
+        let rate_limit_us = tunables
             .rate_limit_us
             .unwrap_or_else(|| policy.transition_delay_us());
         Schedutil {
-            params,
+            tunables,
+            tick_ns,
             last_freq_update_time: 0,
             freq_update_delay_ns: i64::from(rate_limit_us) * 1000,
             next_freq: 0,
@@ -229,7 +246,7 @@ impl Schedutil {
     }
 
     fn get_next_freq(&mut self, policy: &CpufreqPolicy, util: u64, max: u64) -> u32 {
-        let reference = if self.params.freq_invariant {
+        let reference = if self.tunables.freq_invariant {
             u64::from(policy.cpuinfo_max_khz())
         } else {
             let cur = u64::from(policy.cur_khz());
@@ -249,7 +266,7 @@ impl Schedutil {
     fn iowait_reset(&mut self, cpu: usize, now: u64, set: bool) -> bool {
         let c = &mut self.cpus[cpu];
         let delta = now.wrapping_sub(c.last_update) as i64;
-        if delta <= self.params.tick_ns as i64 {
+        if delta <= self.tick_ns as i64 {
             return false;
         }
         c.iowait_boost = if set { IOWAIT_BOOST_MIN } else { 0 };

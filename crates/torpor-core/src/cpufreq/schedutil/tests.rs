@@ -23,17 +23,16 @@ fn policy(cpus: usize, fast_switch: bool, capacity: u64) -> CpufreqPolicy {
     })
 }
 
-fn params(rate_limit_us: Option<u32>) -> SchedutilParams {
-    SchedutilParams {
+fn tunables(rate_limit_us: Option<u32>) -> SchedutilTunables {
+    SchedutilTunables {
         rate_limit_us,
-        tick_ns: 4 * MS,
         freq_invariant: true,
     }
 }
 
 /// A started governor (start, then limits) on `p`.
 fn start(p: &mut CpufreqPolicy, rate_limit_us: Option<u32>) -> Schedutil {
-    let mut s = Schedutil::new(p, params(rate_limit_us));
+    let mut s = Schedutil::new(p, 4 * MS, tunables(rate_limit_us));
     s.limits(p);
     s
 }
@@ -41,8 +40,8 @@ fn start(p: &mut CpufreqPolicy, rate_limit_us: Option<u32>) -> Schedutil {
 fn cpu(util: u64, idle_calls: u64) -> CpuUtil {
     CpuUtil {
         util,
-        rt_runnable: false,
         idle_calls,
+        ..CpuUtil::default()
     }
 }
 
@@ -105,9 +104,10 @@ fn utilization_is_scaled_by_capacity_and_not_by_the_current_frequency() {
     let mut p = policy(1, false, 512);
     let mut s = Schedutil::new(
         &p,
-        SchedutilParams {
+        4 * MS,
+        SchedutilTunables {
             freq_invariant: false,
-            ..params(None)
+            ..tunables(None)
         },
     );
     s.limits(&mut p);
@@ -271,9 +271,8 @@ fn a_runnable_rt_task_asks_for_the_capacity() {
     let mut p = policy(1, false, 1024);
     let mut s = start(&mut p, None);
     let rt = CpuUtil {
-        util: 0,
         rt_runnable: true,
-        idle_calls: 0,
+        ..CpuUtil::default()
     };
     assert_eq!(step(&mut s, &mut p, MS, rt, false), 2_000_000);
 }
@@ -413,6 +412,7 @@ fn random_updates_keep_every_request_in_the_table_the_limits_and_the_rate_limit(
                 util: rng.below(1100),
                 rt_runnable: rng.below(50) == 0,
                 idle_calls: utils[cpu].idle_calls + rng.below(2),
+                ..CpuUtil::default()
             };
             let before = s.next_freq_khz();
             let change = s.update(
