@@ -428,16 +428,22 @@ fn default_cpufreq_governor() -> String {
 }
 
 impl CpufreqPolicy {
-    /// The governor it names; schedutil is refused until the CPU system feeds it.
+    /// The governor it names; schedutil and ondemand are refused until the CPU system feeds
+    /// them.
     pub fn resolved(&self) -> Result<crate::cpufreq::GovernorName, (String, String)> {
         use crate::cpufreq::GovernorName;
-        let at = |m: String| ("policy.cpufreq.governor".to_string(), format!("[policy.cpufreq] {m}"));
+        let at = |m: String| {
+            (
+                "policy.cpufreq.governor".to_string(),
+                format!("[policy.cpufreq] {m}"),
+            )
+        };
         match GovernorName::parse(&self.governor).map_err(at)? {
-            GovernorName::Schedutil612 => Err(at(
-                "governor: schedutil is modelled (torpor::cpufreq) but the CPUs do not feed it yet; \
-                 use \"performance\" or \"powersave\""
-                    .into(),
-            )),
+            g @ (GovernorName::Schedutil612 | GovernorName::Ondemand612) => Err(at(format!(
+                "governor: {} is modelled (docs/cpufreq.md) but the CPUs do not feed it \
+                 utilization yet; use \"performance\" or \"powersave\"",
+                g.canonical()
+            ))),
             g => Ok(g),
         }
     }

@@ -99,7 +99,8 @@ pub struct CpuRunSpec {
     /// device).
     pub irq: Vec<IrqMap>,
     /// The cpufreq governor of every cluster with OPPs (one that holds its frequency:
-    /// `performance` or `powersave`; the run refuses schedutil until the CPUs feed it).
+    /// `performance` or `powersave`; the run refuses schedutil and ondemand until the CPUs
+    /// feed them).
     pub cpufreq: crate::cpufreq::GovernorName,
 }
 
@@ -401,12 +402,13 @@ pub fn held_opp(
     tick_ns: u64,
 ) -> Option<&super::platform::Opp> {
     let mut policy = crate::cpufreq::domain::policy(cluster)?;
-    let params = crate::cpufreq::SchedutilParams {
-        rate_limit_us: None,
+    let params = crate::cpufreq::GovernorParams {
         tick_ns,
-        freq_invariant: true,
+        schedutil: Default::default(),
+        ondemand: Default::default(),
     };
-    crate::cpufreq::Governor::start(governor, &mut policy, params);
+    // A governor that holds its frequency reads no CPU at its start.
+    crate::cpufreq::Governor::start(governor, &mut policy, &params, 0, &[]);
     let khz = u64::from(policy.cur_khz());
     cluster.opps.iter().find(|o| o.freq_khz == khz)
 }
