@@ -1126,6 +1126,7 @@ impl Input<'_> {
                 geometry: r.geometry,
                 params: r.params,
                 issued_writes: r.issued_writes,
+                dynamics: r.dynamics,
             }),
         }))
     }

@@ -714,7 +714,7 @@ impl BlockDevice for UfsDevice {
         if let Some(hpb) = self.hpb.as_mut() {
             let init = hpb.init();
             if init.map_work {
-                ctx.schedule(ctx.now(), UfsEvent::MapWork);
+                ctx.schedule(hpb.map_work_at(ctx.now()), UfsEvent::MapWork);
             }
             if let Some(at) = init.first_poll {
                 self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
@@ -755,8 +755,10 @@ impl BlockDevice for UfsDevice {
             }
             UfsEvent::DoneWithResponse(ticket, rsp) => {
                 self.complete(ctx);
-                if self.hpb.as_mut().is_some_and(|h| h.on_response(rsp)) {
-                    ctx.schedule(ctx.now(), UfsEvent::MapWork);
+                if let Some(h) = self.hpb.as_mut() {
+                    if h.on_response(rsp) {
+                        ctx.schedule(h.map_work_at(ctx.now()), UfsEvent::MapWork);
+                    }
                 }
                 return Some(ticket);
             }
@@ -782,7 +784,7 @@ impl BlockDevice for UfsDevice {
                 let poll = hpb.poll(now);
                 self.hpb_poll.arm(ctx, poll.next_poll, UfsEvent::HpbPoll);
                 if poll.map_work {
-                    ctx.schedule(now, UfsEvent::MapWork);
+                    ctx.schedule(hpb.map_work_at(now), UfsEvent::MapWork);
                 }
             }
             UfsEvent::Poll(shot) => {
