@@ -97,7 +97,8 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str
     rows, detail = hpb.runs(work)
     launch = hpb.launch_runs(work)
     pixel, pixel_note = hpb.pixel_runs(traces, work)
-    results = hpb.results(rows, detail, launch, pixel, pixel_note)
+    warmup = hpb.warmup_runs(work)
+    results = hpb.results(rows, detail, launch, warmup, pixel, pixel_note)
     from torpor.report import html
 
     _publish(out, results, markdown.hpb_report(results), html.hpb_page(results), len(rows), console)

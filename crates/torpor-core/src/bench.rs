@@ -15,7 +15,7 @@ use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::ufs::device::{BoostConfig, BoostNotify, FtlSetup, UfsDevice};
 use crate::storage::ufs::hpb::{Geometry, HcmParams, IssuedWrites};
-use crate::storage::ufs::hpb_exchange::HpbSetup;
+use crate::storage::ufs::hpb_exchange::{HpbDynamics, HpbSetup};
 use crate::storage::ufs::scaling::{ScalingParams, VendorProfile};
 use crate::time::Nanos;
 use crate::workload::{self, FioJob, IozoneSpec, RwMode, Workload};
@@ -178,6 +178,7 @@ pub fn hpb_iozone_for(reads_per_thread: u64, hpb: bool) -> u64 {
             geometry: Geometry::new(&descriptors).expect("the preset's geometry is checked"),
             params: HcmParams::default(),
             issued_writes: IssuedWrites::Kept,
+            dynamics: HpbDynamics::default(),
         }),
     });
     let mut device = UfsDevice::new(cfg).expect("the preset's FTL is checked");

@@ -1225,6 +1225,7 @@ impl Input<'_> {
                 geometry: r.geometry,
                 params: r.params,
                 issued_writes: r.issued_writes,
+                dynamics: r.dynamics,
             }),
         }))
     }

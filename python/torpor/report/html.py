@@ -892,9 +892,31 @@ def _launch_plot(launch: list[dict[str, Any]]) -> str:
     return _svg(fig)
 
 
+def _warmup_plot(warmup: list[dict[str, Any]]) -> str:
+    """HPB's launch gain per cycle: one panel per warm-up lever (the others central), and the
+    seed's."""
+    levers = list(hpb.WARMUP_LEVERS)
+    fig = Figure(figsize=(12, 3.2))
+    axes = fig.subplots(1, len(levers) + 1)
+    cycles = list(range(1, hpb.CYCLES + 1))
+    for ax, lever in zip(axes, levers, strict=False):
+        for value in hpb.WARMUP_LEVERS[lever]:
+            ax.plot(cycles, hpb.warmup_curve(warmup, lever, value), marker="o", label=str(value))
+        ax.set_title(lever, fontsize=9)
+        ax.set_xlabel("cycle")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("gain, s (storage time)")
+    axes[-1].plot(cycles, hpb.SEED_GAINS, marker="o", color="black")
+    axes[-1].set_title("seed (whole start-up)", fontsize=9)
+    axes[-1].set_xlabel("cycle")
+    axes[-1].set_ylim(bottom=0)
+    return _svg(fig)
+
+
 def hpb_page(results: dict[str, Any]) -> str:
-    """Seed 003 reproduced: the claims, throughput against range and the hit ratio, and the
-    app-launch cycles."""
+    """Seed 003 reproduced: the claims, throughput against range and the hit ratio, the
+    app-launch cycles and what sets the pace of their warm-up."""
     claims = results["claims"]
     body = [
         "<h1>UFS Host Performance Booster (seed 003), simulated</h1>",
@@ -905,6 +927,8 @@ def hpb_page(results: dict[str, Any]) -> str:
         f"<figure>{_hpb_plots(results['runs'], results['detail'])}</figure>",
         "<h2>App launch cycles (synthetic launches; storage time only)</h2>",
         f"<figure>{_launch_plot(results['launch'])}</figure>",
+        "<h2>Warm-up: HPB's launch gain per cycle, one lever moved at a time</h2>",
+        f"<figure>{_warmup_plot(results['warmup'])}</figure>",
     ]
     return _page("torpor: UFS HPB (seed 003)", body)
 

@@ -577,11 +577,47 @@ def hpb_report(results: dict[str, Any]) -> str:
                 launch_rows,
             ),
             "",
+            "## Warm-up: what sets its pace",
+            "",
+            "HPB's gain per cycle (storage time off - on, s) with one lever moved over its range "
+            "and the others at their defaults (`default`): the device's recommendation "
+            "threshold (`device_miss_threshold`, misses of its map cache in a region before it "
+            "recommends the region; not public, default 1), the HPB workqueue's latency "
+            "(`map_work_delay_us`) and the LU's active-region budget (`max_active_regions`; "
+            f"the launches span {hpb.WORKING_SET_REGIONS} regions). `half at` is the first "
+            "cycle reaching half the mean gain of cycles 4-6. All three are ESTIMATES.",
+            "",
+            _table(
+                ["lever", "value", *[f"cycle {c}" for c in cycles], "half at", "hit ratio"],
+                _hpb_warmup_rows(results["warmup"]),
+            ),
+            "",
             "## Pixel 6a app traces with HPB (what-if)",
             "",
             *_hpb_pixel(results),
         ]
     )
+
+
+def _hpb_warmup_rows(warmup: list[dict[str, Any]]) -> list[list[str]]:
+    """One row per lever value, then the seed's gains."""
+    settings = list(dict.fromkeys((r["lever"], r["value"]) for r in warmup))
+    rows = []
+    for lever, value in settings:
+        gains = hpb.warmup_curve(warmup, lever, value)
+        hit = next(r["hit_ratio"] for r in warmup if (r["lever"], r["value"]) == (lever, value))
+        rows.append(
+            [
+                f"`{lever}`",
+                "defaults" if lever == "default" else str(value),
+                *[f"{g:.2f}" for g in gains],
+                str(hpb.half_gain_cycle(gains)),
+                f"{hit:.3f}",
+            ]
+        )
+    seed = list(hpb.SEED_GAINS)
+    rows.append(["seed", "", *[f"{g:g}" for g in seed], str(hpb.half_gain_cycle(seed)), ""])
+    return rows
 
 
 def _hpb_pixel(results: dict[str, Any]) -> list[str]:

@@ -1,7 +1,9 @@
 //! `[policy.hpb]`: UFS HPB on the host (`storage::ufs::hpb`, the Linux driver as of v6.5, a
 //! what-if since its removal in v6.6). The table turns HPB on; its keys choose the control mode,
-//! the driver's handling of writes to a sub-region whose map is being loaded, and the host
-//! control mode's `hpb_params` (sysfs names).
+//! the driver's handling of writes to a sub-region whose map is being loaded, the host control
+//! mode's `hpb_params` (sysfs names), and what sets the pace of warm-up (docs/hpb.md,
+//! "Warm-up"): the device's recommendation threshold, the HPB workqueue's latency and the
+//! LU's active-region budget as the host runs it.
 //!
 //! What can be checked without the device is checked when the scenario is parsed (types, the
 //! relations between the parameters, host-control parameters under `mode = "device"`); the two
@@ -12,6 +14,8 @@ use serde::{Deserialize, Deserializer};
 
 use crate::input::ufs_preset::HpbControl;
 use crate::storage::ufs::hpb::{ControlMode, Geometry, HcmParams, HpbDescriptors, IssuedWrites};
+use crate::storage::ufs::hpb_exchange::HpbDynamics;
+use crate::time::Nanos;
 
 /// `[policy.hpb]`, as written; absent keys take the driver's defaults.
 #[derive(Debug, Clone, Deserialize)]
@@ -34,6 +38,15 @@ pub struct HpbPolicy {
     pub read_timeout_expiries: Option<u32>,
     pub timeout_polling_interval_ms: Option<u64>,
     pub inflight_map_req: Option<u32>,
+    /// Device control mode: device map-cache misses in a region before the device recommends
+    /// it (ESTIMATE; absent: [`HpbDynamics::default`]).
+    pub device_miss_threshold: Option<u32>,
+    /// The HPB workqueue's latency, µs (ESTIMATE; absent: [`HpbDynamics::default`]).
+    pub map_work_delay_us: Option<u64>,
+    /// The LU's active-region budget as the host runs it (`wLUMaxActiveHPBRegions`), at most the
+    /// preset's: a host short of memory holding fewer maps. ASSUMPTION: the device recommends
+    /// within the same budget. Absent: the preset's.
+    pub max_active_regions: Option<u16>,
 }
 
 fn yes() -> bool {
@@ -63,7 +76,12 @@ pub struct ResolvedHpb {
     pub geometry: Geometry,
     pub params: HcmParams,
     pub issued_writes: IssuedWrites,
+    pub dynamics: HpbDynamics,
 }
+
+/// The longest HPB workqueue latency a scenario may ask for, µs (1 s: far beyond any
+/// scheduling delay, and short of stalling a run).
+const MAX_MAP_WORK_DELAY_US: u64 = 1_000_000;
 
 /// The largest entry count of a sub-region (`Geometry`'s largest region, 512 B x 2^34, over
 /// 4 KiB): the loosest bound on `normalization_factor` before the device is known.
@@ -110,7 +128,53 @@ impl HpbPolicy {
     /// The checks that need no device; returns the path at fault and the message.
     pub(super) fn check(&self) -> Result<(), (String, String)> {
         self.check_mode(self.mode.map(HpbControl::mode))?;
-        self.check_params(MOST_ENTRIES_PER_SRGN, u32::MAX)
+        self.check_params(MOST_ENTRIES_PER_SRGN, u32::MAX)?;
+        self.check_dynamics()
+    }
+
+    /// The warm-up keys' own bounds.
+    fn check_dynamics(&self) -> Result<(), (String, String)> {
+        let at = |key: &str, msg: String| Err((format!("policy.hpb.{key}"), msg));
+        if let Some(0) = self.device_miss_threshold {
+            return at(
+                "device_miss_threshold",
+                "[policy.hpb] device_miss_threshold = 0: expected at least 1 (1: the device \
+                 recommends at a region's first miss)"
+                    .into(),
+            );
+        }
+        if let Some(us) = self
+            .map_work_delay_us
+            .filter(|&us| us > MAX_MAP_WORK_DELAY_US)
+        {
+            return at(
+                "map_work_delay_us",
+                format!(
+                    "[policy.hpb] map_work_delay_us = {us}: expected at most \
+                     {MAX_MAP_WORK_DELAY_US} (1 s)"
+                ),
+            );
+        }
+        if let Some(0) = self.max_active_regions {
+            return at(
+                "max_active_regions",
+                "[policy.hpb] max_active_regions = 0: expected at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The warm-up keys with their defaults.
+    pub fn dynamics(&self) -> HpbDynamics {
+        let d = HpbDynamics::default();
+        HpbDynamics {
+            device_miss_threshold: self
+                .device_miss_threshold
+                .unwrap_or(d.device_miss_threshold),
+            map_work_delay: self
+                .map_work_delay_us
+                .map_or(d.map_work_delay, Nanos::from_us),
+        }
     }
 
     /// HPB for a device whose preset has `descriptors` (`None`: no `[hpb]`) and whose LU takes
@@ -135,6 +199,19 @@ impl HpbPolicy {
         if let Some(mode) = self.mode {
             d.hpb_control = mode.byte();
         }
+        if let Some(n) = self.max_active_regions {
+            if n > d.lu_max_active_regions {
+                return Err((
+                    "policy.hpb.max_active_regions".into(),
+                    format!(
+                        "[policy.hpb] max_active_regions = {n}: expected at most the preset's \
+                         wLUMaxActiveHPBRegions ({})",
+                        d.lu_max_active_regions
+                    ),
+                ));
+            }
+            d.lu_max_active_regions = n;
+        }
         let geometry = Geometry::new(&d).map_err(|e| {
             (
                 "policy.hpb".to_string(),
@@ -148,11 +225,21 @@ impl HpbPolicy {
             geometry,
             params: self.hcm_params(),
             issued_writes: self.issued_writes,
+            dynamics: self.dynamics(),
         }))
     }
 
-    /// Host-control parameters under device control would be ignored: refused.
+    /// Host-control parameters under device control would be ignored, as would the device's
+    /// recommendation threshold under host control: refused.
     fn check_mode(&self, mode: Option<ControlMode>) -> Result<(), (String, String)> {
+        if mode == Some(ControlMode::Host) && self.device_miss_threshold.is_some() {
+            return Err((
+                "policy.hpb.device_miss_threshold".into(),
+                "[policy.hpb] device_miss_threshold: the device's recommendation rule, ignored \
+                 in host control mode: remove it or set `mode = \"device\"`"
+                    .into(),
+            ));
+        }
         if mode != Some(ControlMode::Device) {
             return Ok(());
         }
@@ -198,5 +285,87 @@ impl HpbPolicy {
                 format!("[policy.hpb]: expected {what}"),
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(text: &str) -> HpbPolicy {
+        toml::from_str(text).unwrap()
+    }
+
+    fn preset_descriptors() -> Option<HpbDescriptors> {
+        crate::input::ufs_preset::find("ufs21-64gb-class")
+            .unwrap()
+            .unwrap()
+            .hpb_descriptors()
+    }
+
+    #[test]
+    fn warm_up_keys_reach_the_exchange() {
+        let r = policy(
+            "device_miss_threshold = 4\nmap_work_delay_us = 250\nmax_active_regions = 1000\n",
+        )
+        .resolve(preset_descriptors(), 32)
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            r.dynamics,
+            HpbDynamics {
+                device_miss_threshold: 4,
+                map_work_delay: Nanos(250_000),
+            }
+        );
+        // No pinned region: the LRU holds the whole budget.
+        assert_eq!(
+            (
+                r.descriptors.lu_max_active_regions,
+                r.geometry.max_lru_active
+            ),
+            (1000, 1000)
+        );
+        let r = policy("")
+            .resolve(preset_descriptors(), 32)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.dynamics, HpbDynamics::default());
+        assert_eq!(r.geometry.max_lru_active, 2016);
+    }
+
+    #[test]
+    fn warm_up_keys_out_of_range_are_refused_at_their_key() {
+        let key = |text: &str| policy(text).check().unwrap_err().0;
+        assert_eq!(
+            key("device_miss_threshold = 0\n"),
+            "policy.hpb.device_miss_threshold"
+        );
+        assert_eq!(
+            key("map_work_delay_us = 1000001\n"),
+            "policy.hpb.map_work_delay_us"
+        );
+        assert_eq!(
+            key("max_active_regions = 0\n"),
+            "policy.hpb.max_active_regions"
+        );
+        assert_eq!(
+            key("mode = \"host\"\ndevice_miss_threshold = 2\n"),
+            "policy.hpb.device_miss_threshold"
+        );
+        assert!(policy("map_work_delay_us = 1000000\n").check().is_ok());
+        // Past the preset's own budget (2016 regions).
+        let e = policy("max_active_regions = 2017\n")
+            .resolve(preset_descriptors(), 32)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            (
+                "policy.hpb.max_active_regions".to_string(),
+                "[policy.hpb] max_active_regions = 2017: expected at most the preset's \
+                 wLUMaxActiveHPBRegions (2016)"
+                    .to_string()
+            )
+        );
     }
 }

@@ -725,7 +725,7 @@ impl BlockDevice for UfsDevice {
         if let Some(hpb) = self.hpb.as_mut() {
             let init = hpb.init();
             if init.map_work {
-                ctx.schedule(ctx.now(), UfsEvent::MapWork);
+                ctx.schedule(hpb.map_work_at(ctx.now()), UfsEvent::MapWork);
             }
             if let Some(at) = init.first_poll {
                 let at = self.hpb_delayed_work(ctx.now(), at);
@@ -767,8 +767,10 @@ impl BlockDevice for UfsDevice {
             }
             UfsEvent::DoneWithResponse(ticket, rsp) => {
                 self.complete(ctx);
-                if self.hpb.as_mut().is_some_and(|h| h.on_response(rsp)) {
-                    ctx.schedule(ctx.now(), UfsEvent::MapWork);
+                if let Some(h) = self.hpb.as_mut() {
+                    if h.on_response(rsp) {
+                        ctx.schedule(h.map_work_at(ctx.now()), UfsEvent::MapWork);
+                    }
                 }
                 return Some(ticket);
             }
@@ -795,7 +797,7 @@ impl BlockDevice for UfsDevice {
                 let at = self.hpb_delayed_work(now, poll.next_poll);
                 self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
                 if poll.map_work {
-                    ctx.schedule(now, UfsEvent::MapWork);
+                    ctx.schedule(hpb.map_work_at(now), UfsEvent::MapWork);
                 }
             }
             UfsEvent::Poll(shot) => {

@@ -10,19 +10,22 @@
 //!    and counted (`stale_entries`): only the driver's write race ([`IssuedWrites::Dropped`])
 //!    can send one.
 //! 2. **Respond** ([`HpbExchange::respond`], at the device stage): in device control mode a
-//!    normal read that missed the device's map cache gets the recommendations of
-//!    [`DcmRecommender`] in its response; the host reads them at completion
-//!    ([`HpbExchange::on_response`]), which queues the map work unless it is already queued
-//!    (`queue_work` on a pending work does nothing).
-//! 3. **Map work** ([`HpbExchange::map_work`]): READ BUFFERs and WRITE BUFFERs that the device
-//!    serves as commands of their own ([`HpbExchange::read_buffer`]); a READ BUFFER completion
-//!    makes its sub-region VALID ([`HpbExchange::map_req_done`]).
+//!    normal read that missed the device's map cache counts one miss against the region of its
+//!    first block; once that region has `device_miss_threshold` misses (since the device last
+//!    dropped it), the read gets the recommendations of [`DcmRecommender`] in its response, and
+//!    every later miss in the region does too until the device recommends inactivating it. The
+//!    host reads them at completion ([`HpbExchange::on_response`]), which queues the map work
+//!    unless it is already queued (`queue_work` on a pending work does nothing).
+//! 3. **Map work** ([`HpbExchange::map_work`]): it runs `map_work_delay` after it was queued
+//!    (the HPB workqueue's latency); READ BUFFERs and WRITE BUFFERs that the device serves as
+//!    commands of their own ([`HpbExchange::read_buffer`]); a READ BUFFER completion makes its
+//!    sub-region VALID ([`HpbExchange::map_req_done`]).
 //! 4. **Host control mode** ([`HpbExchange::poll`]): the read-timeout poll every
 //!    `timeout_polling_interval_ms`; normalization asked for by a read runs at once.
 //!
-//! ASSUMPTIONS (no source gives them): the HPB and system workqueues run their work the moment
-//! it is queued (no scheduling delay); a response's recommendations reach the host at the
-//! command's completion.
+//! ESTIMATES ([`HpbDynamics`], no source gives them): the device's threshold (the real
+//! heuristic is not public, spec-storage §6.3) and the workqueue's latency. ASSUMPTION: a
+//! response's recommendations reach the host at the command's completion.
 //!
 //! Memory: the write record holds one entry per distinct LPN written while HPB is on (16 bytes
 //! each): bounded by the LU's blocks, small for read-mostly traces.
@@ -47,7 +50,46 @@ pub struct HpbSetup {
     /// Host control mode's parameters (unused in device control mode).
     pub params: HcmParams,
     pub issued_writes: IssuedWrites,
+    pub dynamics: HpbDynamics,
 }
+
+/// What decides how fast HPB warms up beyond the driver's own code: the device's
+/// recommendation threshold and the HPB workqueue's latency (module documentation, steps 2
+/// and 3). Both are ESTIMATES; the defaults are the central values of docs/hpb.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HpbDynamics {
+    /// Device control mode: misses of the device's map cache in a region before the device
+    /// recommends its sub-regions (1: at the first miss). Range 1-128.
+    pub device_miss_threshold: u32,
+    /// From `queue_work(ufshpb_wq, &map_work)` to the work running. Range 0-10 ms.
+    pub map_work_delay: Nanos,
+}
+
+impl HpbDynamics {
+    /// The device recommends at the first miss and the map work runs the moment it is queued.
+    pub const INSTANT: HpbDynamics = HpbDynamics {
+        device_miss_threshold: 1,
+        map_work_delay: Nanos::ZERO,
+    };
+}
+
+impl Default for HpbDynamics {
+    fn default() -> Self {
+        HpbDynamics {
+            device_miss_threshold: DEVICE_MISS_THRESHOLD,
+            map_work_delay: Nanos::from_us(MAP_WORK_DELAY_US),
+        }
+    }
+}
+
+/// ESTIMATE (docs/hpb.md, "Warm-up"): 1, spec-storage §6.3's model (recommend at the first
+/// miss), on which the preset's fitted active-region budget rests. Range 1-128: seed 003's
+/// launches, which reach half their final HPB gain at cycle 3, point to 40-96.
+pub const DEVICE_MISS_THRESHOLD: u32 = 1;
+/// ESTIMATE (docs/hpb.md, "Warm-up"): the wake-up of an unbound workqueue's worker on an idle
+/// CPU, tens of microseconds; range 0-10 ms (a CPU busy with an app launch delays the worker
+/// by scheduler slices).
+pub const MAP_WORK_DELAY_US: u64 = 50;
 
 /// A response held for its command's completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +134,10 @@ pub struct HpbExchange {
     responses: Vec<Option<HpbResponse>>,
     free_responses: Vec<u32>,
     map_work_queued: bool,
+    dynamics: HpbDynamics,
+    /// Device control mode: per region, device map-cache misses since the device last
+    /// dropped it (counted up to the threshold).
+    rgn_misses: Vec<u32>,
     counters: ExchangeCounters,
 }
 
@@ -108,6 +154,10 @@ impl HpbExchange {
             )?),
             ControlMode::Host => None,
         };
+        let rgn_misses = match geo.mode {
+            ControlMode::Device => vec![0; geo.rgns_per_lu as usize],
+            ControlMode::Host => Vec::new(),
+        };
         let (lu, init) = HpbLu::new(geo, setup.params, setup.issued_writes, Nanos::ZERO);
         Ok(HpbExchange {
             lu,
@@ -117,8 +167,15 @@ impl HpbExchange {
             responses: Vec::new(),
             free_responses: Vec::new(),
             map_work_queued: false,
+            dynamics: setup.dynamics,
+            rgn_misses,
             counters: ExchangeCounters::default(),
         })
+    }
+
+    /// When work queued at `now` on the HPB workqueue runs.
+    pub fn map_work_at(&self, now: Nanos) -> Nanos {
+        now + self.dynamics.map_work_delay
     }
 
     /// What to schedule at the start: the map work (pinned regions) and the first HCM poll.
@@ -178,7 +235,16 @@ impl HpbExchange {
         if !self.inside(lpn, blocks) {
             return None;
         }
-        let rec = self.recommender.as_mut()?.on_read_miss(lpn, blocks);
+        let recommender = self.recommender.as_mut()?;
+        let misses = &mut self.rgn_misses[recommender.position(lpn).0 as usize];
+        *misses = (*misses + 1).min(self.dynamics.device_miss_threshold);
+        if *misses < self.dynamics.device_miss_threshold {
+            return None;
+        }
+        let rec = recommender.on_read_miss(lpn, blocks);
+        for &r in &rec.inactivate {
+            self.rgn_misses[r as usize] = 0;
+        }
         if rec.is_empty() {
             return None;
         }

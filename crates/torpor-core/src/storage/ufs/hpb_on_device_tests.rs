@@ -7,7 +7,7 @@ use super::device::tests::config as device_config;
 use super::device::{FtlSetup, UfsConfig, UfsDevice, UfsEvent, UfsStats};
 use super::ftl::tests::hand as hand_ftl;
 use super::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
-use super::hpb_exchange::HpbSetup;
+use super::hpb_exchange::{HpbDynamics, HpbSetup};
 use super::power::IdleTimers;
 use crate::sim::{Ctx, EventQueue, Pcg32};
 use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket, Owner};
@@ -42,6 +42,16 @@ fn geometry(control: u8) -> Geometry {
 /// in 10.24 us, 20 us of controller, 2 map pages of 1024 entries cached, 4 LPNs a NAND page)
 /// and HPB on `geo`.
 fn config(geo: Geometry, params: HcmParams, issued_writes: IssuedWrites) -> UfsConfig {
+    dcm_config(geo, params, issued_writes, HpbDynamics::INSTANT)
+}
+
+/// [`config`] with the device's recommendation threshold and the workqueue's latency.
+fn dcm_config(
+    geo: Geometry,
+    params: HcmParams,
+    issued_writes: IssuedWrites,
+    dynamics: HpbDynamics,
+) -> UfsConfig {
     let mut cfg = device_config(None, None);
     cfg.min = cfg.max;
     cfg.idle = IdleTimers {
@@ -54,6 +64,7 @@ fn config(geo: Geometry, params: HcmParams, issued_writes: IssuedWrites) -> UfsC
             geometry: geo,
             params,
             issued_writes,
+            dynamics,
         }),
     });
     cfg
@@ -170,6 +181,116 @@ fn device_control_a_device_map_miss_loads_the_subregion_and_later_reads_skip_the
     assert_eq!(hpb.host_memory.map_bytes, 8192);
     // The READ BUFFER's own completion: t1 + 3333 + 20000 + 3860.
     assert_eq!(t1 + HOST + 20_000 + LINK_8K, 172_936);
+}
+
+#[test]
+fn the_map_work_runs_after_the_workqueue_latency() {
+    // As the device-control test above: read 0's response reaches the host at t1 = 145743 and
+    // its READ BUFFER takes 3333 + 20000 + 3860 = 27193 ns once sent, so with a workqueue
+    // latency d the sub-region is VALID at 172936 + d. Read 1 is prepared at 200 us: an HPB
+    // READ when 172936 + d < 200000, i.e. d <= 27063 ns; else a normal READ (its map page is
+    // cached either way, so it completes at 285503 ns in both cases).
+    let reqs = [
+        (at(0), io(IoOp::Read, 4096)),
+        (at(200), io(IoOp::Read, 4100)),
+    ];
+    for (delay_ns, hits) in [(0, 1), (27_000, 1), (28_000, 0)] {
+        let dynamics = HpbDynamics {
+            map_work_delay: Nanos(delay_ns),
+            ..HpbDynamics::INSTANT
+        };
+        let cfg = dcm_config(
+            geometry(1),
+            HcmParams::default(),
+            IssuedWrites::Kept,
+            dynamics,
+        );
+        let (done, stats) = drive(cfg, &reqs, at(5000));
+        assert_eq!(done[1], (1, Nanos(285_503)), "delay {delay_ns}");
+        let s = stats.hpb.unwrap().stats;
+        assert_eq!(
+            (s.hit_cnt, s.miss_cnt),
+            (hits, 2 - hits),
+            "delay {delay_ns}"
+        );
+        assert_eq!(s.map_req_cnt, 1);
+    }
+}
+
+#[test]
+fn the_device_recommends_a_region_after_its_threshold_of_misses() {
+    // The hand FTL caches 2 map pages of 1024 LPNs (LRU); regions are 2048 LPNs (2 sub-regions,
+    // one map page each). Reads 1 ms apart:
+    // r0 4096: map page 4 missed, region 2 at 1 miss.          host: miss
+    // r1 5120: page 5 missed, region 2 at 2 = the threshold: (2, 1) recommended and loaded.
+    //                                                         host: miss
+    // r2 5121: (2, 1) VALID.                                   host: HPB READ
+    // r3 0:    page 0 missed (page 4, least recent, leaves), region 0 at 1.   host: miss
+    // r4 4097: page 4 missed; region 2 is past its threshold: (2, 0) recommended at once.
+    //                                                         host: miss
+    // r5 4098: (2, 0) VALID.                                   host: HPB READ
+    // Device lookups missed: pages 4, 5, 0, 4; the READ BUFFERs find theirs cached.
+    let lpns = [4096, 5120, 5121, 0, 4097, 4098];
+    let reqs: Vec<_> = (0..6)
+        .map(|i| (at(1000 * i), io(IoOp::Read, lpns[i as usize])))
+        .collect();
+    let run = |threshold| {
+        let dynamics = HpbDynamics {
+            device_miss_threshold: threshold,
+            ..HpbDynamics::INSTANT
+        };
+        let cfg = dcm_config(
+            geometry(1),
+            HcmParams::default(),
+            IssuedWrites::Kept,
+            dynamics,
+        );
+        drive(cfg, &reqs, at(10_000)).1
+    };
+    let stats = run(2);
+    let s = stats.hpb.unwrap().stats;
+    assert_eq!((s.hit_cnt, s.miss_cnt), (2, 4));
+    assert_eq!(
+        (s.rcmd_noti_cnt, s.rcmd_active_cnt, s.map_req_cnt),
+        (2, 2, 2)
+    );
+    assert_eq!(stats.ftl.unwrap().map_misses, 4);
+    // At the first miss (threshold 1): r0 loads (2, 0), r1 (2, 1), r3 (0, 0); only r0, r1 and
+    // r3 are normal READs.
+    let s = run(1).hpb.unwrap().stats;
+    assert_eq!((s.hit_cnt, s.miss_cnt), (3, 3));
+    assert_eq!((s.rcmd_noti_cnt, s.map_req_cnt), (3, 3));
+}
+
+#[test]
+fn a_region_the_device_drops_needs_its_threshold_of_misses_again() {
+    // Threshold 2, a budget of 2 regions, every read a device miss (each the first of its map
+    // page, or of one the 2-page cache has dropped since): regions 0, 1 and 2 each reach 2
+    // misses (their second read recommends its sub-region 1); region 2 entering evicts region
+    // 0, the least recent, which the device recommends inactivating and counts from 0 again.
+    // The last read, in region 0 (map page 0, gone from the cache), is its first miss since:
+    // no recommendation (it would be the 4th had the count stayed at 2).
+    let lpns = [0, 1024, 2048, 3072, 4096, 5120, 1];
+    let reqs: Vec<_> = (0..7)
+        .map(|i| (at(1000 * i), io(IoOp::Read, lpns[i as usize])))
+        .collect();
+    let dynamics = HpbDynamics {
+        device_miss_threshold: 2,
+        ..HpbDynamics::INSTANT
+    };
+    let cfg = dcm_config(
+        geometry(1),
+        HcmParams::default(),
+        IssuedWrites::Kept,
+        dynamics,
+    );
+    let (_, stats) = drive(cfg, &reqs, at(10_000));
+    let s = stats.hpb.unwrap().stats;
+    assert_eq!(
+        (s.rcmd_noti_cnt, s.rcmd_active_cnt, s.rcmd_inactive_cnt),
+        (3, 3, 1)
+    );
+    assert_eq!(stats.ftl.unwrap().map_misses, 7);
 }
 
 #[test]

@@ -384,6 +384,49 @@ fn the_residency_threshold_keeps_polling_from_6_19() {
     assert_eq!(decide("menu", V, &steps), vec![(1, false), (0, false)]);
 }
 
+/// The first five steps of fixture seq-07 (tests/data/idle-decide/menu-6.6): POLL, then S1
+/// with 6741 ns exit latency and 35904 ns target residency; HZ=1000.
+const SEQ07: &str = r#"{"format": "idle-decide/1", "tick_ns": 1000000, "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "S1", "exit_latency_ns": 6741, "target_residency_ns": 35904}]}"#;
+const SEQ07_STEPS: [&str; 4] = [
+    r#"{"sleep_length_ns": 944039, "residency_ns": 38403}"#,
+    r#"{"sleep_length_ns": 7199, "latency_req_ns": 2147483647000, "residency_ns": 63258, "poll_time_limit": true}"#,
+    r#"{"sleep_length_ns": 46692, "latency_req_ns": 1999, "residency_ns": 26350}"#,
+    r#"{"sleep_length_ns": 461, "latency_req_ns": 1000, "residency_ns": 42}"#,
+];
+
+#[test]
+fn polling_is_replaced_under_the_lowered_latency_limit_in_6_6() {
+    // s0: empty ring -> none -> sleep length 944039, bucket 2, timer 944 us; limit
+    //     min(no constraint, 944000 / 1). S1 fits 944 us -> S1; prediction < tick (keep it),
+    //     35904 <= delta_tick 944039 -> (1, false). In S1 for 38403 ns.
+    // s1: measured 38403 - 6741 = 31662 -> ring [31, 0 x 7]: avg 31 >> 3 = 3, var (28^2 +
+    //     7 * 3^2) / 8 = 105 -> typ 3 us <= 15 us: no sleep length (KTIME_MAX, delta_tick
+    //     500 us). No early return (limit 2147 s). Limit -> 3000; S1 does not fit; the pick
+    //     polls but S1's exit 6741 > 3000 -> POLL, tick kept: (0, false). The poll timed out.
+    // s2: measured = next_timer = KTIME_MAX -> ring gets ktime_to_us(KTIME_MAX) as u32 =
+    //     9223372036854775 mod 2^32 = 2783138807 > INT_MAX, never kept. Kept [31, 0 x 6]:
+    //     avg 4, var (27^2 + 6 * 4^2) / 7 = 117 -> 4 us. Limit 1999 < 6741: early return,
+    //     POLL polls -> (0, false). In POLL 26350 ns (no time limit).
+    // s3: measured 26350 - 0 -> kept [31, 26, 0 x 5]: avg 57 / 7 = 8, var (23^2 + 18^2 +
+    //     5 * 8^2) / 7 = 167 -> 8 us. Limit 1000 < 6741: early return (0, false). 42 ns.
+    // s4: measured 42 -> 0 us; typ still 8 us -> no sleep length. Limit 7499 >= 6741: no
+    //     early return; tick running: limit min(7499, 8000 / 1) = 7499. POLL fits 8 us, S1
+    //     does not; the pick polls, S1's exit 6741 <= 7499 and 35904 <= KTIME_MAX -> S1 with
+    //     prediction 35904: tick kept, 35904 <= delta_tick 500000 -> (1, false).
+    //     (The fidelity set's file says (0, false) here: see the fixtures' README.)
+    let mut steps = SEQ07_STEPS.to_vec();
+    let s4 = r#"{"sleep_length_ns": 1553, "delta_tick_ns": 1553, "latency_req_ns": 7499, "residency_ns": 3476}"#;
+    steps.push(s4);
+    assert_eq!(
+        decide("menu@6.6", SEQ07, &steps),
+        vec![(1, false), (0, false), (0, false), (0, false), (1, false)]
+    );
+    // One I/O waiter at s4: multiplier 11 -> limit min(7499, 8000 / 11 = 727) = 727 < S1's
+    // exit 6741: no replacement; prediction < tick -> POLL, tick kept.
+    steps[4] = r#"{"sleep_length_ns": 1553, "delta_tick_ns": 1553, "latency_req_ns": 7499, "nr_iowait": 1, "residency_ns": 3476}"#;
+    assert_eq!(decide("menu@6.6", SEQ07, &steps)[4], (0, false));
+}
+
 #[test]
 fn a_poll_time_limit_counts_as_a_timer_wakeup() {
     // Step 0 as P0 but POLL ran into its time limit after 250 us. Step 1: measured =
