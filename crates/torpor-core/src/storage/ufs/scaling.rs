@@ -28,7 +28,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::clk_scaling::ClkScaling;
-use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData};
+use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData, RangeVersion};
 use crate::qos::freq::FreqQos;
 use crate::sim::Jiffies;
 use crate::time::Nanos;
@@ -89,6 +89,8 @@ pub struct ScalingParams {
     pub suspend_on_no_request: bool,
     /// The kernel's tick rate: the monitor's delay is in jiffies.
     pub hz: u32,
+    /// The form of `devfreq_get_freq_range` (the kernel release's).
+    pub range: RangeVersion,
 }
 
 impl ScalingParams {
@@ -106,6 +108,7 @@ impl ScalingParams {
             rounding: Rounding::Up,
             suspend_on_no_request: false,
             hz: 250,
+            range: RangeVersion::default(),
         }
     }
 
@@ -196,7 +199,7 @@ impl HostScaling {
                 suspended: false,
             };
         };
-        let range = freq_range(p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
+        let range = freq_range(p.range, p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
         let mut freq = clamp_target(wanted, range).freq;
         if self.load.is_suspended {
             return PollOutcome {
