@@ -221,9 +221,10 @@ def test_rate_limited_reads_scale_down_at_the_first_poll_and_run_at_the_min_leve
     assert period == 108_000_000
     # The first read (3 ms) opens the load window; the first poll at 108 ms sees the reads at
     # 3, 13, ..., 103 ms (11) busy t_max each over 105 ms: 1.01 %, below the scale-down
-    # threshold (70 - 5 // 2) x 75 / 300 = 17 % (ufshcd's 70/5, rounding up). The scale stalls
-    # gear_switch + clock_switch = 1000 + 1000 us: the min level serves from 110 ms on. At the
-    # min level the load, 121 us per 10 ms, never exceeds 70 %: no scale back up.
+    # threshold (70 - 5 // 2) x 150 / 300 = 34 % (ufshcd's 70/5, rounding up to SM8450's
+    # clock table). The scale stalls gear_switch + clock_switch = 1000 + 1000 us: the min level
+    # serves from 110 ms on. At the min level the load, 121 us per 10 ms, never exceeds 70 %:
+    # no scale back up.
     down_at = period + m.stall_ns()
     assert down_at == 110_000_000
     v = only_variant(run_json(cli, tmp_path, SLOW_READS))

@@ -106,7 +106,8 @@ pub struct UfsSection {
 pub struct DevfreqParams {
     pub profile: crate::storage::ufs::scaling::VendorProfile,
     pub polling_ms: u32,
-    /// The monitor's period in ns (whole jiffies).
+    /// When the first poll comes after a start at time 0, ns: whole jiffies, fired on the
+    /// timer wheel (for periods below 63 jiffies, the interval between polls on time).
     pub polling_period_ns: u64,
     pub timer: crate::storage::ufs::scaling::TimerKind,
     pub upthreshold: u64,
@@ -114,6 +115,8 @@ pub struct DevfreqParams {
     pub rounding: crate::storage::ufs::scaling::Rounding,
     pub suspend_on_no_request: bool,
     pub hz: u32,
+    /// The form of `devfreq_get_freq_range`, by kernel release.
+    pub freq_range: crate::storage::ufs::devfreq::RangeVersion,
 }
 
 /// The CPUs of a run: the governor's decisions, residency, misses, energy, and each task's

@@ -1329,6 +1329,12 @@ impl Input<'_> {
                 }
             ));
         }
+        if scaling.is_some() {
+            let writes = [(true, policy.min_freq), (false, policy.max_freq)];
+            notes.extend(writes.into_iter().filter_map(|(floor, hz)| {
+                hz.and_then(|hz| crate::storage::ufs::devfreq::sysfs_note(floor, hz))
+            }));
+        }
         if boost.is_some() && scaling.is_none() {
             notes.push("the boost has no effect with clock scaling off".into());
         }
@@ -1346,6 +1352,7 @@ impl Input<'_> {
                 rounding: p.rounding,
                 suspend_on_no_request: p.suspend_on_no_request,
                 hz: p.hz,
+                freq_range: p.range,
             }),
             boost: (b.dev_freq_timeout_ms, b.notify),
             notes,

@@ -14,7 +14,8 @@
 //! ufs_version = "3.1"
 //! source = "..."
 //! [link]          # lanes, max_gear: figures
-//! [host]          # soc, then min_freq_hz, max_freq_hz, min_gear: figures
+//! [host]          # soc, then min_freq_hz, max_freq_hz, clk_rate_below_max_hz, min_gear:
+//!                 # figures
 //! [performance]   # seq_read_mb_s, seq_write_mb_s, rand_read_iops, rand_write_iops,
 //!                 # iops_queue_depth, read_4k_qd1_us
 //! [power]         # device_active_w, device_idle_w, device_hibern8_w, host_max_w, host_min_w
@@ -75,6 +76,9 @@ pub struct UfsPreset {
     pub ufs_version: String,
     pub source: String,
     pub soc: String,
+    /// The first clock's highest table rate below its max level: a clock driver that rounds
+    /// up reaches the max level only from a target above it.
+    pub clk_rate_below_max_hz: u64,
     pub lanes: u8,
     pub max_gear: u8,
     /// The host's two levels: the first clock's `min_freq` with `min_gear`, `max_freq` with
@@ -229,7 +233,10 @@ impl UfsPreset {
             power: self.power(),
             idle: self.idle_timers(),
             costs: self.scale_costs(),
-            scaling,
+            scaling: scaling.map(|p| ScalingParams {
+                round_up_above_hz: self.clk_rate_below_max_hz,
+                ..p
+            }),
             boost: None,
             hz: scaling.map_or(250, |p| p.hz),
             user_min_freq_hz: None,
@@ -356,6 +363,7 @@ struct HostFile {
     soc: String,
     min_freq_hz: F,
     max_freq_hz: F,
+    clk_rate_below_max_hz: F,
     min_gear: F,
 }
 
@@ -606,6 +614,18 @@ pub fn parse_preset(file: &str, text: &str) -> Result<UfsPreset, InputError> {
             format!("`host.min_freq_hz` {min_freq_hz} is above `host.max_freq_hz` {max_freq_hz}"),
         ));
     }
+    let below_max = &raw.host.clk_rate_below_max_hz;
+    let clk_rate_below_max_hz = r.whole("host.clk_rate_below_max_hz", below_max, 1..u64::MAX)?;
+    if !(min_freq_hz..max_freq_hz.max(min_freq_hz + 1)).contains(&clk_rate_below_max_hz) {
+        return Err(at(
+            below_max.span(),
+            format!(
+                "`host.clk_rate_below_max_hz`: expected the clock table's highest rate below \
+                 `host.max_freq_hz`, from {min_freq_hz} to below {max_freq_hz}, got \
+                 {clk_rate_below_max_hz}"
+            ),
+        ));
+    }
     if min_gear > max_gear {
         return Err(at(
             raw.host.min_gear.span(),
@@ -709,6 +729,7 @@ pub fn parse_preset(file: &str, text: &str) -> Result<UfsPreset, InputError> {
         ufs_version: raw.ufs_version,
         source: raw.source,
         soc: raw.host.soc,
+        clk_rate_below_max_hz,
         lanes,
         max_gear,
         min_level: HostLevel {

@@ -25,7 +25,7 @@ use crate::cpu::task::TaskFile;
 use crate::cpuidle::GovernorName;
 use crate::error::{self, InputError};
 use crate::storage::nvme::apst::ApstParams;
-use crate::storage::ufs::devfreq::{DEFAULT_DOWNDIFFERENTIAL, DEFAULT_UPTHRESHOLD};
+use crate::storage::ufs::devfreq::{RangeVersion, DEFAULT_DOWNDIFFERENTIAL, DEFAULT_UPTHRESHOLD};
 use crate::storage::ufs::device::BoostNotify;
 use crate::storage::ufs::scaling::{Rounding, ScalingParams, TimerKind, VendorProfile};
 use crate::time::{parse_duration, Nanos};
@@ -307,6 +307,10 @@ pub struct DevfreqPolicy {
     /// (0: none).
     pub min_freq: Option<u64>,
     pub max_freq: Option<u64>,
+    /// The kernel release whose `devfreq_get_freq_range` clamps the range: `v5.5` (through
+    /// v6.16) or `v6.17` (the default).
+    #[serde(default)]
+    pub freq_range: RangeVersion,
     /// ufshcd's `pm_qos_enable` (v6.9+, on by default): the host holds the CPUs' global
     /// latency at 0 while its clocks are scaled up (beside `[platform.cpu]`; alone, the UFS
     /// device has no CPUs to hold).
@@ -336,6 +340,7 @@ impl Default for DevfreqPolicy {
             min_gear: None,
             min_freq: None,
             max_freq: None,
+            freq_range: RangeVersion::default(),
             pm_qos_enable: true,
         }
     }
@@ -350,6 +355,7 @@ impl DevfreqPolicy {
         }
         let mut p = ScalingParams::of(self.profile, min_hz, max_hz);
         p.hz = hz;
+        p.range = self.freq_range;
         p.polling_ms = self.polling_ms.unwrap_or(p.polling_ms);
         p.timer = self.timer.unwrap_or(p.timer);
         // 0 takes the governor's default, as simple_ondemand reads its data (DFSO_*).

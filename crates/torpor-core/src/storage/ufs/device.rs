@@ -54,6 +54,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::cpu_link::{CpuLink, Deferral, LatencyVotes};
+use super::devfreq;
 use super::ftl::{Ftl, FtlConfig, FtlStats};
 use super::hpb::{HpbCommand, MapReq};
 use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
@@ -131,15 +132,15 @@ pub struct FtlSetup {
 }
 
 /// devfreq's own frequency QoS requests on its device, from sysfs (`min_freq_store`,
-/// `max_freq_store`): the floor is stored in kHz rounded down, the cap rounded up ("so that
-/// the acceptable interval never shrinks"), and a cap of 0 is none (S32_MAX).
+/// `max_freq_store`): the floor in kHz rounded down, the cap rounded up ("so that the
+/// acceptable interval never shrinks"), a cap of 0 none, each passed through an s32 as the
+/// kernel does (`devfreq::user_min_request_khz`).
 fn user_requests(qos: &mut crate::qos::freq::FreqQos, min_hz: Option<u64>, max_hz: Option<u64>) {
-    let khz = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     if let Some(hz) = min_hz {
-        qos.set_min(USER_HOLDER, khz(hz / 1000).min(BOOST_MIN_KHZ));
+        qos.set_min(USER_HOLDER, devfreq::user_min_request_khz(hz));
     }
-    if let Some(hz) = max_hz.filter(|&hz| hz != 0) {
-        qos.set_max(USER_HOLDER, khz(hz.div_ceil(1000)).min(BOOST_MIN_KHZ));
+    if let Some(hz) = max_hz {
+        qos.set_max(USER_HOLDER, devfreq::user_max_request_khz(hz));
     }
 }
 
@@ -792,12 +793,12 @@ impl BlockDevice for UfsDevice {
                     return None;
                 }
                 let now = ctx.now();
-                let hpb = self.hpb.as_mut()?;
-                let poll = hpb.poll(now);
+                let poll = self.hpb.as_mut()?.poll(now);
                 let at = self.hpb_delayed_work(now, poll.next_poll);
                 self.hpb_poll.arm(ctx, at, UfsEvent::HpbPoll);
                 if poll.map_work {
-                    ctx.schedule(hpb.map_work_at(now), UfsEvent::MapWork);
+                    let map_at = self.hpb.as_ref()?.map_work_at(now);
+                    ctx.schedule(map_at, UfsEvent::MapWork);
                 }
             }
             UfsEvent::Poll(shot) => {
@@ -857,6 +858,7 @@ impl BlockDevice for UfsDevice {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::super::devfreq::RangeVersion;
     use super::*;
     use crate::sim::EventQueue;
 
@@ -1163,6 +1165,42 @@ pub(crate) mod tests {
         // outstanding and, suspend_on_no_request off, does not suspend; so every 26 jiffies
         // (104 ms), 9 polls up to 936 ms before the run's end at 1000 ms.
         assert_eq!(s.counters.evaluations, 9);
+    }
+
+    #[test]
+    fn devfreq_sysfs_values_past_an_s32_of_khz_act_as_in_the_kernel() {
+        // max_freq = 4294967296000 Hz: 2^32 kHz, a cap of 0 kHz once passed as an s32. The
+        // first poll (104 ms, no window yet: the maximum) is capped to the minimum: down, the
+        // stall ending at 105 ms, under either form of the range.
+        for range in [RangeVersion::V5_5, RangeVersion::V6_17] {
+            let mut capped = config(
+                Some(ScalingParams {
+                    range,
+                    ..params(TimerKind::Delayed)
+                }),
+                None,
+            );
+            capped.user_max_freq_hz = Some(4_294_967_296_000);
+            let (_, s) = run(capped, &[], ms(300));
+            assert_eq!(
+                s.freq_timeline,
+                vec![(0, MAX.freq_hz), ((ms(104) + STALL).0, MIN.freq_hz)]
+            );
+        }
+        // min_freq = 4294967301000 Hz: a floor of 5 kHz, which holds nothing: the idle host
+        // goes down at its second poll, 208 ms, as with no floor.
+        let mut floored = config(Some(params(TimerKind::Delayed)), None);
+        floored.user_min_freq_hz = Some(4_294_967_301_000);
+        let (_, s) = run(floored, &[], ms(300));
+        assert_eq!(
+            s.freq_timeline,
+            vec![(0, MAX.freq_hz), ((ms(208) + STALL).0, MIN.freq_hz)]
+        );
+        // min_freq = 2147483648000 Hz: -2^31 kHz, a floor near 2^64 Hz: never down.
+        let mut pinned = config(Some(params(TimerKind::Delayed)), None);
+        pinned.user_min_freq_hz = Some(2_147_483_648_000);
+        let (_, s) = run(pinned, &[], ms(300));
+        assert_eq!(s.freq_timeline, vec![(0, MAX.freq_hz)]);
     }
 
     #[test]

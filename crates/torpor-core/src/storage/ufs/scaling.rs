@@ -7,9 +7,12 @@
 //! 2. Clamp the answer into the range the host device's frequency QoS allows.
 //! 3. `ufshcd_devfreq_target`: with the block layer's boost set on the disk (patch 3 of the
 //!    RFC: its S32_MAX kHz floor compared with the clock's maximum in Hz) the target is the
-//!    maximum; the platform clock driver rounds the rest (Qualcomm rounds up: anything above
-//!    the minimum becomes the maximum; an exact driver keeps it, and anything below the maximum
-//!    then means the minimum). Scaling is skipped while suspended.
+//!    maximum; the platform clock driver rounds the rest (`clk_round_rate` on the first clock)
+//!    and anything but the maximum then means the minimum (`scale_up = freq == max_freq`).
+//!    Qualcomm's RCG rounds up to the next rate of its table (`clk_rcg2_determine_rate`, CEIL:
+//!    `qcom_find_freq`), so a target reaches the maximum only above the table's highest rate
+//!    below it (`round_up_above_hz`: 150 MHz on SM8450's {25, 75, 150, 300} MHz); an exact
+//!    driver keeps the target. Scaling is skipped while suspended.
 //! 4. A change of level is a scale operation (the device model gives its duration); the next
 //!    poll is queued after the callback returns, `msecs_to_jiffies(polling_ms)` jiffies on, and
 //!    its timer fires on the timer wheel (`sim::timer_wheel`): below 63 jiffies one tick after
@@ -28,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::clk_scaling::ClkScaling;
-use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData};
+use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData, RangeVersion};
 use crate::qos::freq::FreqQos;
 use crate::sim::Jiffies;
 use crate::time::Nanos;
@@ -37,7 +40,8 @@ use crate::time::Nanos;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rounding {
-    /// The first level at or above the request (Qualcomm RCG, OPP ceil).
+    /// The first rate of the clock's table at or above the request (Qualcomm RCG, OPP ceil):
+    /// the maximum for a request above [`ScalingParams::round_up_above_hz`].
     Up,
     /// The request unchanged.
     Exact,
@@ -86,9 +90,14 @@ pub struct ScalingParams {
     pub min_hz: u64,
     pub max_hz: u64,
     pub rounding: Rounding,
+    /// With [`Rounding::Up`], the clock table's highest rate below `max_hz` (the preset's;
+    /// `min_hz` for a table holding only the two levels).
+    pub round_up_above_hz: u64,
     pub suspend_on_no_request: bool,
     /// The kernel's tick rate: the monitor's delay is in jiffies.
     pub hz: u32,
+    /// The form of `devfreq_get_freq_range` (the kernel release's).
+    pub range: RangeVersion,
 }
 
 impl ScalingParams {
@@ -104,8 +113,10 @@ impl ScalingParams {
             min_hz,
             max_hz,
             rounding: Rounding::Up,
+            round_up_above_hz: min_hz,
             suspend_on_no_request: false,
             hz: 250,
+            range: RangeVersion::default(),
         }
     }
 
@@ -196,7 +207,7 @@ impl HostScaling {
                 suspended: false,
             };
         };
-        let range = freq_range(p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
+        let range = freq_range(p.range, p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
         let mut freq = clamp_target(wanted, range).freq;
         if self.load.is_suspended {
             return PollOutcome {
@@ -208,7 +219,7 @@ impl HostScaling {
         if self.disk_min_khz > 0 && self.disk_min_khz as u64 > p.max_hz {
             freq = p.max_hz;
         }
-        if p.rounding == Rounding::Up && freq > p.min_hz {
+        if p.rounding == Rounding::Up && freq > p.round_up_above_hz {
             freq = p.max_hz;
         }
         let scale_up = freq == p.max_hz;
@@ -284,6 +295,29 @@ mod tests {
             }
         );
         assert_eq!(h.current_hz(), 37 * MHZ + MHZ / 2);
+    }
+
+    #[test]
+    fn rounding_up_to_a_clock_table_reaches_the_max_only_above_its_rate_below_it() {
+        // SM8250's axi clock: {25, 37.5, 75, 150, 300} MHz rounded up (gcc-sm8250.c,
+        // clk_rcg2_ops): from max at 70/5 a target reaches 300 MHz only above 150 MHz, i.e.
+        // load x 300 / 68 > 150, load > 34 %. 34 % of 100 ms: 34000 x 300e6 / 100000 = 102e6,
+        // x 100 / 68 = 150000000 exactly: rounded to 150 MHz, not the max: down. 35 %: 105e6 x
+        // 100 / 68 = 154411764 Hz: rounded to 300 MHz: no change.
+        let below = |load_us| {
+            let mut h = host(Rounding::Up);
+            h.params.round_up_above_hz = 150 * MHZ;
+            h.evaluate(Nanos::ZERO);
+            h.load.on_send(Nanos::ZERO); // one command outstanding: no suspension
+            h.load.on_complete(Nanos::from_us(load_us));
+            h.load.on_send(Nanos::from_ms(100));
+            h.evaluate(Nanos::from_ms(100)).scale_to_max
+        };
+        assert_eq!(below(34_000), Some(false));
+        assert_eq!(below(35_000), None);
+        // 20 %: 88.2 MHz, rounded to 150 MHz: down, where a two-rate table keeps the max
+        // (rounding_up_scales_down_only_below_the_minimum_and_suspends_when_idle).
+        assert_eq!(below(20_000), Some(false));
     }
 
     #[test]
