@@ -485,12 +485,14 @@ impl Input<'_> {
                 let (full, label) = self.locate(name);
                 let mut drive = source::read_dump(&full, &label)
                     .map_err(|e| self.named("platform.nvme.file", name, e))?;
-                let d = ServiceModel::CLIENT_DEFAULT;
-                drive.notes.push(format!(
-                    "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us \
-                     4 KiB write): a device dump carries none",
-                    d.read_4k_us, d.write_4k_us
-                ));
+                if drive.preset.is_none() {
+                    let d = ServiceModel::CLIENT_DEFAULT;
+                    drive.notes.push(format!(
+                        "service times are torpor's client-drive defaults ({} us 4 KiB read, \
+                         {} us 4 KiB write): a device dump carries none",
+                        d.read_4k_us, d.write_4k_us
+                    ));
+                }
                 drive
             }
             (None, None) => unreachable!("validated by ScenarioFile::parse"),
@@ -512,11 +514,16 @@ impl Input<'_> {
             if field.is_none() && !table.contains_key("PS0") {
                 *field = Some(e.central_mw);
                 // The source's first clause says what kind of figure it is; the whole source
-                // is in the preset (`torpor devices --json`).
+                // is in the preset (`torpor devices --json`), or for a dump matching none
+                // in what `torpor apst FILE --json` shows of it.
                 let kind = e.source.split(':').next().unwrap_or_default();
+                let sources = match &drive.preset {
+                    Some(_) => "`torpor devices --json`".to_string(),
+                    None => format!("`torpor apst {} --json`", drive.label),
+                };
                 drive.notes.push(format!(
                     "PS0 {} power {} mW, range {}-{} mW (the drive reports none; {kind}; \
-                     sources: `torpor devices --json`)",
+                     sources: {sources})",
                     if idle { "idle" } else { "active" },
                     e.central_mw,
                     e.low_mw,

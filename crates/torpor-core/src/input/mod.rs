@@ -5,6 +5,7 @@
 
 pub mod cpu_preset;
 pub mod nvme_cli;
+pub mod nvme_estimate;
 pub mod nvme_preset;
 pub mod nvme_source;
 pub mod smartctl;
@@ -111,6 +112,8 @@ pub const SMARTCTL_FORMAT: &str = "smartctl -a";
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed {
     pub controller: NvmeController,
+    /// The firmware revision the dump names (`fr`, `Firmware Version:`), when it names one.
+    pub firmware: Option<String>,
     pub format: &'static str,
     pub notes: Vec<String>,
 }

@@ -32,12 +32,12 @@
 //!    neither. Reading each value from its own slice gives every semantic error the line of
 //!    its key, and lets the message quote the value as written (`got -5`). As in serde_json,
 //!    a repeated key's last value wins.
-//! 3. Read `npss`, `apsta`, `mn`; require NPSS+1 `psds` entries when NPSS ≤ 31. APSTA counts as
-//!    "supported" when the byte is non-zero, as the kernel tests it (`if (!ctrl->apsta)`), not
-//!    when bit 0 is set; reserved bits set are noted. A larger NPSS
-//!    is accepted with the entries as given (nvme-cli then prints past the 32 real
-//!    descriptors, so only the first 32 are kept): the APST builder refuses NPSS > 31 later,
-//!    as the kernel does.
+//! 3. Read `npss`, `apsta`, `mn` (and `fr` when it is a string); require NPSS+1 `psds`
+//!    entries when NPSS ≤ 31. APSTA counts as "supported" when the byte is non-zero, as the
+//!    kernel tests it (`if (!ctrl->apsta)`), not when bit 0 is set; reserved bits set are
+//!    noted. A larger NPSS is accepted with the entries as given (nvme-cli then prints past
+//!    the 32 real descriptors, so only the first 32 are kept): the APST builder refuses
+//!    NPSS > 31 later, as the kernel does.
 //! 4. For each entry, choose the encoding by its keys (list above) and convert:
 //!    max power = MP × (MXPS ? 0.1 : 10) mW; idle and active power = value × scale, `None`
 //!    when the scale says "not reported". Unknown keys are ignored (nvme-cli adds fields over
@@ -94,6 +94,7 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
         ));
     }
     Ok(Parsed {
+        firmware: read_firmware(&root),
         controller: NvmeController {
             model,
             npss: npss as u8, // NPSS.max is 255: the cast cannot truncate.
@@ -275,6 +276,14 @@ fn read_model(doc: &Doc<'_>, root: &Object<'_>) -> Result<String, InputError> {
             format!("mn: expected {EXPECTED}, got {}", shown(m.raw)),
         )),
     }
+}
+
+/// `fr`, trimmed, when it is a printable non-empty string; anything else is left out, not an
+/// error (only used to tell the user which firmware a matched preset was read from).
+fn read_firmware(root: &Object<'_>) -> Option<String> {
+    let fr = serde_json::from_str::<String>(root.get("fr")?.raw).ok()?;
+    let fr = fr.trim();
+    (!fr.is_empty() && !fr.contains(char::is_control)).then(|| fr.to_string())
 }
 
 /// An integer key and the range nvme-cli can print for it.

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::nvme_estimate;
 use super::nvme_preset as preset;
 use crate::error::InputError;
 use crate::input;
@@ -25,6 +26,9 @@ pub struct DriveSpec {
     pub ps0_idle: Option<preset::Estimate>,
     /// PS0's active power when the drive reports no ACTP, likewise.
     pub ps0_active: Option<preset::Estimate>,
+    /// The built-in preset whose figures (PS0 powers, service times) the drive uses: the
+    /// preset itself, or the one a dump was matched to ([`matching_preset`]).
+    pub preset: Option<String>,
     /// Assumptions made while reading the input, for the user to see.
     pub notes: Vec<String>,
 }
@@ -74,6 +78,7 @@ fn from_text_file(label: &str, file: user_file::TextFile) -> Result<DriveSpec, I
 pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
     preset::find(id).map(|found| {
         found.map(|p| DriveSpec {
+            preset: Some(p.id.clone()),
             label: p.id,
             format: "preset",
             controller: p.controller,
@@ -86,7 +91,13 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
 }
 
 /// A drive from the text of the user's `nvme id-ctrl -o json` or `smartctl -a` output
-/// (`label` names it in errors). Dumps carry no timing, so the client defaults serve.
+/// (`label` names it in errors). A dump carries no timing and rarely PS0's idle or active
+/// power, so:
+/// 1. When a built-in preset describes the same drive ([`matching_preset`]), its PS0 powers
+///    and service times are used, and a note names it.
+/// 2. Otherwise PS0's idle and active power, where the drive reports none, come from the rule
+///    every preset follows ([`nvme_estimate`]), with their range, and the client defaults
+///    serve as service times.
 pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
     let mut parsed = input::parse_controller(label, text)?;
     for (i, ps) in parsed.controller.power_states.iter().enumerate() {
@@ -102,13 +113,183 @@ pub fn from_dump(label: &str, text: &str) -> Result<DriveSpec, InputError> {
             ));
         }
     }
-    Ok(DriveSpec {
+    let mut drive = DriveSpec {
         label: label.to_string(),
         format: parsed.format,
         controller: parsed.controller,
         service: ServiceModel::CLIENT_DEFAULT,
         ps0_idle: None,
         ps0_active: None,
+        preset: None,
         notes: parsed.notes,
-    })
+    };
+    match matching_preset(&drive.controller, parsed.firmware.as_deref()) {
+        Match::Same(p, how) => {
+            drive.notes.push(format!(
+                "{how}: PS0's idle and active power and the service times are the preset's \
+                 (`torpor devices --json` shows their sources)",
+            ));
+            drive.service = p.service;
+            drive.ps0_idle = p.ps0_idle;
+            drive.ps0_active = p.ps0_active;
+            drive.preset = Some(p.id);
+        }
+        Match::TableDiffers(p) => drive.notes.push(format!(
+            "the model matches preset {} but the power-state table differs from the \
+             preset's (another firmware or capacity): none of the preset's figures are used",
+            p.id
+        )),
+        Match::None => {}
+    }
+    if drive.preset.is_none() {
+        let ps0 = &drive.controller.power_states[0];
+        if ps0.idle_power_mw.is_none() {
+            drive.ps0_idle = nvme_estimate::ps0_idle(ps0.max_power_mw);
+        }
+        if ps0.active_power_mw.is_none() {
+            drive.ps0_active = nvme_estimate::ps0_active(ps0.max_power_mw);
+        }
+    }
+    Ok(drive)
+}
+
+/// How a dump relates to the built-in presets.
+enum Match {
+    /// A preset of the same drive, and a sentence saying how they match.
+    Same(preset::NvmePreset, String),
+    /// A preset of the same model whose power states differ: not the same drive.
+    TableDiffers(preset::NvmePreset),
+    None,
+}
+
+/// The built-in preset describing the drive of a dump, matched as far as a dump allows (a
+/// preset records no PCI vendor id, so the model and the table decide):
+/// 1. The model numbers agree: compared case-insensitively word by word, without capacity
+///    words (`500GB`, `1TB`) and a preset's parenthesised remark, one model's words ending
+///    the other's (a dump may lead with the vendor, `INTEL SSDPEKKW256G8`), and the shorter
+///    holds a digit (a part number, not a bare `SSD`).
+/// 2. The power-state tables are identical (each state's maximum, active and idle power,
+///    NOPS, ENLAT and EXLAT): the figures a preset adds describe its table, and another
+///    firmware or capacity that changes the table is another drive for APST.
+/// 3. Among several, a preset of the same capacity, then of the same firmware, comes first.
+///
+/// The sentence names the preset, whether the capacity and firmware agree.
+fn matching_preset(dump: &NvmeController, firmware: Option<&str>) -> Match {
+    let words = model_words(&dump.model);
+    let mut same_model: Vec<preset::NvmePreset> = preset::builtin()
+        .filter_map(Result::ok)
+        .filter(|p| same_model(&model_words(&p.model), &words))
+        .collect();
+    let rank = |p: &preset::NvmePreset| {
+        (
+            capacity_words(&p.model) != capacity_words(&dump.model),
+            Some(p.firmware.as_str()) != firmware,
+        )
+    };
+    same_model.sort_by_key(rank);
+    let Some(i) = same_model
+        .iter()
+        .position(|p| same_table(&p.controller, dump))
+    else {
+        return match same_model.into_iter().next() {
+            Some(p) => Match::TableDiffers(p),
+            None => Match::None,
+        };
+    };
+    let p = same_model.swap_remove(i);
+    let capacity = match (capacity_words(&dump.model), capacity_words(&p.model)) {
+        (ours, theirs) if ours == theirs => String::new(),
+        (ours, theirs) => format!(
+            ", other capacity ({} here, {} in the preset)",
+            or_unnamed(&ours),
+            or_unnamed(&theirs)
+        ),
+    };
+    let firmware = match firmware {
+        Some(fr) if fr == p.firmware => format!(", same firmware {fr}"),
+        Some(fr) => format!(", firmware {fr} (the preset's: {})", p.firmware),
+        None => ", firmware not in the dump".to_string(),
+    };
+    let how = format!(
+        "matched built-in preset {}: same model{capacity}{firmware}, identical power-state table",
+        p.id
+    );
+    Match::Same(p, how)
+}
+
+/// Step 1's words of a model number: lower case, without a parenthesised remark and without
+/// capacity words.
+fn model_words(model: &str) -> Vec<String> {
+    let mut text = String::new();
+    let mut depth = 0usize;
+    for c in model.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => text.push(c),
+            _ => {}
+        }
+    }
+    text.split_whitespace()
+        .filter(|w| !is_capacity(w))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The capacity words of a model number (`500GB`), upper case.
+fn capacity_words(model: &str) -> Vec<String> {
+    model
+        .split_whitespace()
+        .filter(|w| is_capacity(w))
+        .map(str::to_uppercase)
+        .collect()
+}
+
+fn or_unnamed(words: &[String]) -> String {
+    match words.is_empty() {
+        true => "not named".to_string(),
+        false => words.join(" "),
+    }
+}
+
+/// `500GB`, `1TB`, `1.92TB`: digits (and a point) then GB or TB, any case.
+fn is_capacity(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    let Some(number) = lower
+        .strip_suffix("gb")
+        .or_else(|| lower.strip_suffix("tb"))
+    else {
+        return false;
+    };
+    !number.is_empty()
+        && number.starts_with(|c: char| c.is_ascii_digit())
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// Step 1: one word list ends the other, and the shorter holds a digit.
+fn same_model(a: &[String], b: &[String]) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    !short.is_empty()
+        && long.ends_with(short)
+        && short
+            .iter()
+            .any(|w| w.contains(|c: char| c.is_ascii_digit()))
+}
+
+/// Step 2: the same descriptors, powers equal to the µW (the dumps' resolution is 100 µW).
+fn same_table(a: &NvmeController, b: &NvmeController) -> bool {
+    let close = |x: f64, y: f64| (x - y).abs() < 1e-3;
+    let close_opt = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => close(x, y),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    a.power_states.len() == b.power_states.len()
+        && a.power_states.iter().zip(&b.power_states).all(|(p, q)| {
+            close(p.max_power_mw, q.max_power_mw)
+                && p.non_operational == q.non_operational
+                && p.entry_lat_us == q.entry_lat_us
+                && p.exit_lat_us == q.exit_lat_us
+                && close_opt(p.active_power_mw, q.active_power_mw)
+                && close_opt(p.idle_power_mw, q.idle_power_mw)
+        })
 }

@@ -21,7 +21,7 @@
 //!   7:6; those columns are taken as printed, with a note, whenever one is reported.
 //!
 //! Algorithm:
-//! 1. Find the `Model Number:` line (the model; a note if absent).
+//! 1. Find the `Model Number:` line (the model; a note if absent) and `Firmware Version:`.
 //! 2. Find the header line (`St Op …`); it must name exactly the eleven columns above.
 //! 3. Read rows until a blank line or a line that does not start with a state number. Rows
 //!    must be numbered 0, 1, 2, … and have eleven columns; every column is checked, even those
@@ -94,6 +94,7 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
     };
     Ok(Parsed {
         controller,
+        firmware: find_firmware(text),
         format: super::SMARTCTL_FORMAT,
         notes,
     })
@@ -104,6 +105,15 @@ fn find_model(text: &str) -> Option<(usize, String)> {
     text.lines().enumerate().find_map(|(i, line)| {
         let model = line.trim_start().strip_prefix("Model Number:")?;
         Some((i + 1, model.trim().to_string()))
+    })
+}
+
+/// The text after `Firmware Version:`, trimmed, when it is printable and not empty (only
+/// used to tell the user which firmware a matched preset was read from).
+fn find_firmware(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let fr = line.trim_start().strip_prefix("Firmware Version:")?.trim();
+        (!fr.is_empty() && !fr.contains(char::is_control)).then(|| fr.to_string())
     })
 }
 
