@@ -732,3 +732,27 @@ fn regenerate_fuzz_seeds() {
     b[page + 8..page + 16].copy_from_slice(&5000u64.to_le_bytes());
     std::fs::write(dir.join("seed-v6-bad-commit"), &b).unwrap();
 }
+
+#[test]
+fn many_cpus_of_large_chunks_are_refused_within_a_memory_bound() {
+    // 1 MiB pages, one record in the first of ten: each CPU holds a 10 MiB chunk while it
+    // waits at its record; 40 CPUs share that data, 400 MiB in all, past the 256 MiB bound.
+    let mut d = Dat::new(7, false);
+    d.zip = Some(Zip::Zstd);
+    d.page_size = 1 << 20;
+    d.cpus = 64;
+    d.alias_cpus = 39;
+    let o = Order { big: false };
+    let mut p = d.page(T0);
+    p.record(1, &payload(o, id::CPU_IDLE, 16));
+    let mut pages = vec![p.bytes(1 << 20)];
+    pages.resize(10, d.page(T0).bytes(1 << 20));
+    d.data.push((0, pages));
+    let e = error_of(d.bytes());
+    check(&e, "memory bound");
+    assert!(
+        e.message
+            .contains("would take more than 268435456 bytes of memory at once"),
+        "{e}"
+    );
+}
