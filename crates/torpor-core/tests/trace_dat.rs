@@ -496,10 +496,17 @@ fn a_file_cut_at_any_byte_is_one_error_line() {
     ] {
         let (d, _) = fixture(version, false, zip);
         let full = d.bytes();
-        let start = Instant::now();
-        // Every length through the metadata and the first page headers, then page by page.
-        let lengths = (0..full.len().min(20_000)).chain((20_000..full.len()).step_by(509));
+        let n = full.len();
+        // Every length through the metadata in front (v6: all of it; v7's sections, each a
+        // block cut anywhere alike, every 7 bytes) and the last 2 KiB (v7's options section
+        // and BUFFER option), every 97 bytes between (inside CPU data).
+        let front_step = if version == 6 { 1 } else { 7 };
+        let lengths = (0..n.min(12_000))
+            .step_by(front_step)
+            .chain((12_000..n.saturating_sub(2048)).step_by(97))
+            .chain(n.saturating_sub(2048).max(12_000)..n);
         for len in lengths {
+            let start = Instant::now();
             let e = error_of(full[..len].to_vec());
             let what = format!("v{version} {zip:?} cut at {len}");
             let shown = e.to_string();
@@ -510,8 +517,13 @@ fn a_file_cut_at_any_byte_is_one_error_line() {
             if len >= 10 {
                 assert!(shown.contains("(at byte "), "{what}: {shown}");
             }
+            // A loop or a search through the file would take far longer than this.
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{what}: took {:?}",
+                start.elapsed()
+            );
         }
-        assert!(start.elapsed() < Duration::from_secs(60));
     }
 }
 
@@ -731,4 +743,28 @@ fn regenerate_fuzz_seeds() {
     let page = b.len() - 4 * 1024;
     b[page + 8..page + 16].copy_from_slice(&5000u64.to_le_bytes());
     std::fs::write(dir.join("seed-v6-bad-commit"), &b).unwrap();
+}
+
+#[test]
+fn many_cpus_of_large_chunks_are_refused_within_a_memory_bound() {
+    // 1 MiB pages, one record in the first of ten: each CPU holds a 10 MiB chunk while it
+    // waits at its record; 40 CPUs share that data, 400 MiB in all, past the 256 MiB bound.
+    let mut d = Dat::new(7, false);
+    d.zip = Some(Zip::Zstd);
+    d.page_size = 1 << 20;
+    d.cpus = 64;
+    d.alias_cpus = 39;
+    let o = Order { big: false };
+    let mut p = d.page(T0);
+    p.record(1, &payload(o, id::CPU_IDLE, 16));
+    let mut pages = vec![p.bytes(1 << 20)];
+    pages.resize(10, d.page(T0).bytes(1 << 20));
+    d.data.push((0, pages));
+    let e = error_of(d.bytes());
+    check(&e, "memory bound");
+    assert!(
+        e.message
+            .contains("would take more than 268435456 bytes of memory at once"),
+        "{e}"
+    );
 }

@@ -388,6 +388,8 @@ pub struct Dat {
     /// Per CPU with data: its pages.
     pub data: Vec<(u32, Vec<Vec<u8>>)>,
     pub ts_offset: Option<i64>,
+    /// v7: more CPUs whose BUFFER entries point at the first CPU's data.
+    pub alias_cpus: u32,
 }
 
 impl Dat {
@@ -411,6 +413,7 @@ impl Dat {
             cpus: 4,
             data: Vec::new(),
             ts_offset: None,
+            alias_cpus: 0,
         }
     }
 
@@ -609,6 +612,12 @@ impl Dat {
         buffer.extend_from_slice(self.clock.as_bytes());
         buffer.push(0);
         buffer.extend(self.n(u64::from(self.page_size), 4));
+        if let Some(&(_, at, size)) = cpus.first() {
+            let top = self.data.iter().map(|d| d.0).max().unwrap_or(0);
+            for k in 0..self.alias_cpus {
+                cpus.push((top + 1 + k, at, size));
+            }
+        }
         buffer.extend(self.n(cpus.len() as u64, 4));
         for (cpu, at, size) in cpus {
             buffer.extend(self.n(u64::from(cpu), 4));

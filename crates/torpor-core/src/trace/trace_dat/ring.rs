@@ -267,6 +267,9 @@ impl CpuStream {
     fn load_page<R: ReadAt>(&mut self, ring: &mut Ring<'_, R>) -> Result<bool, InputError> {
         let ps = ring.page_size;
         if self.next_page >= self.buf.len() && !self.refill(ring)? {
+            // The CPU's data is done: its buffer goes.
+            *ring.held -= self.buf.len();
+            self.buf = Vec::new();
             return Ok(false);
         }
         let p = self.next_page;
