@@ -21,6 +21,7 @@ pub mod storage;
 pub mod time;
 pub mod trace;
 pub mod user_file;
+pub mod variant_names;
 pub mod view;
 pub mod workload;
 pub mod world;

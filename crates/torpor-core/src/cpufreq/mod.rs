@@ -52,27 +52,12 @@ pub const NAMES: &[(&str, GovernorName)] = &[
 impl GovernorName {
     /// Parses a name as a user writes it (`schedutil`, `ondemand@6.12`, `performance`, ...).
     pub fn parse(name: &str) -> Result<GovernorName, String> {
-        NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, g)| g)
-            .ok_or_else(|| {
-                let known: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "unknown cpufreq governor {}; expected one of {}",
-                    crate::error::shown(name),
-                    known.join(", ")
-                )
-            })
+        crate::variant_names::parse(NAMES, name, "cpufreq governor")
     }
 
     /// The name torpor prints for the variant.
     pub fn canonical(self) -> &'static str {
-        NAMES
-            .iter()
-            .find(|(_, g)| *g == self)
-            .map(|(n, _)| *n)
-            .expect("every variant is named")
+        crate::variant_names::canonical(NAMES, self)
     }
 }
 

@@ -68,27 +68,12 @@ pub const NAMES: &[(&str, GovernorName)] = &[
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
     pub fn parse(name: &str) -> Result<GovernorName, String> {
-        NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, g)| g)
-            .ok_or_else(|| {
-                let known: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "unknown governor {}; expected one of {}",
-                    crate::error::shown(name),
-                    known.join(", ")
-                )
-            })
+        crate::variant_names::parse(NAMES, name, "governor")
     }
 
     /// The name torpor prints for the variant.
     pub fn canonical(self) -> &'static str {
-        NAMES
-            .iter()
-            .find(|(_, g)| *g == self)
-            .map(|(n, _)| *n)
-            .expect("every variant is named")
+        crate::variant_names::canonical(NAMES, self)
     }
 
     /// The fewest states the governor works with (ladder and haltpoll step between two).

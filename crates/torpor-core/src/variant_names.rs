@@ -1,0 +1,45 @@
+//! A policy's variants as users spell them: one table per policy of `(spelling, variant)`
+//! pairs, the canonical spelling of each variant first. The cpuidle and cpufreq governors read
+//! their names through it, so both refuse an unknown name the same way.
+
+/// The variant spelled `name` in `table`; an error naming `what` and every spelling otherwise.
+pub fn parse<T: Copy>(table: &[(&str, T)], name: &str, what: &str) -> Result<T, String> {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let known: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            format!(
+                "unknown {what} {}; expected one of {}",
+                crate::error::shown(name),
+                known.join(", ")
+            )
+        })
+}
+
+/// The first spelling of `variant` in `table` (every variant has one).
+pub fn canonical<T: Copy + PartialEq>(table: &[(&'static str, T)], variant: T) -> &'static str {
+    table
+        .iter()
+        .find(|(_, v)| *v == variant)
+        .map(|(n, _)| *n)
+        .expect("every variant is named")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: &[(&str, u8)] = &[("a", 1), ("a@2", 1), ("b", 2)];
+
+    #[test]
+    fn spellings_resolve_and_the_first_is_canonical() {
+        assert_eq!(parse(TABLE, "a@2", "thing"), Ok(1));
+        assert_eq!(canonical(TABLE, 1), "a");
+        assert_eq!(
+            parse(TABLE, "c", "thing").unwrap_err(),
+            "unknown thing \"c\"; expected one of a, a@2, b"
+        );
+    }
+}
