@@ -210,10 +210,8 @@ impl CpuSection {
                 missing.join(", ")
             ));
         }
-        let tick_ns = 1_000_000_000 / u64::from(spec.hz.max(1));
         let held_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
-            crate::cpu::system::held_opp(c, spec.cpufreq, tick_ns)
-                .is_none_or(|o| o.power_mw.is_none())
+            crate::cpu::system::held_opp(c, spec.cpufreq).is_none_or(|o| o.power_mw.is_none())
         };
         if spec.platform.clusters.iter().any(held_opp_unpowered) {
             notes.push(

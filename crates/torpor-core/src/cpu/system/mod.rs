@@ -399,15 +399,19 @@ struct Task {
 pub fn held_opp(
     cluster: &super::ClusterSpec,
     governor: crate::cpufreq::GovernorName,
-    tick_ns: u64,
 ) -> Option<&super::platform::Opp> {
+    use crate::cpufreq::GovernorName;
+    debug_assert!(matches!(
+        governor,
+        GovernorName::Performance | GovernorName::Powersave
+    ));
     let mut policy = crate::cpufreq::domain::policy(cluster)?;
+    // A governor that holds its frequency reads no CPU, tick or tunable at its start.
     let params = crate::cpufreq::GovernorParams {
-        tick_ns,
+        tick_ns: 0,
         schedutil: Default::default(),
         ondemand: Default::default(),
     };
-    // A governor that holds its frequency reads no CPU at its start.
     crate::cpufreq::Governor::start(governor, &mut policy, &params, 0, &[]);
     let khz = u64::from(policy.cur_khz());
     cluster.opps.iter().find(|o| o.freq_khz == khz)
@@ -567,7 +571,7 @@ impl<'t> CpuSystem<'t> {
                 .collect();
             let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
             let transition_mj = c.transition_mj();
-            let opp = held_opp(c, spec.cpufreq, tick_ns);
+            let opp = held_opp(c, spec.cpufreq);
             let active_mw = opp
                 .and_then(|o| o.power_mw.as_ref())
                 .map_or(0.0, |p| p.central());
