@@ -49,7 +49,7 @@ fn plugin_view(kind: EventKind<'_>) -> EventKind<'_> {
 fn compare(base: &str, dir: &Path) -> u64 {
     let dat = dir.join(format!("{base}.trace.dat"));
     let txt = dir.join(format!("{base}.report.txt"));
-    let mut bin = TraceDatReader::open(File::open(&dat).unwrap(), "bin").unwrap();
+    let mut bin = TraceDatReader::new(File::open(&dat).unwrap(), "bin").unwrap();
     let mut text = FtraceReader::new(BufReader::new(File::open(&txt).unwrap()), "txt").unwrap();
     assert_eq!(bin.header().cpus, text.header().cpus, "{base}: CPU count");
     let mut n = 0u64;

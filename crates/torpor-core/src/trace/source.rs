@@ -43,5 +43,5 @@ pub fn open_binary(file: &File, label: &str) -> Result<Option<TraceDatReader<Fil
     let own = file
         .try_clone()
         .map_err(|e| crate::user_file::io_error(label, &e))?;
-    TraceDatReader::open(own, label).map(Some)
+    TraceDatReader::new(own, label).map(Some)
 }

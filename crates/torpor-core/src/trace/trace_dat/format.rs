@@ -132,8 +132,9 @@ pub fn parse_field_line(line: &str) -> Option<FieldDef> {
         _ => decl,
     };
     let start = bare
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &bare[start..];
     if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
         return None;

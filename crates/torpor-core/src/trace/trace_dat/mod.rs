@@ -134,15 +134,9 @@ pub struct TraceDatReader<R: ReadAt> {
     counts: FtraceCounts,
 }
 
-impl TraceDatReader<File> {
-    /// Opens the trace.dat `file` (`label` names it in errors).
-    pub fn open(file: File, label: &str) -> Result<Self, InputError> {
-        Self::new(file, label)
-    }
-}
-
 impl<R: ReadAt> TraceDatReader<R> {
-    /// Reads the metadata and each CPU's first record.
+    /// Reads the metadata and each CPU's first record from `r` (a file, or bytes in memory;
+    /// `label` names it in errors).
     pub fn new(r: R, label: &str) -> Result<Self, InputError> {
         let len = r
             .size()

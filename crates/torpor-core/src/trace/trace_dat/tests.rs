@@ -61,6 +61,10 @@ fn field_lines_name_their_layout() {
     let f = parse_field_line("field:const char * reason;\toffset:8;\tsize:8;\tsigned:0;").unwrap();
     assert_eq!((f.name.as_str(), f.layout), ("reason", Layout::Scalar));
     assert!(parse_field_line("field:int x;\tsize:4;").is_none());
+    // A name after a character of more than one byte (found by the fuzzer).
+    let f = parse_field_line("field:int \u{6dc}x;\toffset:8;\tsize:4;").unwrap();
+    assert_eq!(f.name, "x");
+    assert!(parse_field_line("field:int x\u{6dc};\toffset:8;\tsize:4;").is_none());
     let e = parse_event_format("name: a\nformat:\n").unwrap_err();
     assert_eq!(e, "expected an `ID:` line in the format of `a`");
 }
