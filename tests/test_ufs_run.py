@@ -379,6 +379,7 @@ UFS_KEYS = {
     "counters",
     "freq_timeline",
     "freq_changes_dropped",
+    "poll_loads",
     "ftl",
     "hpb",
 }

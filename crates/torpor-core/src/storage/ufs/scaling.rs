@@ -31,7 +31,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::clk_scaling::ClkScaling;
-use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData, RangeVersion};
+use super::devfreq::{
+    clamp_target, freq_range, simple_ondemand, DevStatus, OndemandData, RangeVersion,
+};
 use crate::qos::freq::FreqQos;
 use crate::sim::Jiffies;
 use crate::time::Nanos;
@@ -174,6 +176,40 @@ pub struct HostScaling {
     /// The disk's device minimum-frequency QoS (kHz) the RFC's boost sets (0 = none).
     pub disk_min_khz: i64,
     pub at_max: bool,
+    /// What the governor saw: evaluations by the busy share of their window.
+    pub loads: LoadHistogram,
+}
+
+/// Evaluations with a window (total time above 0) by the whole percent of it the host was
+/// busy (`busy * 100 / total`, truncated: 0 to 100), at the level the host was at then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadHistogram {
+    pub at_max: Vec<u64>,
+    pub at_min: Vec<u64>,
+}
+
+impl Default for LoadHistogram {
+    fn default() -> Self {
+        LoadHistogram {
+            at_max: vec![0; 101],
+            at_min: vec![0; 101],
+        }
+    }
+}
+
+impl LoadHistogram {
+    fn count(&mut self, status: DevStatus, at_max: bool) {
+        if status.total_time == 0 {
+            return;
+        }
+        let pct = (status.busy_time.saturating_mul(100) / status.total_time).min(100) as usize;
+        let bins = if at_max {
+            &mut self.at_max
+        } else {
+            &mut self.at_min
+        };
+        bins[pct] += 1;
+    }
 }
 
 impl HostScaling {
@@ -185,6 +221,7 @@ impl HostScaling {
             qos: FreqQos::default(),
             disk_min_khz: 0,
             at_max: true,
+            loads: LoadHistogram::default(),
         }
     }
 
@@ -200,6 +237,7 @@ impl HostScaling {
     pub fn evaluate(&mut self, now: Nanos) -> PollOutcome {
         let p = self.params;
         let status = self.load.get_dev_status(now, self.current_hz());
+        self.loads.count(status, self.at_max);
         // -EINVAL (impossible thresholds) leaves the frequency as it is.
         let Ok(wanted) = simple_ondemand(status, p.ondemand) else {
             return PollOutcome {
@@ -295,6 +333,18 @@ mod tests {
             }
         );
         assert_eq!(h.current_hz(), 37 * MHZ + MHZ / 2);
+        // The histogram holds the two windows at the max level (20 % and 5 %), not the first
+        // evaluation (no window).
+        let counted: Vec<(usize, u64)> = h
+            .loads
+            .at_max
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(pct, &n)| (pct, n))
+            .collect();
+        assert_eq!(counted, vec![(5, 1), (20, 1)]);
+        assert!(h.loads.at_min.iter().all(|&n| n == 0));
     }
 
     #[test]
