@@ -352,6 +352,72 @@ def _anatomy(results: dict[str, Any], assumption: str | None = None) -> dict[str
     return {r["variant"]: r for r in results["case2"] if r.get("assumption") == assumption}
 
 
+def _case2_divergence(results: dict[str, Any]) -> str:
+    """Case 2's bandwidth change against the seed's, and its cause, from the runs."""
+    by = _anatomy(results)
+    off, on = by["boost-off"], by["boost-on"]
+    gain = _bw_gain(on, off)
+    if gain >= devfreq.CASE2_GAIN_RANGE_PCT[0]:
+        return f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed +2.75 %)."
+    low = max(off["low_ms_at_job_starts"])
+    jobs = len(off["low_ms_at_job_starts"])
+    inside = (
+        "never while a job runs"
+        if off["scale_downs"] <= jobs
+        else f"{off['scale_downs'] - jobs} more times while jobs run"
+    )
+    return (
+        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed +2.75 %). The clock "
+        f"is at the min level at most {low:.1f} ms from a job's start and {inside} (above); "
+        "the patch's boost acts at the poll that ends that stretch."
+    )
+
+
+def _case2_by_assumption(results: dict[str, Any]) -> list[str]:
+    """Case 2's bandwidth under each assumption, with the scale-ups that start ufshcd's CPU
+    latency vote, and where the boost moves bandwidth by more than 1 %, why."""
+    groups = [
+        None,
+        *dict.fromkeys(r.get("assumption") for r in results["case2"] if "assumption" in r),
+    ]
+    rows, vote_driven = [], []
+    for assumption in groups:
+        by = _anatomy(results, assumption)
+        off, on, now = by["boost-off"], by["boost-on"], by["boost-at-once"]
+        ups = [r["scale_ups"] for r in (off, on, now)]
+        rows.append(
+            [
+                assumption or "ufs-qcom (as run)",
+                f"{off['bw_mbs']:.1f}",
+                f"{on['bw_mbs']:.1f} ({_bw_gain(on, off):+.2f} %)",
+                f"{now['bw_mbs']:.1f} ({_bw_gain(now, off):+.2f} %)",
+                "/".join(map(str, ups)),
+            ]
+        )
+        for name, r in (("the patch", on), ("at once", now)):
+            if abs(_bw_gain(r, off)) > 1.0 and (off["scale_ups"] == 0) != (r["scale_ups"] == 0):
+                vote_driven.append(
+                    f"{assumption or 'ufs-qcom'} ({name}: {_bw_gain(r, off):+.1f} %, "
+                    f"scale-ups {off['scale_ups']} without the boost, {r['scale_ups']} with)"
+                )
+    parts = [
+        _table(
+            ["case 2 under", "BW off", "BW patch", "BW at once", "scale-ups off/patch/at once"],
+            rows,
+        )
+    ]
+    if vote_driven:
+        parts += [
+            "",
+            "- Where the boost moves case 2's bandwidth by more than 1 % ("
+            + "; ".join(vote_driven)
+            + "), one of the two runs scales up at least once and the other never does; the "
+            "first scale-up starts ufshcd's CPU latency vote (below), which moves bandwidth far "
+            "more than the clock's level does.",
+        ]
+    return parts
+
+
 def _case2_clock(results: dict[str, Any]) -> list[str]:
     """Case 2: where the clock is low, what the polls saw, and what that leaves the boost;
     every figure from the runs."""
@@ -382,7 +448,12 @@ def _case2_clock(results: dict[str, Any]) -> list[str]:
                 f"{r['windows_at_max']['n']}, {r['windows_at_max']['mean_pct']}, "
                 f"{r['windows_at_max']['lowest_pct']}",
                 str(r["windows_at_max_at_or_below_down"]),
-                f"{r['windows_at_min']['n']}, {r['windows_at_min']['mean_pct']}",
+                f"{r['windows_at_min']['n']}, "
+                + (
+                    "-"
+                    if r["windows_at_min"]["mean_pct"] is None
+                    else str(r["windows_at_min"]["mean_pct"])
+                ),
                 f"{r['bw_mbs']:.2f}",
             ]
             for r in (off, on, now)
@@ -443,6 +514,7 @@ def _case2_clock(results: dict[str, Any]) -> list[str]:
             f"({o65['scale_downs']} scale-downs) and the boost changes bandwidth by "
             f"{_bw_gain(n65, o65):+.2f} % at once."
         )
+    parts += ["", *_case2_by_assumption(results), ""]
     noqos = _anatomy(results, "no CPU latency vote (pm_qos_enable off)")
     if noqos:
         q_off, q_now = noqos["boost-off"], noqos["boost-at-once"]
@@ -519,6 +591,7 @@ def devfreq_report(results: dict[str, Any]) -> str:
         "",
         "## Where the model and the seed part ways",
         "",
+        _case2_divergence(results),
         "- Case 1: the gain's size follows the min level's service time: at HS-G1 a 64 KiB "
         "read crosses the link in ~250 us against ~15 us at HS-G5, so the device-side gain "
         f"({_case1_gain(results['variants']):.1f} %) is far above the seed's host-side 13.4 %; "
