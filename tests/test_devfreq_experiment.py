@@ -138,14 +138,57 @@ def test_case_1_goes_down_at_the_first_poll(results: dict) -> None:
 def test_case_2_bandwidth_is_one_continuous_reader_per_job(results: dict) -> None:
     # Continuous QD1 reads at the max level: each job issues its next 64 KiB read when its
     # thread sees the last one complete, so 65536 B per (host) clat over the jobs' 50 s; the
-    # device's part is the preset's 277.104 us. The boost as the patch does it acts at the same
-    # first poll as the load does, so it changes nothing here.
+    # device's part is the preset's 277.104 us, but for the reads of the one poll at the min
+    # level at jobs 2 to 5's starts (below). The boost as the patch does it acts at the same
+    # poll as the load does, so it changes nothing here.
     at_max = read_latency_s("samsung-ufs40-class", 65536, "max") * 1e6
     for boost in (False, True):
         r = row(results, 2, boost)
         assert r["bw_mbs"] == pytest.approx(65536 / r["clat_avg_us"], rel=0.01)
         assert at_max <= r["clat_device_avg_us"] <= at_max * 1.01
     assert row(results, 2, True)["bw_mbs"] == row(results, 2, False)["bw_mbs"]
+
+
+def hibern8_exit_and_stall_us() -> tuple[float, float]:
+    p = tomllib.loads((ROOT / "presets" / "ufs" / "samsung-ufs40-class.toml").read_text())
+    lat = p["latency"]
+    stall = central(lat["gear_switch_us"]) + central(lat["clock_switch_us"])
+    return central(lat["hibern8_exit_us"]), stall
+
+
+def test_case_2_leaves_the_clock_low_for_one_poll_at_a_jobs_start(results: dict) -> None:
+    # After a continuous job ends, the next poll (every 64 ms: 15 jiffies, fired a jiffy late)
+    # sees a window only partly busy; at or below 68 % x 150 / 300 = 34 % (SM8450's clock table
+    # has 150 MHz below 300) it goes down, and with nothing outstanding ufs-qcom suspends
+    # scaling. The next job's first read resumes it; the poll comes 16 jiffies after the
+    # start of that read's jiffy, which is the job's start (20, 40, 60, 80 s: jiffy
+    # boundaries), then drains the read in flight (at most one 64 KiB read at the min level)
+    # and stalls for the gear and clock switch. At once, the boost scales up at the first
+    # read itself: its hibern8 exit (10 s idle), its 64 KiB at the min level, the stall.
+    at_min = read_latency_s("samsung-ufs40-class", 65536, "min") * 1e6
+    exit_us, stall_us = hibern8_exit_and_stall_us()
+    by = {r["variant"]: r for r in results["case2"] if "assumption" not in r}
+    off, on, now = by["boost-off"], by["boost-on"], by["boost-at-once"]
+    assert off["polling_period_ms"] == 64.0
+    assert (off["down_at_or_below_pct"], off["up_from_pct"]) == (34, 71)
+    for r in (off, on):
+        lows = r["low_ms_at_job_starts"]
+        assert lows[0] == 0.0  # the host starts at the max level
+        for ms in lows[1:]:
+            assert 64 + stall_us / 1000 <= ms <= 64 + (stall_us + at_min) / 1000
+    for ms in now["low_ms_at_job_starts"][1:]:
+        assert ms == pytest.approx((exit_us + at_min + stall_us) / 1000, abs=1e-3)
+    # No oscillation: only the windows in which a job ended were light enough to go down.
+    assert off["scale_downs"] == off["windows_at_max_at_or_below_down"] == 4
+    assert off["windows_at_min"]["n"] == off["scale_ups"] == 4
+    # Under 70/65 a poll goes down only at 5 % or less, which no window reached: no scale.
+    dd65 = next(
+        r
+        for r in results["case2"]
+        if r["variant"] == "boost-off" and r.get("assumption", "").startswith("downdiff")
+    )
+    assert dd65["down_at_or_below_pct"] == 5
+    assert dd65["scale_downs"] == 0 and dd65["windows_at_max"]["lowest_pct"] > 5
 
 
 def test_claims_and_their_verdicts(results: dict) -> None:

@@ -379,6 +379,7 @@ UFS_KEYS = {
     "counters",
     "freq_timeline",
     "freq_changes_dropped",
+    "poll_loads",
     "ftl",
     "hpb",
 }
@@ -393,6 +394,8 @@ DEVFREQ_KEYS = {
     "suspend_on_no_request",
     "hz",
     "freq_range",
+    "down_at_or_below_pct",
+    "up_from_pct",
 }
 COUNTER_KEYS = {
     "evaluations",
@@ -434,6 +437,10 @@ def test_json_has_the_promised_ufs_section(cli, tmp_path):
         "suspend_on_no_request": False,
         "hz": 250,
         "freq_range": "v6.17",
+        # samsung-ufs40-class's clock table has 150 MHz below its 300 MHz max: a poll at max
+        # goes down up to 68 % x 150 / 300 = 34 % busy; one at min goes up above 70 %.
+        "down_at_or_below_pct": 34,
+        "up_from_pct": 71,
     }
     m = HandModel(UFS40)
     assert (ufs["min_hz"], ufs["max_hz"], ufs["min_gear"], ufs["max_gear"]) == (

@@ -117,6 +117,10 @@ pub struct DevfreqParams {
     pub hz: u32,
     /// The form of `devfreq_get_freq_range`, by kernel release.
     pub freq_range: crate::storage::ufs::devfreq::RangeVersion,
+    /// The highest whole-percent load at which a poll at the max level goes down, and the
+    /// lowest at which one at the min level goes up (no QoS limit, no boost; `null`: none).
+    pub down_at_or_below_pct: Option<u8>,
+    pub up_from_pct: Option<u8>,
 }
 
 /// The CPUs of a run: the governor's decisions, residency, misses, energy, and each task's

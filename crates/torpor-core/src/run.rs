@@ -1254,6 +1254,8 @@ impl Input<'_> {
         let policy = &s.policy.devfreq;
         let scaling = policy.resolved(preset.min_level.freq_hz, preset.max_level.freq_hz, p.hz);
         let mut cfg = preset.device_config(scaling, policy.min_gear.or(policy.profile.min_gear()));
+        // The parameters as the device runs them (the preset's clock table included).
+        let scaling = cfg.scaling;
         let (min, max) = (cfg.min, cfg.max);
         let b = &s.policy.boost;
         let boost = (b.dev_freq_timeout_ms != 0).then_some(BoostConfig {
@@ -1349,17 +1351,22 @@ impl Input<'_> {
             device,
             id: preset.id.clone(),
             levels: (min, max),
-            devfreq: scaling.map(|p| DevfreqParams {
-                profile: policy.profile,
-                polling_ms: p.polling_ms,
-                polling_period_ns: p.polling_period().0,
-                timer: p.timer,
-                upthreshold: p.ondemand.upthreshold,
-                downdifferential: p.ondemand.downdifferential,
-                rounding: p.rounding,
-                suspend_on_no_request: p.suspend_on_no_request,
-                hz: p.hz,
-                freq_range: p.range,
+            devfreq: scaling.map(|p| {
+                let (down_at_or_below_pct, up_from_pct) = p.switching_loads();
+                DevfreqParams {
+                    profile: policy.profile,
+                    polling_ms: p.polling_ms,
+                    polling_period_ns: p.polling_period().0,
+                    timer: p.timer,
+                    upthreshold: p.ondemand.upthreshold,
+                    downdifferential: p.ondemand.downdifferential,
+                    rounding: p.rounding,
+                    suspend_on_no_request: p.suspend_on_no_request,
+                    hz: p.hz,
+                    freq_range: p.range,
+                    down_at_or_below_pct,
+                    up_from_pct,
+                }
             }),
             boost: (b.dev_freq_timeout_ms, b.notify),
             notes,

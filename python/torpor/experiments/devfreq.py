@@ -27,7 +27,13 @@ Readings of the seed, stated where they are chosen:
   (a sensitivity run at HS-G4 is reported beside the claims).
 - The host's devfreq tuning is today's ``ufs-qcom`` (the seed's kernel is not named); the same
   jobs under ufshcd's core defaults (100 ms deferrable monitor, no suspension at the max level)
-  are reported beside it, since the two react differently to a job's start.
+  are reported beside it, since the two react differently to a job's start, and under
+  ``downdifferential`` 65, the value Qualcomm's 2025 patch gives (it says Android has shipped it
+  for long).
+- Case 2 is also run without ufshcd's CPU latency vote (``pm_qos_enable`` off): the host holds
+  the CPUs at 0 us only from its first scale-up (it starts released, as after probe), so whether
+  a run ever scales up moves the fio thread's wake-ups, and the bandwidth, by far more than the
+  boost does.
 """
 
 from __future__ import annotations
@@ -64,6 +70,15 @@ CASE1_MIN_GAIN_PCT = 10.0
 #: 1 % and at most 10 % ("a few percent, not a different device").
 CASE2_GAIN_RANGE_PCT = (1.0, 10.0)
 
+#: Sensitivity runs: each changes [policy.devfreq] from the ufs-qcom profile, for the cases
+#: listed.
+SENSITIVITY: tuple[tuple[str, dict[str, Any], tuple[int, ...]], ...] = (
+    ("min level keeps HS-G4", {"min_gear": 4}, (1, 2)),
+    ("ufshcd core defaults", {"profile": "ufshcd"}, (1, 2)),
+    ("downdifferential 65 (Android's ufs-qcom)", {"downdifferential": 65}, (1, 2)),
+    ("no CPU latency vote (pm_qos_enable off)", {"pm_qos_enable": False}, (2,)),
+)
+
 #: The Pixel 6a's UFS 3.1 behind a Qualcomm-style host (the phone's Exynos-derived host's
 #: clocks are not in torpor's data: a what-if on the closest preset).
 PIXEL_DEVICE = "samsung-eufs31-512gb"
@@ -93,12 +108,11 @@ def job_file(case: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scenario(case: int, min_gear: int | None = None, profile: str = PROFILE) -> dict[str, Any]:
+def scenario(case: int, devfreq_keys: dict[str, Any] | None = None) -> dict[str, Any]:
     """The scenario of `case` (its job file beside it as ``case<N>.fio``): boost off, on as the
-    patch does it, and at once."""
-    devfreq: dict[str, Any] = {"profile": profile}
-    if min_gear is not None:
-        devfreq["min_gear"] = min_gear
+    patch does it, and at once; `devfreq_keys` change [policy.devfreq] from the ufs-qcom
+    profile."""
+    devfreq: dict[str, Any] = {"profile": PROFILE} | (devfreq_keys or {})
     return {
         "platform": {
             "ufs": {"preset": DEVICE, "hz": 250},
@@ -120,16 +134,13 @@ def scenario(case: int, min_gear: int | None = None, profile: str = PROFILE) -> 
 
 
 def run_case(
-    case: int, work: Path, min_gear: int | None = None, profile: str = PROFILE
+    case: int, work: Path, devfreq_keys: dict[str, Any] | None = None, tag: str = ""
 ) -> dict[str, Any]:
     """Runs one case from files written into `work` (its job file, `case<N>.fio`, and the
-    scenario naming it); returns the report."""
+    scenario naming it, ``case<N><tag>.toml``); returns the report."""
     work.mkdir(parents=True, exist_ok=True)
-    suffix = ("" if min_gear is None else f"-g{min_gear}") + (
-        "" if profile == PROFILE else f"-{profile}"
-    )
     (work / f"case{case}.fio").write_text(job_file(case))
-    return run_kept(work, f"case{case}{suffix}.toml", scenario(case, min_gear, profile))
+    return run_kept(work, f"case{case}{tag}.toml", scenario(case, devfreq_keys))
 
 
 def bw_mbs(variant: dict[str, Any]) -> float:
@@ -158,16 +169,18 @@ def row(case: int, variant: dict[str, Any]) -> dict[str, Any]:
 
 def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The `runs` rows (boost off and on, as the patch does it, per case), and everything
-    else the report shows: the at-once variant, energy, the min-gear sensitivity, and the
-    clock timelines."""
+    else the report shows: the at-once variant, energy, the sensitivity runs, case 2's clock
+    at each job's start and the loads its polls saw, and the clock timelines."""
     rows: list[dict[str, Any]] = []
-    extra: dict[str, Any] = {"variants": [], "timelines": {}, "sensitivity": []}
+    extra: dict[str, Any] = {"variants": [], "timelines": {}, "sensitivity": [], "case2": []}
     for case in (1, 2):
         report = run_case(case, work)
         for v in report["variants"]:
             if v["name"] != "boost-at-once":
                 rows.append(row(case, v))
             extra["variants"].append(variant_summary(case, v))
+            if case == 2:
+                extra["case2"].append(clock_anatomy(v))
             extra["timelines"][f"case {case}, {v['name']}"] = {
                 "name": f"case {case}, {v['name']}",
                 "duration_s": v["duration_s"],
@@ -175,17 +188,57 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                     k: v["ufs"][k] for k in ("freq_timeline", "min_hz", "max_hz", "low_clock_pct")
                 },
             }
-        gear4 = run_case(case, work, min_gear=4)
-        for v in gear4["variants"]:
-            extra["sensitivity"].append(
-                variant_summary(case, v) | {"assumption": "min level keeps HS-G4"}
-            )
-        core = run_case(case, work, profile="ufshcd")
-        for v in core["variants"]:
-            extra["sensitivity"].append(
-                variant_summary(case, v) | {"assumption": "ufshcd core defaults"}
-            )
+        for i, (assumption, keys, cases) in enumerate(SENSITIVITY):
+            if case not in cases:
+                continue
+            for v in run_case(case, work, keys, f"-s{i}")["variants"]:
+                extra["sensitivity"].append(variant_summary(case, v) | {"assumption": assumption})
+                if case == 2:
+                    extra["case2"].append(clock_anatomy(v) | {"assumption": assumption})
     return rows, extra
+
+
+def clock_anatomy(v: dict[str, Any]) -> dict[str, Any]:
+    """Case 2's clock as the report gives it: how long it stayed at the min level from each
+    job's start (0 when the job started at the max level), and the window loads devfreq's
+    polls saw at each level against the loads at which a poll leaves it."""
+    ufs = v["ufs"]
+    timeline = ufs["freq_timeline"]
+    low_ms = []
+    for start_s in STARTDELAYS:
+        t0 = start_s * 10**9
+        hz = [h for t, h in timeline if t <= t0][-1]
+        up = next((t for t, h in timeline if t > t0 and h == ufs["max_hz"]), None)
+        if hz == ufs["max_hz"]:
+            low_ms.append(0.0)
+        else:
+            end = up if up is not None else round(v["duration_s"] * 1e9)
+            low_ms.append(round((end - t0) / 1e6, 3))
+    loads = ufs["poll_loads"]
+    dev = ufs["devfreq"]
+
+    def windows(bins: list[int]) -> dict[str, Any]:
+        n = sum(bins)
+        mean = sum(pct * c for pct, c in enumerate(bins)) / n if n else None
+        lowest = next((pct for pct, c in enumerate(bins) if c), None)
+        return {"n": n, "mean_pct": None if mean is None else round(mean, 1), "lowest_pct": lowest}
+
+    at_max, at_min = windows(loads["at_max"]), windows(loads["at_min"])
+    down = dev["down_at_or_below_pct"]
+    below_down = sum(loads["at_max"][: down + 1]) if down is not None else 0
+    return {
+        "variant": v["name"],
+        "bw_mbs": round(bw_mbs(v), 3),
+        "low_ms_at_job_starts": low_ms,
+        "polling_period_ms": dev["polling_period_ns"] / 1e6,
+        "down_at_or_below_pct": down,
+        "up_from_pct": dev["up_from_pct"],
+        "windows_at_max": at_max,
+        "windows_at_max_at_or_below_down": below_down,
+        "windows_at_min": at_min,
+        "scale_ups": ufs["counters"]["scale_ups"],
+        "scale_downs": ufs["counters"]["scale_downs"],
+    }
 
 
 def variant_summary(case: int, v: dict[str, Any]) -> dict[str, Any]:
@@ -368,6 +421,7 @@ def results(
         "runs": rows,
         "variants": extra["variants"],
         "sensitivity": extra["sensitivity"],
+        "case2": extra["case2"],
         "pixel": pixel_rows,
         "pixel_note": pixel_note,
     }

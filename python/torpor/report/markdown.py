@@ -343,19 +343,197 @@ def _case1_gain(rows: list[dict[str, Any]], assumption: str | None = None) -> fl
     return devfreq.gain_pct(avg("boost-on"), avg("boost-off"))
 
 
-def _case2_divergence(rows: list[dict[str, Any]]) -> str:
-    """Case 2's bandwidth change, and why it is small when it is."""
-    on, off = (next(r for r in rows if r["case"] == 2 and r["boost"] is b) for b in (True, False))
-    gain = 100.0 * (on["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
+def _bw_gain(boosted: dict[str, Any], off: dict[str, Any]) -> float:
+    return 100.0 * (boosted["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
+
+
+def _anatomy(results: dict[str, Any], assumption: str | None = None) -> dict[str, Any]:
+    """Case 2's clock anatomy rows of one run, by variant."""
+    return {r["variant"]: r for r in results["case2"] if r.get("assumption") == assumption}
+
+
+def _case2_divergence(results: dict[str, Any]) -> str:
+    """Case 2's bandwidth change against the seed's, and its cause, from the runs."""
+    by = _anatomy(results)
+    off, on = by["boost-off"], by["boost-on"]
+    gain = _bw_gain(on, off)
     if gain >= devfreq.CASE2_GAIN_RANGE_PCT[0]:
         return f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed +2.75 %)."
-    return (
-        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed +2.75 %). A continuous "
-        "job keeps the host busy, so the window's load passes `upthreshold` at the first poll "
-        "after the job starts, the same poll at which the patch's boost acts; only a host at "
-        "the min level when a job starts that reacts at once can gain, for one polling period "
-        "per job."
+    low = max(off["low_ms_at_job_starts"])
+    jobs = len(off["low_ms_at_job_starts"])
+    inside = (
+        "never while a job runs"
+        if off["scale_downs"] <= jobs
+        else f"{off['scale_downs'] - jobs} more times while jobs run"
     )
+    return (
+        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed +2.75 %). The clock "
+        f"is at the min level at most {low:.1f} ms from a job's start and {inside} (above); "
+        "the patch's boost acts at the poll that ends that stretch."
+    )
+
+
+def _case2_by_assumption(results: dict[str, Any]) -> list[str]:
+    """Case 2's bandwidth under each assumption, with the scale-ups that start ufshcd's CPU
+    latency vote, and where the boost moves bandwidth by more than 1 %, why."""
+    groups = [
+        None,
+        *dict.fromkeys(r.get("assumption") for r in results["case2"] if "assumption" in r),
+    ]
+    rows, vote_driven = [], []
+    for assumption in groups:
+        by = _anatomy(results, assumption)
+        off, on, now = by["boost-off"], by["boost-on"], by["boost-at-once"]
+        ups = [r["scale_ups"] for r in (off, on, now)]
+        rows.append(
+            [
+                assumption or "ufs-qcom (as run)",
+                f"{off['bw_mbs']:.1f}",
+                f"{on['bw_mbs']:.1f} ({_bw_gain(on, off):+.2f} %)",
+                f"{now['bw_mbs']:.1f} ({_bw_gain(now, off):+.2f} %)",
+                "/".join(map(str, ups)),
+            ]
+        )
+        for name, r in (("the patch", on), ("at once", now)):
+            if abs(_bw_gain(r, off)) > 1.0 and (off["scale_ups"] == 0) != (r["scale_ups"] == 0):
+                vote_driven.append(
+                    f"{assumption or 'ufs-qcom'} ({name}: {_bw_gain(r, off):+.1f} %, "
+                    f"scale-ups {off['scale_ups']} without the boost, {r['scale_ups']} with)"
+                )
+    parts = [
+        _table(
+            ["case 2 under", "BW off", "BW patch", "BW at once", "scale-ups off/patch/at once"],
+            rows,
+        )
+    ]
+    if vote_driven:
+        parts += [
+            "",
+            "- Where the boost moves case 2's bandwidth by more than 1 % ("
+            + "; ".join(vote_driven)
+            + "), one of the two runs scales up at least once and the other never does; the "
+            "first scale-up starts ufshcd's CPU latency vote (below), which moves bandwidth far "
+            "more than the clock's level does.",
+        ]
+    return parts
+
+
+def _case2_clock(results: dict[str, Any]) -> list[str]:
+    """Case 2: where the clock is low, what the polls saw, and what that leaves the boost;
+    every figure from the runs."""
+    by = _anatomy(results)
+    off, on, now = by["boost-off"], by["boost-on"], by["boost-at-once"]
+    jobs = len(off["low_ms_at_job_starts"])
+    period = off["polling_period_ms"]
+    down, up = off["down_at_or_below_pct"], off["up_from_pct"]
+
+    def lows(r: dict[str, Any]) -> str:
+        return ", ".join(f"{ms:.1f}" for ms in r["low_ms_at_job_starts"])
+
+    table = _table(
+        [
+            "variant",
+            "ms at the min level from each job's start",
+            "downs/ups",
+            "windows at max: n, mean %, lowest %",
+            f"at max <= {down} %",
+            "windows at min: n, mean %",
+            "BW MB/s",
+        ],
+        [
+            [
+                r["variant"],
+                lows(r),
+                f"{r['scale_downs']}/{r['scale_ups']}",
+                f"{r['windows_at_max']['n']}, {r['windows_at_max']['mean_pct']}, "
+                f"{r['windows_at_max']['lowest_pct']}",
+                str(r["windows_at_max_at_or_below_down"]),
+                f"{r['windows_at_min']['n']}, "
+                + (
+                    "-"
+                    if r["windows_at_min"]["mean_pct"] is None
+                    else str(r["windows_at_min"]["mean_pct"])
+                ),
+                f"{r['bw_mbs']:.2f}",
+            ]
+            for r in (off, on, now)
+        ],
+    )
+    low_starts = [ms for ms in off["low_ms_at_job_starts"] if ms > 0]
+    oscillates = off["scale_downs"] > jobs
+    parts = [
+        f"A poll at the max level goes down when its window was busy {down} % or less "
+        f"(`ufs-qcom`'s 70/5 and the clock's rounding up to its table); one at the min level "
+        f"goes up from {up} %. Polls come every {period:g} ms.",
+        "",
+        table,
+        "",
+        f"- The clock {'does' if oscillates else 'does not'} oscillate under continuous QD1 "
+        f"reads: at the max level the windows were {off['windows_at_max']['mean_pct']} % busy "
+        f"on average and {off['windows_at_max_at_or_below_down']} of "
+        f"{off['windows_at_max']['n']} were at or below {down} % ({off['scale_downs']} "
+        f"scale-downs for {jobs} jobs: the windows in which a job ended).",
+    ]
+    if low_starts:
+        parts.append(
+            f"- {len(low_starts)} of {jobs} jobs start with the clock at the min level (the "
+            "poll after the previous job's end went down, then scaling suspended); each stays "
+            f"there {min(low_starts):.1f} to {max(low_starts):.1f} ms: one poll ({period:g} ms "
+            "after the start of the job's first jiffy), the read it drains and the stall, not "
+            "longer. The patch's boost acts at that same poll "
+            f"({lows(on)} ms); at once it scales up at the job's first read ({lows(now)} ms)."
+        )
+    else:
+        parts.append(f"- All {jobs} jobs start with the clock at the max level.")
+    parts.append(
+        f"- Bandwidth: {off['bw_mbs']:.2f} MB/s without the boost, {on['bw_mbs']:.2f} "
+        f"({_bw_gain(on, off):+.2f} %) as the patch, {now['bw_mbs']:.2f} "
+        f"({_bw_gain(now, off):+.2f} %) at once (seed +2.75 %)."
+    )
+    variants = {r["variant"]: r for r in results["variants"] if r["case"] == 1}
+    d_min = variants["boost-off"]["clat_device_avg_us"]
+    d_max = variants["boost-on"]["clat_device_avg_us"]
+    cycle_max = 65536 / now["bw_mbs"]
+    share = cycle_max / (cycle_max + d_min - d_max)
+    needed_ms = 1000 * 0.0275 * devfreq.RUNTIME_S / (1 - share)
+    parts.append(
+        f"- At the runs' own service times (a 64 KiB read {d_max:.0f} us at the max level, "
+        f"{d_min:.0f} us at the min, a read every {cycle_max:.0f} us at the max) the min level "
+        f"moves {100 * share:.0f} % of the max level's data, so +2.75 % would take each job "
+        f"about {needed_ms:.0f} ms at the min level that the boost removes: "
+        f"{needed_ms / period:.0f} polls, where the model has at most one."
+    )
+    dd65 = _anatomy(results, "downdifferential 65 (Android's ufs-qcom)")
+    if dd65:
+        o65, n65 = dd65["boost-off"], dd65["boost-at-once"]
+        parts.append(
+            f"- With 70/65 (Qualcomm's 2025 patch, Android's value) a poll goes down only at "
+            f"{o65['down_at_or_below_pct']} % or less; the lowest window at the max level was "
+            f"{o65['windows_at_max']['lowest_pct']} % (a job's end), so the clock "
+            f"{'never leaves' if o65['scale_downs'] == 0 else 'leaves'} the max level "
+            f"({o65['scale_downs']} scale-downs) and the boost changes bandwidth by "
+            f"{_bw_gain(n65, o65):+.2f} % at once."
+        )
+    parts += ["", *_case2_by_assumption(results), ""]
+    noqos = _anatomy(results, "no CPU latency vote (pm_qos_enable off)")
+    if noqos:
+        q_off, q_now = noqos["boost-off"], noqos["boost-at-once"]
+        parts.append(
+            "- ufshcd's CPU latency vote holds every CPU at 0 us from a scale-up's clock switch "
+            "to the next scale-down; torpor's host starts with it released (as after probe), "
+            "so the vote only begins at a run's first scale-up. Without the vote the fio "
+            f"thread's wake-ups pay deeper idle exits: {q_off['bw_mbs']:.2f} MB/s against "
+            f"{off['bw_mbs']:.2f} without the boost"
+            + (
+                f", and a run that never scales up (70/65 above: {dd65['boost-off']['bw_mbs']:.2f}"
+                " MB/s) runs as without it"
+                if dd65
+                else ""
+            )
+            + f". The boost's gain is alike without the vote ({_bw_gain(q_now, q_off):+.2f} % "
+            "at once): the vote moves absolute bandwidth, not the boost's effect."
+        )
+    return parts
 
 
 def devfreq_report(results: dict[str, Any]) -> str:
@@ -400,15 +578,20 @@ def devfreq_report(results: dict[str, Any]) -> str:
         "",
         "## Sensitivity",
         "",
-        "The same cases with the min level keeping HS-G4 (as MediaTek hosts do), and under "
+        "The same cases with the min level keeping HS-G4 (as MediaTek hosts do), under "
         "ufshcd's core defaults (100 ms deferrable monitor, 70/5, no suspension at the max "
-        "level) instead of `ufs-qcom`.",
+        "level) instead of `ufs-qcom`, with `ufs-qcom`'s downdifferential at 65 (Qualcomm's "
+        "2025 patch: Android's value), and case 2 without ufshcd's CPU latency vote.",
         "",
         _table(cols, variant_rows(results["sensitivity"])),
         "",
+        "## Case 2: the clock under continuous reads",
+        "",
+        *_case2_clock(results),
+        "",
         "## Where the model and the seed part ways",
         "",
-        _case2_divergence(results["runs"]),
+        _case2_divergence(results),
         "- Case 1: the gain's size follows the min level's service time: at HS-G1 a 64 KiB "
         "read crosses the link in ~250 us against ~15 us at HS-G5, so the device-side gain "
         f"({_case1_gain(results['variants']):.1f} %) is far above the seed's host-side 13.4 %; "

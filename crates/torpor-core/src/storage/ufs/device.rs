@@ -59,7 +59,7 @@ use super::ftl::{Ftl, FtlConfig, FtlStats};
 use super::hpb::{HpbCommand, MapReq};
 use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
 use super::power::{IdleTimers, UfsPower, UfsState};
-use super::scaling::{HostScaling, ScalingParams, TimerKind};
+use super::scaling::{HostScaling, LoadHistogram, ScalingParams, TimerKind};
 use super::service::{DeviceCmd, HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
 use crate::metrics::{EnergyMeter, StateEnergy};
 use crate::qos::Holder;
@@ -687,6 +687,7 @@ impl UfsDevice {
                 .map(|&(t, hz)| (t.0, hz))
                 .collect(),
             freq_changes_dropped: self.freq_changes_dropped,
+            poll_loads: self.host.as_ref().map(|h| h.loads.clone()),
             ftl: self.queue.ftl().map(|f| f.stats()),
             hpb: self.hpb.as_ref().map(|h| h.report()),
         }
@@ -714,6 +715,8 @@ pub struct UfsStats {
     /// (time ns, first clock's Hz) at the start and at each level change.
     pub freq_timeline: Vec<(u64, u64)>,
     pub freq_changes_dropped: u64,
+    /// The busy shares devfreq's evaluations saw, by level (with clock scaling).
+    pub poll_loads: Option<LoadHistogram>,
     /// The device's map-cache and NAND counters, with an FTL.
     pub ftl: Option<FtlStats>,
     pub hpb: Option<HpbReport>,

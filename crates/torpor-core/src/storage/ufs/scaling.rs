@@ -31,7 +31,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::clk_scaling::ClkScaling;
-use super::devfreq::{clamp_target, freq_range, simple_ondemand, OndemandData, RangeVersion};
+use super::devfreq::{
+    clamp_target, freq_range, simple_ondemand, DevStatus, OndemandData, RangeVersion,
+};
 use crate::qos::freq::FreqQos;
 use crate::sim::Jiffies;
 use crate::time::Nanos;
@@ -153,6 +155,48 @@ impl ScalingParams {
     pub fn polling_period(&self) -> Nanos {
         self.next_poll(Nanos::ZERO)
     }
+
+    /// Steps 1-3 on a window's `status`: whether the host ends at the max level (`None`:
+    /// simple_ondemand refused its thresholds), under the host's frequency `qos` and the
+    /// boost's floor on the disk (`disk_min_khz`).
+    pub fn decides_max(&self, status: DevStatus, qos: &FreqQos, disk_min_khz: i64) -> Option<bool> {
+        let wanted = simple_ondemand(status, self.ondemand).ok()?;
+        let range = freq_range(
+            self.range,
+            self.min_hz,
+            self.max_hz,
+            self.min_hz,
+            self.max_hz,
+            qos,
+        );
+        let mut freq = clamp_target(wanted, range).freq;
+        // RFC patch 3: kHz against Hz, which only works for its S32_MAX request.
+        if disk_min_khz > 0 && disk_min_khz as u64 > self.max_hz {
+            freq = self.max_hz;
+        }
+        if self.rounding == Rounding::Up && freq > self.round_up_above_hz {
+            freq = self.max_hz;
+        }
+        Some(freq == self.max_hz)
+    }
+
+    /// The whole-percent window loads at which a poll changes the level (no QoS limit, no
+    /// boost): the highest at which a host at the max level goes down, and the lowest at which
+    /// one at the min level goes up; `None` where no load does.
+    pub fn switching_loads(&self) -> (Option<u8>, Option<u8>) {
+        let at = |load: u8, cur| DevStatus {
+            total_time: 100,
+            busy_time: u64::from(load),
+            current_frequency: cur,
+        };
+        let qos = FreqQos::default();
+        let max_at = |load, cur| self.decides_max(at(load, cur), &qos, 0);
+        let down = (0..=100u8)
+            .rev()
+            .find(|&l| max_at(l, self.max_hz) == Some(false));
+        let up = (0..=100u8).find(|&l| max_at(l, self.min_hz) == Some(true));
+        (down, up)
+    }
 }
 
 /// What a poll decided.
@@ -174,6 +218,40 @@ pub struct HostScaling {
     /// The disk's device minimum-frequency QoS (kHz) the RFC's boost sets (0 = none).
     pub disk_min_khz: i64,
     pub at_max: bool,
+    /// What the governor saw: evaluations by the busy share of their window.
+    pub loads: LoadHistogram,
+}
+
+/// Evaluations with a window (total time above 0) by the whole percent of it the host was
+/// busy (`busy * 100 / total`, truncated: 0 to 100), at the level the host was at then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadHistogram {
+    pub at_max: Vec<u64>,
+    pub at_min: Vec<u64>,
+}
+
+impl Default for LoadHistogram {
+    fn default() -> Self {
+        LoadHistogram {
+            at_max: vec![0; 101],
+            at_min: vec![0; 101],
+        }
+    }
+}
+
+impl LoadHistogram {
+    fn count(&mut self, status: DevStatus, at_max: bool) {
+        if status.total_time == 0 {
+            return;
+        }
+        let pct = (status.busy_time.saturating_mul(100) / status.total_time).min(100) as usize;
+        let bins = if at_max {
+            &mut self.at_max
+        } else {
+            &mut self.at_min
+        };
+        bins[pct] += 1;
+    }
 }
 
 impl HostScaling {
@@ -185,6 +263,7 @@ impl HostScaling {
             qos: FreqQos::default(),
             disk_min_khz: 0,
             at_max: true,
+            loads: LoadHistogram::default(),
         }
     }
 
@@ -200,29 +279,20 @@ impl HostScaling {
     pub fn evaluate(&mut self, now: Nanos) -> PollOutcome {
         let p = self.params;
         let status = self.load.get_dev_status(now, self.current_hz());
+        self.loads.count(status, self.at_max);
         // -EINVAL (impossible thresholds) leaves the frequency as it is.
-        let Ok(wanted) = simple_ondemand(status, p.ondemand) else {
+        let Some(scale_up) = p.decides_max(status, &self.qos, self.disk_min_khz) else {
             return PollOutcome {
                 scale_to_max: None,
                 suspended: false,
             };
         };
-        let range = freq_range(p.range, p.min_hz, p.max_hz, p.min_hz, p.max_hz, &self.qos);
-        let mut freq = clamp_target(wanted, range).freq;
         if self.load.is_suspended {
             return PollOutcome {
                 scale_to_max: None,
                 suspended: true,
             };
         }
-        // RFC patch 3: kHz against Hz, which only works for its S32_MAX request.
-        if self.disk_min_khz > 0 && self.disk_min_khz as u64 > p.max_hz {
-            freq = p.max_hz;
-        }
-        if p.rounding == Rounding::Up && freq > p.round_up_above_hz {
-            freq = p.max_hz;
-        }
-        let scale_up = freq == p.max_hz;
         let sched_suspend = self.load.active_reqs == 0;
         let change = (scale_up != self.at_max).then_some(scale_up);
         self.at_max = scale_up;
@@ -295,6 +365,18 @@ mod tests {
             }
         );
         assert_eq!(h.current_hz(), 37 * MHZ + MHZ / 2);
+        // The histogram holds the two windows at the max level (20 % and 5 %), not the first
+        // evaluation (no window).
+        let counted: Vec<(usize, u64)> = h
+            .loads
+            .at_max
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(pct, &n)| (pct, n))
+            .collect();
+        assert_eq!(counted, vec![(5, 1), (20, 1)]);
+        assert!(h.loads.at_min.iter().all(|&n| n == 0));
     }
 
     #[test]
@@ -318,6 +400,25 @@ mod tests {
         // 20 %: 88.2 MHz, rounded to 150 MHz: down, where a two-rate table keeps the max
         // (rounding_up_scales_down_only_below_the_minimum_and_suspends_when_idle).
         assert_eq!(below(20_000), Some(false));
+    }
+
+    #[test]
+    fn the_switching_loads_by_hand() {
+        // 37.5..300 MHz, 70/5, a two-rate table: down while load x 300 / 68 <= 37.5 MHz: 8 %
+        // (8 x 3e6 x 100 / 68 = 35.29 MHz; 9 % gives 39.71 MHz); up above 70 %: 71 %.
+        let mut p = ScalingParams::ufshcd_default(37 * MHZ + MHZ / 2, 300 * MHZ);
+        assert_eq!(p.switching_loads(), (Some(8), Some(71)));
+        // A table with 150 MHz below the max: down to 34 % (exactly 150 MHz).
+        p.round_up_above_hz = 150 * MHZ;
+        assert_eq!(p.switching_loads(), (Some(34), Some(71)));
+        // 70/65 (Android's ufs-qcom): the hold band keeps the level above 5 %; at 5 %: 5 x 3e6
+        // x 100 / (70 - 32) = 39.47 MHz, below 150: down.
+        p.ondemand.downdifferential = 65;
+        assert_eq!(p.switching_loads(), (Some(5), Some(71)));
+        // An exact clock at 70/5: any target below the max goes down: up to the band's 65 %.
+        p.ondemand.downdifferential = 5;
+        p.rounding = Rounding::Exact;
+        assert_eq!(p.switching_loads(), (Some(65), Some(71)));
     }
 
     #[test]
