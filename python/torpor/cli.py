@@ -501,7 +501,13 @@ def qos(scenario: str, as_json: bool) -> None:
     if as_json:
         emit_json(view)
         return
-    qos_text.print_qos(console, view)
+    left_out = qos_text.print_qos(console, view)
+    if left_out:
+        click.echo(
+            f"torpor: note: {left_out} more steps not shown (the tables show the first "
+            f"{qos_text.SHOWN_STEPS}); --json lists them all",
+            err=True,
+        )
 
 
 @main.command()

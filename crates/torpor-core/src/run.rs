@@ -23,6 +23,7 @@ use crate::report::ToleranceChange;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::report::{CpuSection, DevfreqParams, UfsSection};
 use crate::scenario::CpuPlatformSpec;
+use crate::scenario::Stopped;
 use crate::scenario::UfsPlatformSpec;
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::io::BlockDevice;
@@ -90,6 +91,12 @@ pub struct Progress<'a> {
 /// returning `false` stops the run ([`RunError::Interrupted`]).
 pub trait Watch {
     fn tick(&mut self, progress: &Progress<'_>) -> bool;
+
+    /// Asked while a scenario is read and checked, where there is no progress to show:
+    /// `false` stops as from `tick`.
+    fn go_on(&mut self) -> bool {
+        true
+    }
 }
 
 /// No watcher: the run goes to its end.
@@ -112,6 +119,29 @@ impl From<InputError> for RunError {
     fn from(e: InputError) -> Self {
         RunError::Input(e)
     }
+}
+
+impl From<Stopped> for RunError {
+    fn from(s: Stopped) -> Self {
+        match s {
+            Stopped::Input(e) => RunError::Input(e),
+            Stopped::Interrupted => RunError::Interrupted,
+        }
+    }
+}
+
+/// Scenario `text` parsed, then each of `overrides` set, asking `watch` as it goes.
+fn parse_watched(
+    label: &str,
+    text: &str,
+    overrides: &[Override],
+    watch: &mut dyn Watch,
+) -> Result<ScenarioFile, RunError> {
+    let mut file = ScenarioFile::parse_watched(label, text, &mut || watch.go_on())?;
+    for (path, value) in overrides {
+        file = file.with_field_watched(path, value.clone(), &mut || watch.go_on())?;
+    }
+    Ok(file)
 }
 
 /// A field of the scenario set from outside the file (a sweep's point, an API keyword): its
@@ -146,11 +176,14 @@ fn read_scenario(path: &Path) -> Result<(String, String, PathBuf), InputError> {
 
 /// `torpor qos`: each variant's PM QoS constraints over its run, from the scenario file at
 /// `path` read as [`run_file`] reads it. Nothing is simulated.
-pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
+pub fn qos_file(path: &Path, watch: &mut dyn Watch) -> Result<view::qos::QosView, RunError> {
     let (text, label, base) = read_scenario(path)?;
-    let file = ScenarioFile::parse(&label, &text)?;
+    let file = parse_watched(&label, &text, &[], watch)?;
     let variants = (0..file.variants().len())
         .map(|variant| {
+            if !watch.go_on() {
+                return Err(RunError::Interrupted);
+            }
             Input {
                 file: &file,
                 variant,
@@ -159,6 +192,7 @@ pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
                 fio: None,
             }
             .qos_view()
+            .map_err(RunError::from)
         })
         .collect::<Result<_, _>>()?;
     Ok(view::qos::QosView {
@@ -186,10 +220,7 @@ pub fn run_file_traced(
         Decoding::Strict,
     )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut file = ScenarioFile::parse(&label, &text.text)?;
-    for (path, value) in overrides {
-        file = file.with_field(path, value.clone())?;
-    }
+    let file = parse_watched(&label, &text.text, overrides, watch)?;
     run_inputs(&file, &base, limits, watch, Some(ftrace_dir))
 }
 
@@ -218,10 +249,7 @@ pub fn run_text(
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
-    let mut file = ScenarioFile::parse(label, text)?;
-    for (path, value) in overrides {
-        file = file.with_field(path, value.clone())?;
-    }
+    let file = parse_watched(label, text, overrides, watch)?;
     run_parsed(&file, base, limits, watch)
 }
 

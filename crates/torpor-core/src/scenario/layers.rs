@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use toml::{Table, Value};
 use toml_edit::{ImDocument, Item};
 
-use crate::error::InputError;
+use crate::error::LineStarts;
 
 /// The line (1-based) of every key path of a TOML text.
 #[derive(Debug, Clone, Default)]
@@ -23,57 +23,57 @@ impl Lines {
     pub fn index(text: &str) -> Lines {
         let mut lines = Lines::default();
         if let Ok(doc) = ImDocument::parse(text) {
-            lines.table(text, doc.as_table(), "");
+            lines.table(&LineStarts::new(text), doc.as_table(), "");
         }
         lines
     }
 
-    fn put(&mut self, text: &str, path: &str, span: Option<std::ops::Range<usize>>) {
+    fn put(&mut self, starts: &LineStarts, path: &str, span: Option<std::ops::Range<usize>>) {
         if let Some(s) = span {
             self.of
                 .entry(path.to_string())
-                .or_insert_with(|| InputError::line_of_offset(text, s.start));
+                .or_insert_with(|| starts.line_of(s.start));
         }
     }
 
-    fn table(&mut self, text: &str, t: &toml_edit::Table, path: &str) {
+    fn table(&mut self, starts: &LineStarts, t: &toml_edit::Table, path: &str) {
         // The document itself has no line: a key missing at the top level is the whole file's.
         if !path.is_empty() {
-            self.put(text, path, t.span());
+            self.put(starts, path, t.span());
         }
         for (k, item) in t.iter() {
             let p = join(path, k);
-            self.put(text, &p, t.key(k).and_then(|key| key.span()));
-            self.item(text, item, &p);
+            self.put(starts, &p, t.key(k).and_then(|key| key.span()));
+            self.item(starts, item, &p);
         }
     }
 
-    fn item(&mut self, text: &str, item: &Item, path: &str) {
+    fn item(&mut self, starts: &LineStarts, item: &Item, path: &str) {
         match item {
-            Item::Table(t) => self.table(text, t, path),
+            Item::Table(t) => self.table(starts, t, path),
             Item::ArrayOfTables(a) => {
                 for (i, t) in a.iter().enumerate() {
-                    self.table(text, t, &format!("{path}[{i}]"));
+                    self.table(starts, t, &format!("{path}[{i}]"));
                 }
             }
-            Item::Value(v) => self.value(text, v, path),
+            Item::Value(v) => self.value(starts, v, path),
             Item::None => {}
         }
     }
 
-    fn value(&mut self, text: &str, v: &toml_edit::Value, path: &str) {
-        self.put(text, path, v.span());
+    fn value(&mut self, starts: &LineStarts, v: &toml_edit::Value, path: &str) {
+        self.put(starts, path, v.span());
         match v {
             toml_edit::Value::InlineTable(t) => {
                 for (k, inner) in t.iter() {
                     let p = join(path, k);
-                    self.put(text, &p, t.key(k).and_then(|key| key.span()));
-                    self.value(text, inner, &p);
+                    self.put(starts, &p, t.key(k).and_then(|key| key.span()));
+                    self.value(starts, inner, &p);
                 }
             }
             toml_edit::Value::Array(a) => {
                 for (i, inner) in a.iter().enumerate() {
-                    self.value(text, inner, &format!("{path}[{i}]"));
+                    self.value(starts, inner, &format!("{path}[{i}]"));
                 }
             }
             _ => {}
@@ -121,6 +121,19 @@ fn parent(path: &str) -> &str {
         Some(i) => &path[..i],
         None => "",
     }
+}
+
+/// How many keys and values `table` holds, counted through its tables and arrays: the work
+/// of checking it once.
+pub fn key_count(table: &Table) -> usize {
+    fn values(v: &Value) -> usize {
+        1 + match v {
+            Value::Table(t) => key_count(t),
+            Value::Array(a) => a.iter().map(values).sum(),
+            _ => 0,
+        }
+    }
+    table.values().map(values).sum()
 }
 
 /// Merges `overlay` into `base`: tables merge key by key, anything else replaces.
@@ -197,6 +210,16 @@ mod tests {
         deep_merge(&mut base, &over);
         let want: Table = toml::from_str("[a]\nx = 1\ny = [3]\nw = 4\n[b]\nz = 1\n").unwrap();
         assert_eq!(base, want);
+    }
+
+    #[test]
+    fn key_count_counts_every_key_and_element() {
+        // a, t, t.b, t.c, t.c's 2 elements, job, job's 2 tables, their x each: 11.
+        let t: Table =
+            toml::from_str("a = 1\n[t]\nb = 2\nc = [3, 4]\n[[job]]\nx = 1\n[[job]]\nx = 2\n")
+                .unwrap();
+        assert_eq!(key_count(&t), 11);
+        assert_eq!(key_count(&Table::new()), 0);
     }
 
     #[test]

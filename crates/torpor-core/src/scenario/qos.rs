@@ -81,15 +81,12 @@ fn check_count(spec: &QosSpec) -> Result<(), (String, String)> {
 /// follows in the engine). Err: (key path, message).
 pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
     check_count(spec)?;
-    let mut names: Vec<String> = Vec::new();
+    // Holders are numbered in order of first appearance (a map: 65,536 distinct names must
+    // not cost a scan each).
+    let mut names: std::collections::HashMap<String, Holder> = std::collections::HashMap::new();
     let mut holder = |name: &str| -> Holder {
-        match names.iter().position(|n| n == name) {
-            Some(i) => i as Holder,
-            None => {
-                names.push(name.to_string());
-                (names.len() - 1) as Holder
-            }
-        }
+        let next = names.len() as Holder;
+        *names.entry(name.to_string()).or_insert(next)
     };
     let mut out = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
