@@ -271,3 +271,30 @@ def test_ctrl_c_stops_reading_a_large_scenario(tmp_path: Path) -> None:
     # Stopped well before the end of reading, which would have taken the other half.
     assert waited < max(reading / 4, 1.0), (waited, reading)
 
+
+def test_an_override_path_of_a_hundred_thousand_keys_is_refused_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # Each key of the path made a table: 100,000 nested tables overflowed the stack on drop.
+    (tmp_path / "s.toml").write_text(SN530 + "[workload]\napst_workflow = 7\n")
+    code = (
+        "import torpor\n"
+        "try:\n"
+        "    torpor.run('s.toml', **{'.'.join(['a'] * 100_000): 1})\n"
+        "except torpor.InputError as e:\n"
+        "    print(e)\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=limited,
+    )
+    assert got.returncode == 0, got.stderr
+    out = got.stdout.decode()
+    assert out.startswith('s.toml: "a.a.a.a'), out
+    assert out.endswith(
+        " (199999 bytes in all): expected a dotted path of at most 8 keys and 256 bytes, "
+        "such as policy.apst.algorithm\n"
+    ), out

@@ -148,9 +148,24 @@ pub fn deep_merge(base: &mut Table, overlay: &Table) {
     }
 }
 
+/// The most keys a dotted field path may name: the scenario's deepest field
+/// (`platform.nvme.idle_power_mw.PS3`) has four; each creates a table, and a path of a
+/// hundred thousand would nest them past what the stack can drop.
+pub const MAX_FIELD_DEPTH: usize = 8;
+
+/// The longest dotted field path, in bytes.
+pub const MAX_FIELD_PATH_BYTES: usize = 256;
+
 /// Sets the field at dotted `path` (tables only, e.g. `policy.apst.primary_timeout_ms`) to
 /// `value`, creating the tables on the way: how a sweep varies one field of a scenario.
 pub fn set_field(root: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    if path.len() > MAX_FIELD_PATH_BYTES || path.split('.').count() > MAX_FIELD_DEPTH {
+        return Err(format!(
+            "{}: expected a dotted path of at most {MAX_FIELD_DEPTH} keys and \
+             {MAX_FIELD_PATH_BYTES} bytes, such as policy.apst.algorithm",
+            crate::error::shown(path)
+        ));
+    }
     let mut keys = path.split('.').peekable();
     let mut table = root;
     while let Some(key) = keys.next() {
@@ -204,15 +219,6 @@ mod tests {
     }
 
     #[test]
-    fn merge_is_deep_for_tables_and_replaces_the_rest() {
-        let mut base: Table = toml::from_str("[a]\nx = 1\ny = [1, 2]\n[b]\nz = 1\n").unwrap();
-        let over: Table = toml::from_str("[a]\ny = [3]\nw = 4\n").unwrap();
-        deep_merge(&mut base, &over);
-        let want: Table = toml::from_str("[a]\nx = 1\ny = [3]\nw = 4\n[b]\nz = 1\n").unwrap();
-        assert_eq!(base, want);
-    }
-
-    #[test]
     fn key_count_counts_every_key_and_element() {
         // a, t, t.b, t.c, t.c's 2 elements, job, job's 2 tables, their x each: 11.
         let t: Table =
@@ -220,6 +226,15 @@ mod tests {
                 .unwrap();
         assert_eq!(key_count(&t), 11);
         assert_eq!(key_count(&Table::new()), 0);
+    }
+
+    #[test]
+    fn merge_is_deep_for_tables_and_replaces_the_rest() {
+        let mut base: Table = toml::from_str("[a]\nx = 1\ny = [1, 2]\n[b]\nz = 1\n").unwrap();
+        let over: Table = toml::from_str("[a]\ny = [3]\nw = 4\n").unwrap();
+        deep_merge(&mut base, &over);
+        let want: Table = toml::from_str("[a]\nx = 1\ny = [3]\nw = 4\n[b]\nz = 1\n").unwrap();
+        assert_eq!(base, want);
     }
 
     #[test]
@@ -232,5 +247,13 @@ mod tests {
         );
         assert!(set_field(&mut t, "policy.x.y", Value::Integer(1)).is_err());
         assert!(set_field(&mut t, "policy..y", Value::Integer(1)).is_err());
+        // Nine keys, or 257 bytes, are refused before any table is made.
+        let deep = ["a"; 9].join(".");
+        assert!(set_field(&mut t, &deep, Value::Integer(1))
+            .unwrap_err()
+            .contains("at most 8 keys and 256 bytes"));
+        assert!(set_field(&mut t, &"k".repeat(257), Value::Integer(1)).is_err());
+        assert!(!t.contains_key("a"));
+        set_field(&mut t, &["b"; 8].join("."), Value::Integer(1)).unwrap();
     }
 }
