@@ -333,17 +333,26 @@ fn check_work(inputs: &[Input], limits: &Limits) -> Result<(), InputError> {
     }
     let input = &inputs[largest.1];
     let s = input.scenario();
-    let path = if s.run.duration.is_some() {
-        "run.duration"
-    } else {
-        "workload"
-    };
+    let path = input.duration_key();
     let span = input.until(s)?.unwrap_or(DEFAULT_DURATION);
+    // What the count is of: CPU tasks' events, a device's IOs, or both.
+    let (cpu, device) = inputs.iter().fold((false, false), |(c, d), i| {
+        let p = &i.scenario().platform;
+        (
+            c || p.cpu.is_some(),
+            d || p.nvme.is_some() || p.ufs.is_some(),
+        )
+    });
+    let (units, verb) = match (cpu, device) {
+        (true, false) => ("CPU events", "take"),
+        (true, true) => ("IOs and CPU events", "take"),
+        _ => ("IOs", "issue"),
+    };
     Err(input.at(
         path,
         format!(
-            "this scenario could issue up to {:.1e} IOs ({} variant(s); variant {} runs \
-             {} and could issue {:.1e}), more than the limit of {:.1e} (minutes of wall time); \
+            "this scenario could {verb} up to {:.1e} {units} ({} variant(s); variant {} runs \
+             {} and could {verb} {:.1e}), more than the limit of {:.1e} (minutes of wall time); \
              shorten `[run] duration` or raise the limit (`torpor run --max-ios N`)",
             total as f64,
             inputs.len(),
@@ -374,6 +383,16 @@ impl Input<'_> {
 
     fn scenario(&self) -> &Scenario {
         &self.file.variants()[self.variant].scenario
+    }
+
+    /// Where a problem with the run's length is reported: its `[run] duration`, else its
+    /// workload.
+    fn duration_key(&self) -> &'static str {
+        if self.scenario().run.duration.is_some() {
+            "run.duration"
+        } else {
+            "workload"
+        }
     }
 
     /// Reads `[workload] fio`, the job file: a problem with the file as a whole is reported at
@@ -447,7 +466,7 @@ impl Input<'_> {
                 },
                 _ => ServiceModel::CLIENT_DEFAULT,
             },
-            (None, None) => return Ok(cpu_events(s, span)),
+            (None, None) => return Ok(cpu_events(s, span, Nanos::ZERO)),
         };
         let workflow = s.workload.apst_workflow.and_then(workload::apst_workflow);
         let jobs = workflow
@@ -458,7 +477,11 @@ impl Input<'_> {
             .fold(0, u64::saturating_add);
         // Beside CPUs, the tasks' wake-ups (their IO among them) over the run's duration.
         let tasks = match s.platform.cpu {
-            Some(_) => cpu_events(s, self.until(s)?.unwrap_or(DEFAULT_DURATION)),
+            Some(_) => cpu_events(
+                s,
+                self.until(s)?.unwrap_or(DEFAULT_DURATION),
+                estimate::completion_gap(&service),
+            ),
             None => 0,
         };
         Ok(jobs.saturating_add(tasks))
@@ -1309,22 +1332,14 @@ impl Input<'_> {
     }
 }
 
-/// An upper bound on the events of a CPU variant, counted as IOs are against `--max-ios`:
-/// each task's wake-ups over `span` at its shortest cycle (x4 for the ticks, idle iterations
-/// and exits around each), plus a tick per CPU-running task per tick period.
-fn cpu_events(s: &Scenario, span: Nanos) -> u64 {
+/// The estimated events of a CPU variant's tasks over `span` ([`estimate::cpu_events`]),
+/// counted as IOs are against `--max-ios`.
+fn cpu_events(s: &Scenario, span: Nanos, completion_gap: Nanos) -> u64 {
     let Ok(tasks) = crate::cpu::task::resolve(&s.workload.tasks) else {
         return 0;
     };
-    let hz = s.platform.cpu.as_ref().map_or(250, |c| u64::from(c.hz));
-    let ticks = span.0 / (1_000_000_000 / hz).max(1);
-    tasks
-        .iter()
-        .map(|t| {
-            let cycle = t.cycle_lower_bound().0.max(1_000);
-            (span.0 / cycle).saturating_mul(4).saturating_add(ticks)
-        })
-        .fold(0, u64::saturating_add)
+    let hz = s.platform.cpu.as_ref().map_or(250, |c| c.hz);
+    estimate::cpu_events(&tasks, hz, span, completion_gap)
 }
 
 /// The drive as it really behaves when its entry and exit latencies are `scale` times the

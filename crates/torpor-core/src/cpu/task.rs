@@ -117,23 +117,6 @@ pub struct TaskSpec {
 pub const DEFAULT_TIMER_SLACK: Nanos = Nanos(50_000);
 
 impl TaskSpec {
-    /// The shortest time one sleep-and-burst cycle can take (for bounding a run's events).
-    pub fn cycle_lower_bound(&self) -> Nanos {
-        let run = match self.run {
-            Dist::Fixed(n) | Dist::Uniform(n, _) => n,
-            Dist::Exponential(_) => Nanos::ZERO,
-        };
-        let sleep = match self.wake {
-            Wake::Periodic { period, .. } => period,
-            Wake::Sleep {
-                sleep: Dist::Fixed(n) | Dist::Uniform(n, _),
-                ..
-            } => n,
-            Wake::Sleep { .. } | Wake::ByTask | Wake::Io => Nanos::ZERO,
-        };
-        run.max(sleep)
-    }
-
     /// A cyclictest thread with a real-time priority (`-p`, so no timer slack): a periodic
     /// timer every `interval`; a short burst; its latency is the time from the timer's expiry
     /// to the thread running.
