@@ -298,3 +298,34 @@ def test_an_override_path_of_a_hundred_thousand_keys_is_refused_not_a_crash(
         " (199999 bytes in all): expected a dotted path of at most 8 keys and 256 bytes, "
         "such as policy.apst.algorithm\n"
     ), out
+
+
+ESC_NAMES = ("\\u001b[2J", "\\u001b]52;c;aGk=\\u0007")
+
+
+def test_names_holding_terminal_escapes_print_escaped(tmp_path: Path) -> None:
+    # Clear screen, and OSC 52 (write the clipboard), as variant, job and task names.
+    clear, osc = ESC_NAMES
+    (tmp_path / "nvme.toml").write_text(
+        SN530
+        + f'[[workload.job]]\nname = "{osc}"\nrw = "randread"\nruntime = "100ms"\n'
+        + '[run]\nduration = "200ms"\n'
+        + f'[[variant]]\nname = "{clear}"\n[[variant]]\nname = "{osc}x"\n'
+    )
+    (tmp_path / "cpu.toml").write_text(
+        '[platform.cpu]\npreset = "qcom-msm8916"\n'
+        f'[[workload.task]]\nname = "{clear}"\ncpu = 0\nperiod = "10ms"\nrun = "5us"\n'
+        f'[[qos.request]]\nat = "1ms"\nholder = "{osc}"\ntarget = "cpu_dma_latency"\nvalue = 5\n'
+        f'[run]\nduration = "100ms"\n[[variant]]\nname = "{clear}v"\n'
+    )
+    for args in (
+        ["run", "nvme.toml"],
+        ["run", "--fio", "nvme.toml"],
+        ["run", "cpu.toml"],
+        ["qos", "cpu.toml"],
+    ):
+        got = torpor(*args, cwd=tmp_path)
+        assert got.returncode == 0, got.stderr
+        shown = got.stdout + got.stderr
+        assert b"\x1b" not in shown and b"\x07" not in shown, args
+        assert b"\\u{1b}" in shown, args

@@ -19,6 +19,7 @@ use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::input::ufs_preset;
+use crate::output_file::{Bounded, OutputFile};
 use crate::report::ToleranceChange;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::report::{CpuSection, DevfreqParams, UfsSection};
@@ -38,6 +39,7 @@ use crate::storage::ufs::hpb::ControlMode;
 use crate::storage::ufs::hpb_exchange::HpbSetup;
 use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
+use crate::trace::ftrace_writer::MAX_TRACE_BYTES;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
@@ -306,6 +308,8 @@ fn run_inputs(
                     )
                     .into());
             }
+            crate::trace::ftrace_writer::check_trace_size(input.max_ios()?)
+                .map_err(|m| input.at(input.duration_key(), m))?;
         }
     }
     check_work(&inputs, limits)?;
@@ -904,12 +908,25 @@ impl Input<'_> {
             Some(path) => {
                 let shown_path = path.display().to_string();
                 let io = |e: std::io::Error| InputError::whole(&shown_path, e.to_string());
-                let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
+                // Written beside the target and renamed over it once whole: an error or Ctrl-C
+                // leaves no trace cut short.
+                let out = Bounded::new(OutputFile::create(path).map_err(io)?, MAX_TRACE_BYTES);
+                let out = std::io::BufWriter::new(out);
                 let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
                 let system = self.cpu_system(&spec, false)?.traced(&mut writer);
                 let (report, stop, events) = world::run_cpus(system, until, tick);
                 let lines = writer.lines();
-                writer.finish().map_err(io)?;
+                let out = writer.finish().map_err(|e| match e.kind() {
+                    std::io::ErrorKind::FileTooLarge => io(std::io::Error::other(format!(
+                        "--ftrace: {e} (1 GiB per trace; the estimate of its size fell short); \
+                         shorten `[run] duration`"
+                    ))),
+                    _ => io(e),
+                })?;
+                if stop != crate::sim::Stop::Interrupted {
+                    let out = out.into_inner().map_err(|e| io(e.into_error()))?;
+                    out.into_inner().commit().map_err(io)?;
+                }
                 (report, stop, events, Some((shown_path, lines)))
             }
         };

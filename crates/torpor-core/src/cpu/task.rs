@@ -387,6 +387,33 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             [&f.run, &f.run_mean, &f.run_min, &f.run_max],
         )?
         .ok_or_else(|| err("run", "expected the burst length: `run = \"100us\"` (or `run_mean`, or `run_min` + `run_max`)".into()))?;
+        if let Wake::Periodic { period, jitter, .. } = wake {
+            if jitter > period {
+                return Err(err(
+                    "jitter",
+                    format!(
+                        "expected a jitter of at most the period ({} ns), got {} ns",
+                        period.0, jitter.0
+                    ),
+                ));
+            }
+            if run.mean() > period {
+                let key = match (&f.run, &f.run_mean) {
+                    (Some(_), _) => "run",
+                    (None, Some(_)) => "run_mean",
+                    (None, None) => "run_max",
+                };
+                return Err(err(
+                    key,
+                    format!(
+                        "the mean burst ({} ns) is longer than the period ({} ns): the task \
+                         would never sleep; expected a burst shorter than the period",
+                        run.mean().0,
+                        period.0
+                    ),
+                ));
+            }
+        }
         let wakes = match &f.wakes {
             None => None,
             Some(name) => match files.iter().position(|g| &g.name == name) {

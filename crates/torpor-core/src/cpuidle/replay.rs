@@ -1291,6 +1291,17 @@ pub fn from_reader<R: BufRead>(
     platform: Option<(&CpuPlatform, &'static str)>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, InputError> {
+    let range = crate::scenario::HZ_RANGE;
+    if let Some(hz) = options.hz.filter(|hz| !range.contains(hz)) {
+        return Err(InputError::whole(
+            "hz",
+            format!(
+                "expected the traced kernel's CONFIG_HZ, {} to {}, got {hz}",
+                range.start(),
+                range.end()
+            ),
+        ));
+    }
     let mut trace = FtraceReader::new(reader, label)?;
     let header = trace.header().clone();
     let hz = options.hz.unwrap_or(DEFAULT_HZ);

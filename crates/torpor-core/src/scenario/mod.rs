@@ -1095,6 +1095,7 @@ fn validate_cpu_platform(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (Str
         )
     })?;
     qos::resolve(&s.qos, &w.tasks)?;
+    qos::check_before_end(&s.qos, s.run.duration.unwrap_or(DEFAULT_DURATION))?;
     Ok(())
 }
 
@@ -1205,6 +1206,9 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
     // Beside CPUs, `[[qos.request]]` acts on the CPUs (checked with them).
     if !cpus {
         qos::resolve_nvme(&s.qos)?;
+        if let Some(until) = s.run.duration {
+            qos::check_before_end(&s.qos, until)?;
+        }
     }
     match (&nvme.preset, &nvme.file) {
         (Some(_), Some(_)) => {
@@ -1306,6 +1310,21 @@ fn validate_io(w: &WorkloadSpec) -> Result<(), (String, String)> {
         ));
     }
     for (i, job) in w.jobs.iter().enumerate() {
+        // Reports and notes name jobs: each needs a name of its own.
+        if job.name.trim().is_empty() || w.jobs[..i].iter().any(|o| o.name == job.name) {
+            return Err((
+                format!("workload.job[{i}].name"),
+                format!(
+                    "[[workload.job]]: expected a name of its own, got {}{}",
+                    error::shown(&job.name),
+                    if job.name.trim().is_empty() {
+                        ""
+                    } else {
+                        ", already used"
+                    }
+                ),
+            ));
+        }
         job.validate().map_err(|e| {
             (
                 format!("workload.job[{i}].{}", e.key),

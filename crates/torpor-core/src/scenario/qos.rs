@@ -77,6 +77,26 @@ fn check_count(spec: &QosSpec) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// Refuses a request timed after the run's end `until` (it would never apply); requests
+/// whose `at` does not parse are left to the resolvers. Err: (key path, message).
+pub fn check_before_end(spec: &QosSpec, until: Nanos) -> Result<(), (String, String)> {
+    for (i, r) in spec.requests.iter().enumerate() {
+        if let Ok(at) = parse_duration(&r.at) {
+            if at > until {
+                return Err((
+                    format!("qos.request[{i}].at"),
+                    format!(
+                        "[[qos.request]] `at`: {} is after the run's end ({until}): the request \
+                         would never apply",
+                        r.at
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Resolves the tasks' held files and the requests, in that order (a stable sort by time
 /// follows in the engine). Err: (key path, message).
 pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
@@ -220,12 +240,22 @@ pub fn resolve_nvme(spec: &QosSpec) -> Result<Vec<ToleranceWrite>, (String, Stri
             .target
             .strip_prefix("/sys/class/nvme/")
             .unwrap_or(&r.target);
-        let ok = path
+        let controller = path
             .strip_prefix("nvme")
             .and_then(|rest| rest.strip_suffix(TOLERANCE_FILE))
             .and_then(|n| n.strip_suffix('/'))
-            .is_some_and(|n| n.parse::<u32>().is_ok());
-        if !ok {
+            .and_then(|n| n.parse::<u32>().ok());
+        if controller.is_some_and(|n| n != 0) {
+            return Err((
+                here("target"),
+                format!(
+                    "[[qos.request]] `target`: the scenario's drive is its one controller, \
+                     nvme0; got {}",
+                    crate::error::shown(&r.target)
+                ),
+            ));
+        }
+        if controller.is_none() {
             return Err((
                 here("target"),
                 format!(
