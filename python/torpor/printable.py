@@ -10,9 +10,13 @@ error lines and ``torpor probe`` print them (``error::shown``): ``\\n``, ``\\t``
 from __future__ import annotations
 
 import unicodedata
-from typing import TypeVar
 
-T = TypeVar("T")
+# `idle stats`'s fast path imports this module: no `typing` at run time (entry.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 #: The escapes Rust's ``char::escape_default`` gives for the common controls.
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
