@@ -20,6 +20,7 @@ Three kinds of checks:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -354,3 +355,33 @@ def test_comparison_needs_a_baseline(tmp_path: Path) -> None:
     got = run("idle", "stats", str(trace), "-r", "comparison")
     assert got.returncode == 2
     assert got.stderr.strip() == "torpor: error: -r comparison needs a baseline trace (-b TRACE)"
+
+
+def stats_from(source: str, stdin: Any = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "torpor.cli", "idle", "stats", "--json", source],
+        stdin=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_a_trace_streams_from_a_pipe_a_fifo_stdin_and_dash(tmp_path: Path) -> None:
+    # The same report as from the file itself: nothing in idle stats needs to seek.
+    trace = HERE / "two-clusters.idlestat"
+    want = stats_from(str(trace))
+    assert want.returncode == 0, want.stderr
+    for source in ("-", "/dev/stdin"):
+        with trace.open("rb") as f:
+            cat = subprocess.Popen(["cat"], stdin=f, stdout=subprocess.PIPE)
+            got = stats_from(source, stdin=cat.stdout)
+            cat.wait()
+        assert (got.returncode, got.stderr) == (0, b""), source
+        assert json.loads(got.stdout) == json.loads(want.stdout), source
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{trace}' > '{fifo}'"])
+    got = stats_from(str(fifo))
+    writer.wait(timeout=60)
+    assert (got.returncode, got.stderr) == (0, b"")
+    assert json.loads(got.stdout) == json.loads(want.stdout)

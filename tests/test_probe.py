@@ -199,3 +199,15 @@ def test_an_unknown_cluster_id_groups_by_package(cli, tmp_path: Path):
         f.write_text("65535\n")
     [c] = probe(cli, root)["cluster"]
     assert (c["name"], c["cpus"]) == ("package0", [0, 1, 2])
+
+
+def test_a_cpu_number_past_linuxs_largest_is_named_by_its_folder(cli, tmp_path: Path):
+    root = tmp_path / "t"
+    shutil.copytree(FIXTURES / "arm-big-little", root)
+    cpus = root / "devices/system/cpu"
+    shutil.copytree(cpus / "cpu0", cpus / "cpu9000")
+    line = one_error(cli("probe", "--sysfs-root", str(root)))
+    assert line == (
+        f"torpor: error: {cpus}/cpu9000: expected CPU numbers below 8192 (Linux's largest "
+        "CONFIG_NR_CPUS)"
+    )

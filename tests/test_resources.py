@@ -200,3 +200,132 @@ def test_a_full_disk_names_what_could_not_be_written(tmp_path: Path) -> None:
         2,
         b"torpor: error: <stdout>: No space left on device\n",
     )
+
+
+MSM8916_TASK = (
+    '[platform.cpu]\npreset = "qcom-msm8916"\n'
+    '[[workload.task]]\nname = "cyclictest"\ncpu = 0\nperiod = "10ms"\nrun = "5us"\n'
+    '[run]\nduration = "1s"\n'
+)
+
+
+def most_qos_requests(variants: str = "") -> str:
+    """The most `[[qos.request]]`s a variant may hold (65,536), each from its own holder, as
+    one inline array so that the file stays under the 4 MiB a scenario may take."""
+    requests = "".join(
+        f'{{at="1ms",holder="{i:x}",target="cpu_dma_latency",value={i % 500}}},\n'
+        for i in range(65_536)
+    )
+    return MSM8916_TASK + variants + "[qos]\nrequest = [\n" + requests + "]\n"
+
+
+def test_the_most_qos_requests_are_read_shown_and_run_in_seconds(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(most_qos_requests())
+    for args in (["qos", "s.toml"], ["run", "--brief", "s.toml"]):
+        started = time.monotonic()
+        got = torpor(*args, cwd=tmp_path)
+        took = time.monotonic() - started
+        assert got.returncode == 0, got.stderr
+        # Mapping each key to its line scanned the file from its start: minutes, not seconds.
+        assert took < 30, (args, took)
+    shown = torpor("qos", "s.toml", cwd=tmp_path).stderr.decode()
+    # 65,537 steps (the start, then each request), 200 shown.
+    assert "torpor: note: 65337 more steps not shown (the tables show the first 200)" in shown
+
+
+def test_variants_that_would_resolve_to_too_many_keys_are_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    # 4 variants over a base of 65,536 requests of 4 keys each: 4 x 262,144 and more.
+    variants = "".join(f'[[variant]]\nname = "v{i}"\n' for i in range(4))
+    (tmp_path / "s.toml").write_text(most_qos_requests(variants))
+    started = time.monotonic()
+    err = one_error(torpor("qos", "s.toml", cwd=tmp_path))
+    assert time.monotonic() - started < 15
+    assert err.startswith("torpor: error: s.toml:10: [[variant]]: 4 variants over a base of "), err
+    assert err.endswith("more than the limit of 1048576; split the file"), err
+
+
+def test_ctrl_c_stops_reading_a_large_scenario(tmp_path: Path) -> None:
+    # Three variants over the most requests: seconds of checking, the last variant at fault.
+    variants = "".join(f'[[variant]]\nname = "v{i}"\n' for i in range(2))
+    variants += '[[variant]]\nname = "bad"\n[variant.run]\nseed = "x"\n'
+    (tmp_path / "s.toml").write_text(most_qos_requests(variants))
+    started = time.monotonic()
+    whole = torpor("qos", "s.toml", cwd=tmp_path)
+    reading = time.monotonic() - started
+    assert whole.returncode == 2, whole.stderr
+    p = subprocess.Popen(
+        [sys.executable, "-m", "torpor.cli", "qos", "s.toml"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(reading / 2)
+    assert p.poll() is None, "the file was read before it could be interrupted"
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    waited = time.monotonic() - sent
+    assert (p.returncode, out, err) == (130, b"", b"torpor: interrupted\n")
+    # Stopped well before the end of reading, which would have taken the other half.
+    assert waited < max(reading / 4, 1.0), (waited, reading)
+
+
+def test_an_override_path_of_a_hundred_thousand_keys_is_refused_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # Each key of the path made a table: 100,000 nested tables overflowed the stack on drop.
+    (tmp_path / "s.toml").write_text(SN530 + "[workload]\napst_workflow = 7\n")
+    code = (
+        "import torpor\n"
+        "try:\n"
+        "    torpor.run('s.toml', **{'.'.join(['a'] * 100_000): 1})\n"
+        "except torpor.InputError as e:\n"
+        "    print(e)\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=limited,
+    )
+    assert got.returncode == 0, got.stderr
+    out = got.stdout.decode()
+    assert out.startswith('s.toml: "a.a.a.a'), out
+    assert out.endswith(
+        " (199999 bytes in all): expected a dotted path of at most 8 keys and 256 bytes, "
+        "such as policy.apst.algorithm\n"
+    ), out
+
+
+ESC_NAMES = ("\\u001b[2J", "\\u001b]52;c;aGk=\\u0007")
+
+
+def test_names_holding_terminal_escapes_print_escaped(tmp_path: Path) -> None:
+    # Clear screen, and OSC 52 (write the clipboard), as variant, job and task names.
+    clear, osc = ESC_NAMES
+    (tmp_path / "nvme.toml").write_text(
+        SN530
+        + f'[[workload.job]]\nname = "{osc}"\nrw = "randread"\nruntime = "100ms"\n'
+        + '[run]\nduration = "200ms"\n'
+        + f'[[variant]]\nname = "{clear}"\n[[variant]]\nname = "{osc}x"\n'
+    )
+    (tmp_path / "cpu.toml").write_text(
+        '[platform.cpu]\npreset = "qcom-msm8916"\n'
+        f'[[workload.task]]\nname = "{clear}"\ncpu = 0\nperiod = "10ms"\nrun = "5us"\n'
+        f'[[qos.request]]\nat = "1ms"\nholder = "{osc}"\ntarget = "cpu_dma_latency"\nvalue = 5\n'
+        f'[run]\nduration = "100ms"\n[[variant]]\nname = "{clear}v"\n'
+    )
+    for args in (
+        ["run", "nvme.toml"],
+        ["run", "--fio", "nvme.toml"],
+        ["run", "cpu.toml"],
+        ["qos", "cpu.toml"],
+    ):
+        got = torpor(*args, cwd=tmp_path)
+        assert got.returncode == 0, got.stderr
+        shown = got.stdout + got.stderr
+        assert b"\x1b" not in shown and b"\x07" not in shown, args
+        assert b"\\u{1b}" in shown, args

@@ -21,7 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from torpor import InputError, __version__, native
-from torpor.files import output_dir, shown_path, write_file
+from torpor.files import output_dir, shown_path, write_file, write_files
+from torpor.printable import printable, printable_tree
 from torpor.progress import RunProgress
 from torpor.report import (
     apst_text,
@@ -413,7 +414,9 @@ def apst(
         "secondary_latency_tol_us": kw["secondary_latency_tol_us"],
         "no_deepest_ps": kw["no_deepest_ps"],
     }
-    result = native.apst(device, params, shown_path(data_file), shown_path(nvme_device))
+    result = printable_tree(
+        native.apst(device, params, shown_path(data_file), shown_path(nvme_device))
+    )
     for note in result["device"]["notes"]:
         click.echo(f"torpor: note: {note}", err=True)
     if emit == "nvme-cli":
@@ -496,8 +499,18 @@ def run(
         from torpor.report import html
 
         out = output_dir(report_dir, "--report")
-        write_file(out / "results.json", json.dumps(report, indent=1) + "\n")
-        write_file(out / "report.html", html.run_page(report))
+        page = html.run_page(report)
+        write_files(
+            [
+                (out / "results.json", json.dumps(report, indent=1) + "\n"),
+                (out / "report.html", page),
+            ]
+        )
+    if as_json:
+        emit_json(report)
+        return
+    # Names from the scenario (variants, jobs, tasks) reach the terminal escaped.
+    report = printable_tree(report)
     notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
     notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
     notes += [n for v in report["variants"] for n in v.get("ufs", {}).get("notes", [])]
@@ -512,9 +525,6 @@ def run(
                 "(`[[workload.job]]`, `[workload] fio` or `apst_workflow`)"
             )
         click.echo(fio_text.fio_text(report), nl=False)
-        return
-    if as_json:
-        emit_json(report)
         return
     if system_text.is_system(report):
         system_text.print_system_run(console, report, detail=not brief)
@@ -546,7 +556,13 @@ def qos(scenario: str, as_json: bool) -> None:
     if as_json:
         emit_json(view)
         return
-    qos_text.print_qos(console, view)
+    left_out = qos_text.print_qos(console, printable_tree(view))
+    if left_out:
+        click.echo(
+            f"torpor: note: {left_out} more steps not shown (the tables show the first "
+            f"{qos_text.SHOWN_STEPS}); --json lists them all",
+            err=True,
+        )
 
 
 @main.command()
@@ -638,32 +654,31 @@ def sweep(
     )
     if out_file:
         frame = pd.DataFrame(rows)
-        try:
-            if out_file.endswith(".csv"):
-                frame.to_csv(out_file, index=False)
-            elif out_file.endswith(".parquet"):
-                frame.to_parquet(out_file, index=False)
-            else:
-                frame.to_json(out_file, orient="records", indent=1)
-        except OSError as e:
-            raise OSError(e.errno, e.strerror, out_file) from e
+        data: str | bytes
+        if out_file.endswith(".csv"):
+            data = frame.to_csv(index=False)
+        elif out_file.endswith(".parquet"):
+            data = frame.to_parquet(None, index=False)
+        else:
+            data = frame.to_json(orient="records", indent=1)
+        write_file(Path(out_file), data)
     failed = [r for r in rows if r.get("error")]
     for r in failed[:5]:
-        click.echo(f"torpor: note: point {r['point']} failed: {r['error']}", err=True)
+        click.echo(f"torpor: note: point {r['point']} failed: {printable(r['error'])}", err=True)
     feasible = sw.feasible(rows, plan)
     front = sw.pareto(feasible, plan.objectives)
     axes = [a.path for a in plan.axes]
     table = Table(
-        title=f"{sweep_file}: {len(rows)} rows, {len(feasible)} meet the constraints, "
+        title=f"{shown_path(sweep_file)}: {len(rows)} rows, {len(feasible)} meet the constraints, "
         f"{len(front)} on the Pareto front",
         box=box.SIMPLE_HEAD,
     )
     for col in ["point", *[a.rsplit(".", 1)[-1] for a in axes], *plan.objectives]:
-        table.add_column(col, justify="right", overflow="fold")
+        table.add_column(printable(col), justify="right", overflow="fold")
     for r in front:
         table.add_row(
             str(r["point"]),
-            *[str(r[a]) for a in axes],
+            *[printable(str(r[a])) for a in axes],
             *[f"{r[o]:,.1f}" for o in plan.objectives],
         )
     console.print(table)
@@ -676,7 +691,7 @@ def sweep(
     if best is None:
         console.print("No point meets the constraints: nothing to recommend.")
         return
-    settings = ", ".join(f"{a} = {best[a]}" for a in axes)
+    settings = printable(", ".join(f"{a} = {best[a]}" for a in axes))
     # Plain echo: these lines are copied into a shell and must not wrap.
     click.echo(f"Recommended (point {best['point']}): {settings}")
     for o in plan.objectives:
@@ -690,7 +705,7 @@ def sweep(
     nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
     drive = nvme.get("preset") or str(Path(plan.scenario_label).parent / nvme.get("file", ""))
     for line in sw.apply_lines(best, drive):
-        click.echo(line)
+        click.echo(printable(line))
 
 
 @main.command()
@@ -817,9 +832,9 @@ def idle_stats(
         emit_json(stats)
         return
     if base is not None:
-        click.echo(idle_text.comparison_text(stats, base))
+        click.echo(idle_text.comparison_text(printable_tree(stats), printable_tree(base)))
     else:
-        click.echo(idle_text.stats_text(stats))
+        click.echo(idle_text.stats_text(printable_tree(stats)))
 
 
 def _mix(summary: dict[str, Any]) -> str:
@@ -945,7 +960,7 @@ def idle_replay(
     if as_json:
         emit_json(report)
         return
-    _idle_replay_text(report)
+    _idle_replay_text(printable_tree(report))
 
 
 if __name__ == "__main__":  # pragma: no cover

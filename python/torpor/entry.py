@@ -75,9 +75,10 @@ def _idle_stats(trace: str, platform: str | None, as_json: bool) -> None:
     if as_json:
         out = json.dumps(stats, indent=2, sort_keys=False)
     else:
+        from torpor.printable import printable_tree
         from torpor.report.idle_text import stats_text
 
-        out = stats_text(stats)
+        out = stats_text(printable_tree(stats))
     if "\x1b" in out:
         return
     try:

@@ -2,18 +2,23 @@
 
 A file name may hold bytes that are not UTF-8 (Python carries them as lone surrogates); it is
 shown with those bytes escaped, so that printing it never fails. A write that fails part-way
-(a full disk) names the file, as a failed open already does.
+(a full disk) names the file, as a failed open already does, and leaves the old file whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from pathlib import Path
+
+from torpor.printable import printable
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:
-    """``path`` printable: bytes that are not UTF-8 become ``\\xNN``."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """``path`` printable: bytes that are not UTF-8 become ``\\xNN``, control characters
+    ``\\n`` or ``\\u{1b}`` (:func:`torpor.printable.printable`)."""
+    return printable(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
 #: The largest text file the Python side reads whole (sweep files and the scenarios they
@@ -59,13 +64,62 @@ def output_dir(path: str, option: str) -> Path:
 
 
 def write_file(path: Path, data: str | bytes) -> None:
-    """Writes ``data`` to ``path``; any OS error names the file."""
+    """Writes ``data`` to ``path`` whole or not at all; any OS error names the file."""
+    write_files([(path, data)])
+
+
+def write_files(files: list[tuple[Path, str | bytes]]) -> None:
+    """Writes each ``(path, data)`` whole or not at all: to a temporary file beside it
+    (``.NAME.PID.tmp``), and only once every one is written, renames each over its target. A
+    failure, Ctrl-C or a kill leaves the old files as they were, never one cut short nor a new
+    page beside an old ``results.json``. A target that is not a regular file (``/dev/full``, a
+    FIFO) is written in place, as renaming over it would replace the device."""
+    staged: list[tuple[Path, Path]] = []
     try:
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
-    except OSError as e:
-        if e.filename is None:
-            raise OSError(e.errno, e.strerror, str(path)) from e
-        raise
+        for path, data in files:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            target = _target(path)
+            try:
+                if target is None:
+                    path.write_bytes(raw)
+                    continue
+                temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                staged.append((temp, target))
+                _write_synced(temp, raw, target)
+            except OSError as e:
+                raise _naming(e, path) from e
+        for temp, target in staged:
+            try:
+                os.replace(temp, target)
+            except OSError as e:
+                raise _naming(e, target) from e
+    finally:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+
+
+def _target(path: Path) -> Path | None:
+    """The file a write to ``path`` replaces (through a symlink, the file it names), or None
+    to write in place."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return path
+    except OSError:
+        return path  # the write names the error
+    return Path(os.path.realpath(path)) if stat.S_ISREG(st.st_mode) else None
+
+
+def _write_synced(temp: Path, data: bytes, target: Path) -> None:
+    """``data`` into ``temp``, on disk, with ``target``'s permissions if it exists."""
+    with temp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode))
+
+
+def _naming(e: OSError, path: Path) -> OSError:
+    """``e`` naming ``path`` (not a temporary file)."""
+    return OSError(e.errno, e.strerror, str(path))

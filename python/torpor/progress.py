@@ -13,6 +13,8 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from torpor.printable import printable
+
 #: How long a run goes before its progress is shown, in seconds.
 SHOW_AFTER_S = 1.0
 
@@ -58,6 +60,6 @@ class RunProgress:
             self.task = self.bar.add_task("run", total=1.0, label="", sim="")
             self.bar.start()
         done = (variant + (now_s / until_s if until_s else 0.0)) / max(variants, 1)
-        label = f"variant {variant + 1}/{variants} {name}"
+        label = f"variant {variant + 1}/{variants} {printable(name)}"
         sim = f"{now_s:,.1f} s simulated" + (f" of {until_s:,.1f}" if until_s else "")
         self.bar.update(self.task, completed=min(done, 1.0), label=label, sim=sim)

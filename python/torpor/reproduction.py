@@ -15,7 +15,7 @@ from rich.progress import Progress
 from torpor import native
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
-from torpor.files import write_file
+from torpor.files import write_files
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
@@ -129,9 +129,13 @@ def _publish(
 ) -> None:
     """Writes an experiment's results.json, report.md and report.html into `out`, and says so."""
     out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "results.json", json.dumps(results, indent=1) + "\n")
-    write_file(out / "report.md", report_md)
-    write_file(out / "report.html", report_html)
+    write_files(
+        [
+            (out / "results.json", json.dumps(results, indent=1) + "\n"),
+            (out / "report.md", report_md),
+            (out / "report.html", report_html),
+        ]
+    )
     if console is not None:
         claims = results["claims"]
         console.print(

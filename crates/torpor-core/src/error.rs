@@ -44,6 +44,29 @@ impl InputError {
     }
 }
 
+/// Where each line of a text starts, so that many byte offsets map to lines in O(log n) each
+/// ([`InputError::line_of_offset`] scans from the start: fine once per error, quadratic when
+/// a parser indexes every key of a large file).
+#[derive(Debug, Clone)]
+pub struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    pub fn new(text: &str) -> LineStarts {
+        let newlines = text.bytes().enumerate().filter(|&(_, b)| b == b'\n');
+        LineStarts(
+            std::iter::once(0)
+                .chain(newlines.map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// The 1-based line holding byte `offset` (past the end: the last line).
+    pub fn line_of(&self, offset: usize) -> usize {
+        // Lines starting at or before `offset`; the first always does.
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
 /// A TOML syntax or schema error as one `InputError`: the line of the offending span and one
 /// sentence, naming the key when the parser's message does not.
 pub fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> InputError {
@@ -206,5 +229,19 @@ mod tests {
         assert_eq!(InputError::line_of_offset("a\nb\nc", 0), 1);
         assert_eq!(InputError::line_of_offset("a\nb\nc", 2), 2);
         assert_eq!(InputError::line_of_offset("a\nb\nc", 4), 3);
+    }
+
+    #[test]
+    fn the_line_table_agrees_with_the_scan_at_every_offset() {
+        for text in ["", "\n", "a", "a\nb\nc", "\n\nab\n", "x\r\ny\n\nz"] {
+            let starts = LineStarts::new(text);
+            for offset in 0..=text.len() + 2 {
+                assert_eq!(
+                    starts.line_of(offset),
+                    InputError::line_of_offset(text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
     }
 }

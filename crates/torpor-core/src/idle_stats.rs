@@ -220,7 +220,10 @@ impl Platform {
             for (core, cpus) in cores {
                 for cpu in cpus {
                     if cpu >= MAX_CPUS {
-                        return Err(format!("CPU {cpu} is beyond {MAX_CPUS}"));
+                        return Err(format!(
+                            "CPU {cpu}: expected CPU numbers below {MAX_CPUS} (Linux's largest \
+                             CONFIG_NR_CPUS)"
+                        ));
                     }
                     let i = cpu as usize;
                     if places.len() <= i {
@@ -449,10 +452,19 @@ struct Layout {
 /// A regular file is scanned in blocks on every core ([`parallel`]); a pipe, or a file that
 /// scan hands back (anything it does not read exactly as the streaming reader would: bad
 /// input, a cut-short last line, very many event names), is read by the streaming reader,
-/// from the start.
+/// from the start. `-` is standard input, read as a pipe.
 pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, InputError> {
     let loaded = platform.map(Platform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
+    if path.as_os_str() == "-" {
+        let reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+        return from_reader(
+            reader,
+            "<stdin>",
+            loaded.as_ref(),
+            platform_label.as_deref(),
+        );
+    }
     let label = path.to_string_lossy().into_owned();
     let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
     if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
@@ -474,7 +486,10 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
         return Ok(stats);
     }
     let mut file = file;
-    std::io::Seek::rewind(&mut file).map_err(|e| user_file::io_error(&label, &e))?;
+    // Only a regular file was read in parallel; a pipe is read once, from where it is.
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        std::io::Seek::rewind(&mut file).map_err(|e| user_file::io_error(&label, &e))?;
+    }
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     from_reader(reader, &label, loaded.as_ref(), platform_label.as_deref())
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod idle_stats;
 pub mod input;
 pub mod metrics;
+pub mod output_file;
 pub mod qos;
 pub mod report;
 pub mod run;

@@ -19,10 +19,12 @@ use crate::cpuidle::GovernorName;
 use crate::error::{shown, InputError};
 use crate::input::nvme_source::{self as source, DriveSpec};
 use crate::input::ufs_preset;
+use crate::output_file::{Bounded, OutputFile};
 use crate::report::ToleranceChange;
 use crate::report::{ApstSection, IoSection, NvmeSection, Report, TimelineSection, VariantReport};
 use crate::report::{CpuSection, DevfreqParams, UfsSection};
 use crate::scenario::CpuPlatformSpec;
+use crate::scenario::Stopped;
 use crate::scenario::UfsPlatformSpec;
 use crate::scenario::{power_state_index, NvmePlatform, Scenario, ScenarioFile, DEFAULT_DURATION};
 use crate::storage::io::BlockDevice;
@@ -37,6 +39,7 @@ use crate::storage::ufs::hpb::ControlMode;
 use crate::storage::ufs::hpb_exchange::HpbSetup;
 use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
+use crate::trace::ftrace_writer::MAX_TRACE_BYTES;
 use crate::trace::ftrace_writer::{Form, FtraceWriter};
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 use crate::view;
@@ -90,6 +93,12 @@ pub struct Progress<'a> {
 /// returning `false` stops the run ([`RunError::Interrupted`]).
 pub trait Watch {
     fn tick(&mut self, progress: &Progress<'_>) -> bool;
+
+    /// Asked while a scenario is read and checked, where there is no progress to show:
+    /// `false` stops as from `tick`.
+    fn go_on(&mut self) -> bool {
+        true
+    }
 }
 
 /// No watcher: the run goes to its end.
@@ -112,6 +121,29 @@ impl From<InputError> for RunError {
     fn from(e: InputError) -> Self {
         RunError::Input(e)
     }
+}
+
+impl From<Stopped> for RunError {
+    fn from(s: Stopped) -> Self {
+        match s {
+            Stopped::Input(e) => RunError::Input(e),
+            Stopped::Interrupted => RunError::Interrupted,
+        }
+    }
+}
+
+/// Scenario `text` parsed, then each of `overrides` set, asking `watch` as it goes.
+fn parse_watched(
+    label: &str,
+    text: &str,
+    overrides: &[Override],
+    watch: &mut dyn Watch,
+) -> Result<ScenarioFile, RunError> {
+    let mut file = ScenarioFile::parse_watched(label, text, &mut || watch.go_on())?;
+    for (path, value) in overrides {
+        file = file.with_field_watched(path, value.clone(), &mut || watch.go_on())?;
+    }
+    Ok(file)
 }
 
 /// A field of the scenario set from outside the file (a sweep's point, an API keyword): its
@@ -146,11 +178,14 @@ fn read_scenario(path: &Path) -> Result<(String, String, PathBuf), InputError> {
 
 /// `torpor qos`: each variant's PM QoS constraints over its run, from the scenario file at
 /// `path` read as [`run_file`] reads it. Nothing is simulated.
-pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
+pub fn qos_file(path: &Path, watch: &mut dyn Watch) -> Result<view::qos::QosView, RunError> {
     let (text, label, base) = read_scenario(path)?;
-    let file = ScenarioFile::parse(&label, &text)?;
+    let file = parse_watched(&label, &text, &[], watch)?;
     let variants = (0..file.variants().len())
         .map(|variant| {
+            if !watch.go_on() {
+                return Err(RunError::Interrupted);
+            }
             Input {
                 file: &file,
                 variant,
@@ -159,6 +194,7 @@ pub fn qos_file(path: &Path) -> Result<view::qos::QosView, InputError> {
                 fio: None,
             }
             .qos_view()
+            .map_err(RunError::from)
         })
         .collect::<Result<_, _>>()?;
     Ok(view::qos::QosView {
@@ -186,10 +222,7 @@ pub fn run_file_traced(
         Decoding::Strict,
     )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut file = ScenarioFile::parse(&label, &text.text)?;
-    for (path, value) in overrides {
-        file = file.with_field(path, value.clone())?;
-    }
+    let file = parse_watched(&label, &text.text, overrides, watch)?;
     run_inputs(&file, &base, limits, watch, Some(ftrace_dir))
 }
 
@@ -218,10 +251,7 @@ pub fn run_text(
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
-    let mut file = ScenarioFile::parse(label, text)?;
-    for (path, value) in overrides {
-        file = file.with_field(path, value.clone())?;
-    }
+    let file = parse_watched(label, text, overrides, watch)?;
     run_parsed(&file, base, limits, watch)
 }
 
@@ -278,6 +308,8 @@ fn run_inputs(
                     )
                     .into());
             }
+            crate::trace::ftrace_writer::check_trace_size(input.max_ios()?)
+                .map_err(|m| input.at(input.duration_key(), m))?;
         }
     }
     check_work(&inputs, limits)?;
@@ -305,17 +337,26 @@ fn check_work(inputs: &[Input], limits: &Limits) -> Result<(), InputError> {
     }
     let input = &inputs[largest.1];
     let s = input.scenario();
-    let path = if s.run.duration.is_some() {
-        "run.duration"
-    } else {
-        "workload"
-    };
+    let path = input.duration_key();
     let span = input.until(s)?.unwrap_or(DEFAULT_DURATION);
+    // What the count is of: CPU tasks' events, a device's IOs, or both.
+    let (cpu, device) = inputs.iter().fold((false, false), |(c, d), i| {
+        let p = &i.scenario().platform;
+        (
+            c || p.cpu.is_some(),
+            d || p.nvme.is_some() || p.ufs.is_some(),
+        )
+    });
+    let (units, verb) = match (cpu, device) {
+        (true, false) => ("CPU events", "take"),
+        (true, true) => ("IOs and CPU events", "take"),
+        _ => ("IOs", "issue"),
+    };
     Err(input.at(
         path,
         format!(
-            "this scenario could issue up to {:.1e} IOs ({} variant(s); variant {} runs \
-             {} and could issue {:.1e}), more than the limit of {:.1e} (minutes of wall time); \
+            "this scenario could {verb} up to {:.1e} {units} ({} variant(s); variant {} runs \
+             {} and could {verb} {:.1e}), more than the limit of {:.1e} (minutes of wall time); \
              shorten `[run] duration` or raise the limit (`torpor run --max-ios N`)",
             total as f64,
             inputs.len(),
@@ -346,6 +387,16 @@ impl Input<'_> {
 
     fn scenario(&self) -> &Scenario {
         &self.file.variants()[self.variant].scenario
+    }
+
+    /// Where a problem with the run's length is reported: its `[run] duration`, else its
+    /// workload.
+    fn duration_key(&self) -> &'static str {
+        if self.scenario().run.duration.is_some() {
+            "run.duration"
+        } else {
+            "workload"
+        }
     }
 
     /// Reads `[workload] fio`, the job file: a problem with the file as a whole is reported at
@@ -424,7 +475,7 @@ impl Input<'_> {
                 },
                 _ => ServiceModel::CLIENT_DEFAULT,
             },
-            (None, None) => return Ok(cpu_events(s, span)),
+            (None, None) => return Ok(cpu_events(s, span, Nanos::ZERO)),
         };
         let workflow = s.workload.apst_workflow.and_then(workload::apst_workflow);
         let jobs = workflow
@@ -435,7 +486,11 @@ impl Input<'_> {
             .fold(0, u64::saturating_add);
         // Beside CPUs, the tasks' wake-ups (their IO among them) over the run's duration.
         let tasks = match s.platform.cpu {
-            Some(_) => cpu_events(s, self.until(s)?.unwrap_or(DEFAULT_DURATION)),
+            Some(_) => cpu_events(
+                s,
+                self.until(s)?.unwrap_or(DEFAULT_DURATION),
+                estimate::completion_gap(&service),
+            ),
             None => 0,
         };
         Ok(jobs.saturating_add(tasks))
@@ -886,12 +941,25 @@ impl Input<'_> {
             Some(path) => {
                 let shown_path = path.display().to_string();
                 let io = |e: std::io::Error| InputError::whole(&shown_path, e.to_string());
-                let out = std::io::BufWriter::new(File::create(path).map_err(io)?);
+                // Written beside the target and renamed over it once whole: an error or Ctrl-C
+                // leaves no trace cut short.
+                let out = Bounded::new(OutputFile::create(path).map_err(io)?, MAX_TRACE_BYTES);
+                let out = std::io::BufWriter::new(out);
                 let mut writer = FtraceWriter::new(out, &spec, Form::Idlestat).map_err(io)?;
                 let system = self.cpu_system(&spec, false)?.traced(&mut writer);
                 let (report, stop, events) = world::run_cpus(system, until, tick);
                 let lines = writer.lines();
-                writer.finish().map_err(io)?;
+                let out = writer.finish().map_err(|e| match e.kind() {
+                    std::io::ErrorKind::FileTooLarge => io(std::io::Error::other(format!(
+                        "--ftrace: {e} (1 GiB per trace; the estimate of its size fell short); \
+                         shorten `[run] duration`"
+                    ))),
+                    _ => io(e),
+                })?;
+                if stop != crate::sim::Stop::Interrupted {
+                    let out = out.into_inner().map_err(|e| io(e.into_error()))?;
+                    out.into_inner().commit().map_err(io)?;
+                }
                 (report, stop, events, Some((shown_path, lines)))
             }
         };
@@ -1454,22 +1522,14 @@ impl UfsRig {
     }
 }
 
-/// An upper bound on the events of a CPU variant, counted as IOs are against `--max-ios`:
-/// each task's wake-ups over `span` at its shortest cycle (x4 for the ticks, idle iterations
-/// and exits around each), plus a tick per CPU-running task per tick period.
-fn cpu_events(s: &Scenario, span: Nanos) -> u64 {
+/// The estimated events of a CPU variant's tasks over `span` ([`estimate::cpu_events`]),
+/// counted as IOs are against `--max-ios`.
+fn cpu_events(s: &Scenario, span: Nanos, completion_gap: Nanos) -> u64 {
     let Ok(tasks) = crate::cpu::task::resolve(&s.workload.tasks) else {
         return 0;
     };
-    let hz = s.platform.cpu.as_ref().map_or(250, |c| u64::from(c.hz));
-    let ticks = span.0 / (1_000_000_000 / hz).max(1);
-    tasks
-        .iter()
-        .map(|t| {
-            let cycle = t.cycle_lower_bound().0.max(1_000);
-            (span.0 / cycle).saturating_mul(4).saturating_add(ticks)
-        })
-        .fold(0, u64::saturating_add)
+    let hz = s.platform.cpu.as_ref().map_or(250, |c| c.hz);
+    estimate::cpu_events(&tasks, hz, span, completion_gap)
 }
 
 /// The drive as it really behaves when its entry and exit latencies are `scale` times the

@@ -115,9 +115,12 @@ fn apst(spec: PathBuf, params_json: &str, data_file: &str, nvme_device: &str) ->
 }
 
 /// `torpor qos`: each variant's PM QoS constraints over its run, as JSON (nothing is run).
+/// Read without the GIL and watched, so that Ctrl-C stops a large file.
 #[pyfunction]
-fn qos_view(path: PathBuf) -> PyResult<String> {
-    to_json(&torpor_core::run::qos_file(&path).map_err(to_py)?)
+fn qos_view(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    let mut watch = PyWatch::new(None);
+    let result = py.allow_threads(|| torpor_core::run::qos_file(&path, &mut watch));
+    to_json(&watch.finish(result)?)
 }
 
 /// The kernel's APST defaults and the builders' names (default first): the CLI's option
@@ -180,8 +183,10 @@ impl PyWatch {
     }
 }
 
-impl Watch for PyWatch {
-    fn tick(&mut self, p: &Progress<'_>) -> bool {
+impl PyWatch {
+    /// Checks for a cancel and, at most every [`WATCH_PERIOD`], Python's signals and then
+    /// `report` (with the GIL); `false` stops the run.
+    fn check(&mut self, report: impl FnOnce(Python<'_>, &Self) -> PyResult<()>) -> bool {
         if CANCELS.load(Ordering::Relaxed) != self.cancels_at_start {
             return false;
         }
@@ -192,7 +197,26 @@ impl Watch for PyWatch {
         self.next_check = now + WATCH_PERIOD;
         let outcome = Python::with_gil(|py| -> PyResult<()> {
             py.check_signals()?;
-            if let Some(f) = &self.progress {
+            report(py, self)
+        });
+        match outcome {
+            Ok(()) => true,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+}
+
+impl Watch for PyWatch {
+    fn go_on(&mut self) -> bool {
+        self.check(|_, _| Ok(()))
+    }
+
+    fn tick(&mut self, p: &Progress<'_>) -> bool {
+        self.check(|py, watch| {
+            if let Some(f) = &watch.progress {
                 f.call1(
                     py,
                     (
@@ -205,14 +229,7 @@ impl Watch for PyWatch {
                 )?;
             }
             Ok(())
-        });
-        match outcome {
-            Ok(()) => true,
-            Err(e) => {
-                self.error = Some(e);
-                false
-            }
-        }
+        })
     }
 }
 

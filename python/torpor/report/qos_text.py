@@ -106,10 +106,25 @@ def _nvme_table(variant: dict[str, Any]) -> Table:
     return table
 
 
-def print_qos(console: Console, view: dict[str, Any]) -> None:
-    """Every variant of a ``torpor qos`` view."""
+#: The most steps the terminal tables show in all (rich lays out a few milliseconds per step:
+#: 65,536 requests would take minutes); ``--json`` lists every step.
+SHOWN_STEPS = 200
+
+
+def print_qos(console: Console, view: dict[str, Any]) -> int:
+    """The variants of a ``torpor qos`` view, up to [`SHOWN_STEPS`] steps in all; returns how
+    many steps were left out."""
+    budget = SHOWN_STEPS
+    left_out = 0
     for variant in view["variants"]:
+        steps = variant["steps"]
+        left_out += max(len(steps) - budget, 0)
+        if budget == 0:
+            continue
+        shown = {**variant, "steps": steps[:budget]}
+        budget -= len(shown["steps"])
         if variant["platform"] == "cpu":
-            console.print(_cpu_table(variant))
+            console.print(_cpu_table(shown))
         else:
-            console.print(_nvme_table(variant))
+            console.print(_nvme_table(shown))
+    return left_out

@@ -283,6 +283,15 @@ impl CpuPlatform {
                 return Err(at("expected at least one CPU in `cpus`".into()));
             }
             for &cpu in &c.cpus {
+                // Per-CPU tables are indexed by CPU number: an id past Linux's largest
+                // CONFIG_NR_CPUS would size them by the id, not by the CPUs there are.
+                if cpu >= crate::trace::ftrace::MAX_CPUS {
+                    return Err(at(format!(
+                        "CPU {cpu}: expected CPU numbers below {} (Linux's largest \
+                         CONFIG_NR_CPUS)",
+                        crate::trace::ftrace::MAX_CPUS
+                    )));
+                }
                 if !seen.insert(cpu) {
                     return Err(at(format!("CPU {cpu} is in two clusters")));
                 }
@@ -636,6 +645,11 @@ target_residency_us = 1
             (
                 TWO_CLUSTERS.replace("cpus = [2, 3]", "cpus = [1, 3]"),
                 "p.toml:25: cluster \"big\": CPU 1 is in two clusters",
+            ),
+            (
+                TWO_CLUSTERS.replace("cpus = [2, 3]", "cpus = [2, 4294967295]"),
+                "p.toml:25: cluster \"big\": CPU 4294967295: expected CPU numbers below 8192 \
+                 (Linux's largest CONFIG_NR_CPUS)",
             ),
             (
                 TWO_CLUSTERS.replace("capacity = 446", "capacity = 2048"),

@@ -119,23 +119,6 @@ pub struct TaskSpec {
 pub const DEFAULT_TIMER_SLACK: Nanos = Nanos(50_000);
 
 impl TaskSpec {
-    /// The shortest time one sleep-and-burst cycle can take (for bounding a run's events).
-    pub fn cycle_lower_bound(&self) -> Nanos {
-        let run = match self.run {
-            Dist::Fixed(n) | Dist::Uniform(n, _) => n,
-            Dist::Exponential(_) => Nanos::ZERO,
-        };
-        let sleep = match self.wake {
-            Wake::Periodic { period, .. } => period,
-            Wake::Sleep {
-                sleep: Dist::Fixed(n) | Dist::Uniform(n, _),
-                ..
-            } => n,
-            Wake::Sleep { .. } | Wake::ByTask | Wake::Io => Nanos::ZERO,
-        };
-        run.max(sleep)
-    }
-
     /// A cyclictest thread with a real-time priority (`-p`, so no timer slack): a periodic
     /// timer every `interval`; a short burst; its latency is the time from the timer's expiry
     /// to the thread running.
@@ -408,6 +391,33 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             [&f.run, &f.run_mean, &f.run_min, &f.run_max],
         )?
         .ok_or_else(|| err("run", "expected the burst length: `run = \"100us\"` (or `run_mean`, or `run_min` + `run_max`)".into()))?;
+        if let Wake::Periodic { period, jitter, .. } = wake {
+            if jitter > period {
+                return Err(err(
+                    "jitter",
+                    format!(
+                        "expected a jitter of at most the period ({} ns), got {} ns",
+                        period.0, jitter.0
+                    ),
+                ));
+            }
+            if run.mean() > period {
+                let key = match (&f.run, &f.run_mean) {
+                    (Some(_), _) => "run",
+                    (None, Some(_)) => "run_mean",
+                    (None, None) => "run_max",
+                };
+                return Err(err(
+                    key,
+                    format!(
+                        "the mean burst ({} ns) is longer than the period ({} ns): the task \
+                         would never sleep; expected a burst shorter than the period",
+                        run.mean().0,
+                        period.0
+                    ),
+                ));
+            }
+        }
         let wakes = match &f.wakes {
             None => None,
             Some(name) => match files.iter().position(|g| &g.name == name) {

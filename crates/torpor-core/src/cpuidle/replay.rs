@@ -1307,6 +1307,17 @@ pub fn from_source<S: EventSource>(
     platform: Option<(&CpuPlatform, &'static str)>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, InputError> {
+    let range = crate::scenario::HZ_RANGE;
+    if let Some(hz) = options.hz.filter(|hz| !range.contains(hz)) {
+        return Err(InputError::whole(
+            "hz",
+            format!(
+                "expected the traced kernel's CONFIG_HZ, {} to {}, got {hz}",
+                range.start(),
+                range.end()
+            ),
+        ));
+    }
     replay_events(&mut trace, label, platform, options).map_err(|e| trace.locate(e))
 }
 

@@ -20,14 +20,33 @@ mod embedded {
 use crate::error::InputError;
 use crate::storage::nvme::psd::NvmeController;
 
+/// `big-endian` or `little-endian` when `bytes` read as UTF-16 of ASCII text without a
+/// byte-order mark: a NUL before (after) every other byte of its first 64.
+fn utf16_without_bom(bytes: &[u8]) -> Option<&'static str> {
+    let head = &bytes[..bytes.len().min(64) & !1];
+    if head.len() < 4 {
+        return None;
+    }
+    let pairs = || head.chunks_exact(2);
+    if pairs().all(|p| p[0] == 0 && p[1] != 0) {
+        Some("big-endian")
+    } else if pairs().all(|p| p[0] != 0 && p[1] == 0) {
+        Some("little-endian")
+    } else {
+        None
+    }
+}
+
 /// Reads a power-state table from `nvme id-ctrl -o json` output or `smartctl -a` text,
 /// recognised by content:
 ///
 /// 1. A NUL byte or a byte-order mark (U+FEFF) anywhere in the text is an error at its line:
 ///    neither tool prints one, so the file was damaged or spliced (a BOM at the very start is
 ///    removed earlier, when the file is decoded).
-/// 2. Blank text is an empty file. Text whose first non-blank character is `{` is nvme-cli JSON; `[` is a JSON array,
-///    refused with what to give instead.
+///    Text that reads as UTF-16 without a byte-order mark is named so.
+/// 2. Blank text is an empty file. Text whose first non-blank character is `{` is nvme-cli
+///    JSON; `[` is a TOML file (a scenario given by mistake) or a JSON array, each refused with
+///    what to give instead.
 /// 3. Text with smartctl's banner or its `Supported Power States` table is smartctl output.
 /// 4. Recognised and refused with what to run instead: nvme-cli's human-readable `id-ctrl`
 ///    output, and a JSON object after other text (a warning printed on the same stream).
@@ -39,6 +58,18 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     {
         let line = InputError::line_of_offset(text, at);
         let column = text[..at].rfind('\n').map_or(at, |nl| at - nl - 1) + 1;
+        if c == '\0' {
+            if let Some(order) = utf16_without_bom(text.as_bytes()) {
+                return Err(InputError::whole(
+                    file,
+                    format!(
+                        "UTF-16 text ({order}, without a byte-order mark: every other byte is \
+                         NUL); expected the UTF-8 text nvme-cli or smartctl prints: convert it \
+                         (`iconv -f UTF-16 -t UTF-8`)"
+                    ),
+                ));
+            }
+        }
         let what = if c == '\0' {
             "a NUL byte"
         } else {
@@ -60,6 +91,14 @@ pub fn parse_controller(file: &str, text: &str) -> Result<Parsed, InputError> {
     }
     if start.starts_with('{') {
         return nvme_cli::parse(file, text);
+    }
+    if start.starts_with('[') && toml::from_str::<toml::Table>(text).is_ok() {
+        return Err(InputError::at(
+            file,
+            1,
+            "a TOML file (a torpor scenario or platform?); expected `nvme id-ctrl -o json` or \
+             `smartctl -a` output",
+        ));
     }
     if start.starts_with('[') {
         let line = InputError::line_of_offset(text, text.len() - start.len());

@@ -65,7 +65,11 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, InputError> {
     }
     doc.check_syntax()?;
     let root = doc.root()?;
+    doc.unique_keys(&root)?;
     let psds = doc.psds(&root)?;
+    for psd in &psds {
+        doc.unique_keys(psd)?;
+    }
     let npss = root.require(&doc, &NPSS)?;
     check_psd_count(&doc, &root, npss, psds.len())?;
     let apsta = root.require(&doc, &APSTA)?;
@@ -138,6 +142,24 @@ impl<'t> Doc<'t> {
         // point at the last line that exists instead.
         let line = e.line().clamp(1, self.text.lines().count().max(1));
         Err(InputError::at(self.file, line, message))
+    }
+
+    /// Refuses a key given twice in one object: JSON parsers differ on which one wins, and
+    /// nvme-cli writes each once, so the file was edited or is not its output.
+    fn unique_keys(&self, object: &Object<'t>) -> Result<(), InputError> {
+        let mut seen = std::collections::HashMap::with_capacity(object.members.len());
+        for m in &object.members {
+            if let Some(first) = seen.insert(m.key.as_str(), m.key_at) {
+                let message = format!(
+                    "{}: given twice (first on line {}); expected each key once, as nvme-cli \
+                     writes it",
+                    object.name(&m.key),
+                    InputError::line_of_offset(self.text, first)
+                );
+                return Err(self.err(m.key_at, message));
+            }
+        }
+        Ok(())
     }
 
     /// The root object's members; the text is known to be valid JSON here.

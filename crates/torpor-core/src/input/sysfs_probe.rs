@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::cpu::platform::MAX_CAPACITY;
 use crate::cpu::CpuPlatform;
 use crate::error::{shown, InputError};
+use crate::trace::ftrace::MAX_CPUS;
 
 /// A `power` above this (mW) is not one CPU's idle power: the largest a real driver publishes
 /// is an ACPI `_CST` figure of a few W, and the values seen above it are sentinels, such as
@@ -100,7 +101,17 @@ pub fn probe(root: &Path) -> Result<Probed, InputError> {
         ));
     }
     let toml = render(root, &cpus, &without_cpuidle, &governor, driver.as_deref());
-    let platform = CpuPlatform::parse("<torpor probe output>", &toml)?;
+    // The files were each checked as read; what is left is the whole (the platform's rules),
+    // named by the folder it was read from, not by a line of text the user never saw.
+    let platform = CpuPlatform::parse("<torpor probe output>", &toml).map_err(|e| {
+        InputError::whole(
+            &cpu_dir.display().to_string(),
+            format!(
+                "the CPUs read here make no platform torpor can use: {}",
+                e.message
+            ),
+        )
+    })?;
     Ok(Probed { toml, platform })
 }
 
@@ -115,17 +126,28 @@ fn cpu_ids(cpu_dir: &Path) -> Result<Vec<u32>, InputError> {
             ),
         )
     })?;
-    Ok(entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let digits = name.strip_prefix("cpu")?;
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
+    let mut ids = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(digits) = name.strip_prefix("cpu") else {
+            continue;
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        match digits.parse::<u32>() {
+            Ok(id) if id < MAX_CPUS => ids.push(id),
+            _ => {
+                return Err(InputError::whole(
+                    &cpu_dir.join(&name).display().to_string(),
+                    format!(
+                        "expected CPU numbers below {MAX_CPUS} (Linux's largest CONFIG_NR_CPUS)"
+                    ),
+                ))
             }
-            digits.parse().ok()
-        })
-        .collect())
+        }
+    }
+    Ok(ids)
 }
 
 fn read_cpu(id: u32, dir: &Path) -> Result<Cpu, InputError> {

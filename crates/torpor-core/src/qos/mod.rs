@@ -11,10 +11,17 @@
 //! 1. Apply the action to the holder's request (add, change the value, remove).
 //! 2. Recompute the aggregate over the remaining requests (the default when none is left).
 //! 3. Report whether it differs from the previous one.
+//!
+//! The kernel keeps the requests in a priority-sorted list (`plist`), so the aggregate is its
+//! first or last node; here they are kept sorted by value in a counted map, which gives the
+//! same aggregate in logarithmic time however many holders there are (a scenario may hold
+//! 65,536).
 
 pub mod cpu_latency;
 pub mod freq;
 pub mod latency_tolerance;
+
+use std::collections::BTreeMap;
 
 /// How requests combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,8 +41,10 @@ pub type Holder = u32;
 pub struct Constraints {
     aggregate: Aggregate,
     default: i64,
-    /// (holder, value) in the order they were added; few enough that a scan beats a tree.
-    requests: Vec<(Holder, i64)>,
+    /// Each holder's request.
+    requests: BTreeMap<Holder, i64>,
+    /// How many requests hold each value, in value order (the kernel's sorted list).
+    sorted: BTreeMap<i64, u32>,
     value: i64,
 }
 
@@ -44,7 +53,8 @@ impl Constraints {
         Constraints {
             aggregate,
             default,
-            requests: Vec::new(),
+            requests: BTreeMap::new(),
+            sorted: BTreeMap::new(),
             value: default,
         }
     }
@@ -56,33 +66,43 @@ impl Constraints {
 
     /// `holder`'s request, if it holds one.
     pub fn request(&self, holder: Holder) -> Option<i64> {
-        self.requests
-            .iter()
-            .find(|(h, _)| *h == holder)
-            .map(|&(_, v)| v)
+        self.requests.get(&holder).copied()
     }
 
     /// Adds or updates `holder`'s request; true when the aggregate changed.
     pub fn set(&mut self, holder: Holder, value: i64) -> bool {
-        match self.requests.iter_mut().find(|(h, _)| *h == holder) {
-            Some(r) => r.1 = value,
-            None => self.requests.push((holder, value)),
+        if let Some(old) = self.requests.insert(holder, value) {
+            self.unsort(old);
         }
+        *self.sorted.entry(value).or_insert(0) += 1;
         self.recompute()
     }
 
     /// Removes `holder`'s request (if any); true when the aggregate changed.
     pub fn remove(&mut self, holder: Holder) -> bool {
-        self.requests.retain(|(h, _)| *h != holder);
+        if let Some(old) = self.requests.remove(&holder) {
+            self.unsort(old);
+        }
         self.recompute()
     }
 
-    fn recompute(&mut self) -> bool {
-        let values = self.requests.iter().map(|&(_, v)| v);
-        let new = match self.aggregate {
-            Aggregate::Min => values.min(),
-            Aggregate::Max => values.max(),
+    /// Takes one request of `value` out of the sorted counts.
+    fn unsort(&mut self, value: i64) {
+        if let Some(n) = self.sorted.get_mut(&value) {
+            *n -= 1;
+            if *n == 0 {
+                self.sorted.remove(&value);
+            }
         }
+    }
+
+    fn recompute(&mut self) -> bool {
+        let mut values = self.sorted.keys();
+        let new = match self.aggregate {
+            Aggregate::Min => values.next(),
+            Aggregate::Max => values.next_back(),
+        }
+        .copied()
         .unwrap_or(self.default);
         let changed = new != self.value;
         self.value = new;

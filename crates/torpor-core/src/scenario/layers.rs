@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use toml::{Table, Value};
 use toml_edit::{ImDocument, Item};
 
-use crate::error::InputError;
+use crate::error::LineStarts;
 
 /// The line (1-based) of every key path of a TOML text.
 #[derive(Debug, Clone, Default)]
@@ -23,57 +23,57 @@ impl Lines {
     pub fn index(text: &str) -> Lines {
         let mut lines = Lines::default();
         if let Ok(doc) = ImDocument::parse(text) {
-            lines.table(text, doc.as_table(), "");
+            lines.table(&LineStarts::new(text), doc.as_table(), "");
         }
         lines
     }
 
-    fn put(&mut self, text: &str, path: &str, span: Option<std::ops::Range<usize>>) {
+    fn put(&mut self, starts: &LineStarts, path: &str, span: Option<std::ops::Range<usize>>) {
         if let Some(s) = span {
             self.of
                 .entry(path.to_string())
-                .or_insert_with(|| InputError::line_of_offset(text, s.start));
+                .or_insert_with(|| starts.line_of(s.start));
         }
     }
 
-    fn table(&mut self, text: &str, t: &toml_edit::Table, path: &str) {
+    fn table(&mut self, starts: &LineStarts, t: &toml_edit::Table, path: &str) {
         // The document itself has no line: a key missing at the top level is the whole file's.
         if !path.is_empty() {
-            self.put(text, path, t.span());
+            self.put(starts, path, t.span());
         }
         for (k, item) in t.iter() {
             let p = join(path, k);
-            self.put(text, &p, t.key(k).and_then(|key| key.span()));
-            self.item(text, item, &p);
+            self.put(starts, &p, t.key(k).and_then(|key| key.span()));
+            self.item(starts, item, &p);
         }
     }
 
-    fn item(&mut self, text: &str, item: &Item, path: &str) {
+    fn item(&mut self, starts: &LineStarts, item: &Item, path: &str) {
         match item {
-            Item::Table(t) => self.table(text, t, path),
+            Item::Table(t) => self.table(starts, t, path),
             Item::ArrayOfTables(a) => {
                 for (i, t) in a.iter().enumerate() {
-                    self.table(text, t, &format!("{path}[{i}]"));
+                    self.table(starts, t, &format!("{path}[{i}]"));
                 }
             }
-            Item::Value(v) => self.value(text, v, path),
+            Item::Value(v) => self.value(starts, v, path),
             Item::None => {}
         }
     }
 
-    fn value(&mut self, text: &str, v: &toml_edit::Value, path: &str) {
-        self.put(text, path, v.span());
+    fn value(&mut self, starts: &LineStarts, v: &toml_edit::Value, path: &str) {
+        self.put(starts, path, v.span());
         match v {
             toml_edit::Value::InlineTable(t) => {
                 for (k, inner) in t.iter() {
                     let p = join(path, k);
-                    self.put(text, &p, t.key(k).and_then(|key| key.span()));
-                    self.value(text, inner, &p);
+                    self.put(starts, &p, t.key(k).and_then(|key| key.span()));
+                    self.value(starts, inner, &p);
                 }
             }
             toml_edit::Value::Array(a) => {
                 for (i, inner) in a.iter().enumerate() {
-                    self.value(text, inner, &format!("{path}[{i}]"));
+                    self.value(starts, inner, &format!("{path}[{i}]"));
                 }
             }
             _ => {}
@@ -123,6 +123,19 @@ fn parent(path: &str) -> &str {
     }
 }
 
+/// How many keys and values `table` holds, counted through its tables and arrays: the work
+/// of checking it once.
+pub fn key_count(table: &Table) -> usize {
+    fn values(v: &Value) -> usize {
+        1 + match v {
+            Value::Table(t) => key_count(t),
+            Value::Array(a) => a.iter().map(values).sum(),
+            _ => 0,
+        }
+    }
+    table.values().map(values).sum()
+}
+
 /// Merges `overlay` into `base`: tables merge key by key, anything else replaces.
 pub fn deep_merge(base: &mut Table, overlay: &Table) {
     for (k, v) in overlay {
@@ -135,9 +148,24 @@ pub fn deep_merge(base: &mut Table, overlay: &Table) {
     }
 }
 
+/// The most keys a dotted field path may name: the scenario's deepest field
+/// (`platform.nvme.idle_power_mw.PS3`) has four; each creates a table, and a path of a
+/// hundred thousand would nest them past what the stack can drop.
+pub const MAX_FIELD_DEPTH: usize = 8;
+
+/// The longest dotted field path, in bytes.
+pub const MAX_FIELD_PATH_BYTES: usize = 256;
+
 /// Sets the field at dotted `path` (tables only, e.g. `policy.apst.primary_timeout_ms`) to
 /// `value`, creating the tables on the way: how a sweep varies one field of a scenario.
 pub fn set_field(root: &mut Table, path: &str, value: Value) -> Result<(), String> {
+    if path.len() > MAX_FIELD_PATH_BYTES || path.split('.').count() > MAX_FIELD_DEPTH {
+        return Err(format!(
+            "{}: expected a dotted path of at most {MAX_FIELD_DEPTH} keys and \
+             {MAX_FIELD_PATH_BYTES} bytes, such as policy.apst.algorithm",
+            crate::error::shown(path)
+        ));
+    }
     let mut keys = path.split('.').peekable();
     let mut table = root;
     while let Some(key) = keys.next() {
@@ -191,6 +219,16 @@ mod tests {
     }
 
     #[test]
+    fn key_count_counts_every_key_and_element() {
+        // a, t, t.b, t.c, t.c's 2 elements, job, job's 2 tables, their x each: 11.
+        let t: Table =
+            toml::from_str("a = 1\n[t]\nb = 2\nc = [3, 4]\n[[job]]\nx = 1\n[[job]]\nx = 2\n")
+                .unwrap();
+        assert_eq!(key_count(&t), 11);
+        assert_eq!(key_count(&Table::new()), 0);
+    }
+
+    #[test]
     fn merge_is_deep_for_tables_and_replaces_the_rest() {
         let mut base: Table = toml::from_str("[a]\nx = 1\ny = [1, 2]\n[b]\nz = 1\n").unwrap();
         let over: Table = toml::from_str("[a]\ny = [3]\nw = 4\n").unwrap();
@@ -209,5 +247,13 @@ mod tests {
         );
         assert!(set_field(&mut t, "policy.x.y", Value::Integer(1)).is_err());
         assert!(set_field(&mut t, "policy..y", Value::Integer(1)).is_err());
+        // Nine keys, or 257 bytes, are refused before any table is made.
+        let deep = ["a"; 9].join(".");
+        assert!(set_field(&mut t, &deep, Value::Integer(1))
+            .unwrap_err()
+            .contains("at most 8 keys and 256 bytes"));
+        assert!(set_field(&mut t, &"k".repeat(257), Value::Integer(1)).is_err());
+        assert!(!t.contains_key("a"));
+        set_field(&mut t, &["b"; 8].join("."), Value::Integer(1)).unwrap();
     }
 }

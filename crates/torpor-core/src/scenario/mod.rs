@@ -628,6 +628,24 @@ pub struct ScenarioFile {
 /// first runs, so an unbounded count would be unbounded memory.
 pub const MAX_VARIANTS: usize = 4096;
 
+/// The most keys the variants may hold in all once each is merged over the base (the base's
+/// keys count once per variant): each is checked and kept in memory before the first runs,
+/// about a second per 300,000. One variant of the most `[[qos.request]]`s fits three times.
+pub const MAX_RESOLVED_KEYS: usize = 1 << 20;
+
+/// Why a watched parse gave no scenario: bad input, or the watcher said stop (Ctrl-C).
+#[derive(Debug)]
+pub enum Stopped {
+    Input(InputError),
+    Interrupted,
+}
+
+impl From<InputError> for Stopped {
+    fn from(e: InputError) -> Self {
+        Stopped::Input(e)
+    }
+}
+
 /// The most `[[workload.job]]`s one variant may run.
 pub const MAX_JOBS: usize = 256;
 
@@ -637,6 +655,56 @@ const VARIANT_KEYS: [&str; 6] = ["name", "platform", "policy", "workload", "qos"
 impl ScenarioFile {
     /// Parses scenario `text`; `label` names it in errors.
     pub fn parse(label: &str, text: &str) -> Result<ScenarioFile, InputError> {
+        Self::parse_watched(label, text, &mut || true).map_err(|stop| match stop {
+            Stopped::Input(e) => e,
+            Stopped::Interrupted => unreachable!("an unwatched parse goes on"),
+        })
+    }
+
+    /// [`ScenarioFile::parse`], asking `go_on` once the text is read and before each variant
+    /// is resolved, so that Ctrl-C stops a large file.
+    pub fn parse_watched(
+        label: &str,
+        text: &str,
+        go_on: &mut dyn FnMut() -> bool,
+    ) -> Result<ScenarioFile, Stopped> {
+        let mut file = Self::unresolved(label, text)?;
+        file.check_size()
+            .map_err(|m| InputError::new(label, file.lines.find(None, "variant"), m))?;
+        file.resolve(go_on)?;
+        Ok(file)
+    }
+
+    /// Refuses a file whose variants, each merged over the base, hold more than
+    /// [`MAX_RESOLVED_KEYS`] keys in all.
+    fn check_size(&self) -> Result<(), String> {
+        let base = layers::key_count(&self.base);
+        let keys = match self.overlays.len() {
+            0 => base,
+            n => self
+                .overlays
+                .iter()
+                .fold(n.saturating_mul(base), |sum, (_, t)| {
+                    sum.saturating_add(layers::key_count(t))
+                }),
+        };
+        if keys <= MAX_RESOLVED_KEYS {
+            return Ok(());
+        }
+        Err(match self.overlays.len() {
+            0 => format!(
+                "the file holds {keys} keys and array elements, more than the limit of \
+                 {MAX_RESOLVED_KEYS}; split the file"
+            ),
+            n => format!(
+                "[[variant]]: {n} variants over a base of {base} keys and array elements make \
+                 {keys} to check, more than the limit of {MAX_RESOLVED_KEYS}; split the file"
+            ),
+        })
+    }
+
+    /// The file's base and variants as written, checked for what needs no merging.
+    fn unresolved(label: &str, text: &str) -> Result<ScenarioFile, InputError> {
         let first = text.trim_start().chars().next();
         if matches!(first, Some('{') | Some('<')) {
             return Err(InputError::at(
@@ -717,28 +785,42 @@ impl ScenarioFile {
             }
             overlays.push((name, t));
         }
-        let mut file = ScenarioFile {
+        Ok(ScenarioFile {
             label: label.to_string(),
             base: root,
             overlays,
             lines,
             variants: vec![],
-        };
-        file.resolve()?;
-        Ok(file)
+        })
     }
 
     /// The same file with the field at dotted `path` of the base set to `value`, re-resolved
     /// and re-validated: one point of a sweep.
     pub fn with_field(&self, path: &str, value: Value) -> Result<ScenarioFile, InputError> {
+        self.with_field_watched(path, value, &mut || true)
+            .map_err(|stop| match stop {
+                Stopped::Input(e) => e,
+                Stopped::Interrupted => unreachable!("an unwatched parse goes on"),
+            })
+    }
+
+    /// [`ScenarioFile::with_field`], asking `go_on` before each variant is resolved.
+    pub fn with_field_watched(
+        &self,
+        path: &str,
+        value: Value,
+        go_on: &mut dyn FnMut() -> bool,
+    ) -> Result<ScenarioFile, Stopped> {
         let mut file = self.clone();
         let shown = value.to_string();
         set_field(&mut file.base, path, value).map_err(|m| InputError::whole(&self.label, m))?;
         // The value comes from the sweep, not from a line of the file.
-        file.resolve().map_err(|e| {
-            InputError::whole(&self.label, format!("{path} = {shown}: {}", e.message))
-        })?;
-        Ok(file)
+        let whole = |m: &str| InputError::whole(&self.label, format!("{path} = {shown}: {m}"));
+        file.check_size().map_err(|m| whole(&m))?;
+        match file.resolve(go_on) {
+            Err(Stopped::Input(e)) => Err(whole(&e.message).into()),
+            other => other.map(|()| file),
+        }
     }
 
     /// Each variant in order; one named "base" when the file has none.
@@ -762,8 +844,11 @@ impl ScenarioFile {
         InputError::new(&self.label, self.lines.find(v, path), message)
     }
 
-    fn resolve(&mut self) -> Result<(), InputError> {
+    fn resolve(&mut self, go_on: &mut dyn FnMut() -> bool) -> Result<(), Stopped> {
         let mut out = Vec::with_capacity(self.overlays.len().max(1));
+        if !go_on() {
+            return Err(Stopped::Interrupted);
+        }
         if self.overlays.is_empty() {
             out.push(Variant {
                 name: "base".into(),
@@ -771,6 +856,9 @@ impl ScenarioFile {
             });
         }
         for (i, (name, overlay)) in self.overlays.iter().enumerate() {
+            if i > 0 && !go_on() {
+                return Err(Stopped::Interrupted);
+            }
             let mut merged = self.base.clone();
             deep_merge(&mut merged, overlay);
             out.push(Variant {
@@ -1188,6 +1276,7 @@ fn validate_cpu_platform(s: &Scenario, cpu: &CpuPlatformSpec) -> Result<(), (Str
         )
     })?;
     qos::resolve(&s.qos, &w.tasks)?;
+    qos::check_before_end(&s.qos, s.run.duration.unwrap_or(DEFAULT_DURATION))?;
     Ok(())
 }
 
@@ -1302,6 +1391,9 @@ fn validate_nvme(s: &Scenario, nvme: &NvmePlatform) -> Result<(), (String, Strin
     // Beside CPUs, `[[qos.request]]` acts on the CPUs (checked with them).
     if !cpus {
         qos::resolve_nvme(&s.qos)?;
+        if let Some(until) = s.run.duration {
+            qos::check_before_end(&s.qos, until)?;
+        }
     }
     match (&nvme.preset, &nvme.file) {
         (Some(_), Some(_)) => {
@@ -1403,6 +1495,21 @@ fn validate_io(w: &WorkloadSpec) -> Result<(), (String, String)> {
         ));
     }
     for (i, job) in w.jobs.iter().enumerate() {
+        // Reports and notes name jobs: each needs a name of its own.
+        if job.name.trim().is_empty() || w.jobs[..i].iter().any(|o| o.name == job.name) {
+            return Err((
+                format!("workload.job[{i}].name"),
+                format!(
+                    "[[workload.job]]: expected a name of its own, got {}{}",
+                    error::shown(&job.name),
+                    if job.name.trim().is_empty() {
+                        ""
+                    } else {
+                        ", already used"
+                    }
+                ),
+            ));
+        }
         job.validate().map_err(|e| {
             (
                 format!("workload.job[{i}].{}", e.key),

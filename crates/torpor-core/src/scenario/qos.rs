@@ -77,19 +77,36 @@ fn check_count(spec: &QosSpec) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// Refuses a request timed after the run's end `until` (it would never apply); requests
+/// whose `at` does not parse are left to the resolvers. Err: (key path, message).
+pub fn check_before_end(spec: &QosSpec, until: Nanos) -> Result<(), (String, String)> {
+    for (i, r) in spec.requests.iter().enumerate() {
+        if let Ok(at) = parse_duration(&r.at) {
+            if at > until {
+                return Err((
+                    format!("qos.request[{i}].at"),
+                    format!(
+                        "[[qos.request]] `at`: {} is after the run's end ({until}): the request \
+                         would never apply",
+                        r.at
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Resolves the tasks' held files and the requests, in that order (a stable sort by time
 /// follows in the engine). Err: (key path, message).
 pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (String, String)> {
     check_count(spec)?;
-    let mut names: Vec<String> = Vec::new();
+    // Holders are numbered in order of first appearance (a map: 65,536 distinct names must
+    // not cost a scan each).
+    let mut names: std::collections::HashMap<String, Holder> = std::collections::HashMap::new();
     let mut holder = |name: &str| -> Holder {
-        match names.iter().position(|n| n == name) {
-            Some(i) => i as Holder,
-            None => {
-                names.push(name.to_string());
-                (names.len() - 1) as Holder
-            }
-        }
+        let next = names.len() as Holder;
+        *names.entry(name.to_string()).or_insert(next)
     };
     let mut out = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
@@ -223,12 +240,22 @@ pub fn resolve_nvme(spec: &QosSpec) -> Result<Vec<ToleranceWrite>, (String, Stri
             .target
             .strip_prefix("/sys/class/nvme/")
             .unwrap_or(&r.target);
-        let ok = path
+        let controller = path
             .strip_prefix("nvme")
             .and_then(|rest| rest.strip_suffix(TOLERANCE_FILE))
             .and_then(|n| n.strip_suffix('/'))
-            .is_some_and(|n| n.parse::<u32>().is_ok());
-        if !ok {
+            .and_then(|n| n.parse::<u32>().ok());
+        if controller.is_some_and(|n| n != 0) {
+            return Err((
+                here("target"),
+                format!(
+                    "[[qos.request]] `target`: the scenario's drive is its one controller, \
+                     nvme0; got {}",
+                    crate::error::shown(&r.target)
+                ),
+            ));
+        }
+        if controller.is_none() {
             return Err((
                 here("target"),
                 format!(

@@ -778,3 +778,36 @@ fn bad_qos_requests_are_refused_at_their_line() {
         assert!(shown.contains(says), "{to}: {shown}");
     }
 }
+
+#[test]
+fn variants_that_would_resolve_to_too_many_keys_are_refused_before_any_is_checked() {
+    // GOOD's base holds 11 keys and tables (platform, nvme, preset, policy, apst,
+    // primary_timeout_ms, workload, apst_workflow, run, duration, seed); `x` and its 245
+    // elements make 257. 4096 variants of a name alone (taken out) each resolve those 257:
+    // 1,052,672 > 2^20 = 1,048,576.
+    let base = GOOD.split("[[variant]]").next().unwrap();
+    let x = format!("x = [{}]\n", "0,".repeat(245));
+    let variants: String = (0..4096)
+        .map(|i| format!("[[variant]]\nname = \"{i}\"\n"))
+        .collect();
+    let e = err(&format!("{x}{base}{variants}"));
+    // Line 1 is `x`; GOOD's first 14 lines (it starts with an empty one) are lines 2 to 15.
+    assert_eq!(e.line, Some(16), "{e}");
+    assert_eq!(
+        e.message,
+        "[[variant]]: 4096 variants over a base of 257 keys and array elements make 1052672 \
+         to check, more than the limit of 1048576; split the file"
+    );
+}
+
+#[test]
+fn a_watched_parse_stops_when_asked_before_the_next_variant() {
+    let mut asked = 0;
+    let stopped = ScenarioFile::parse_watched("s.toml", GOOD, &mut || {
+        asked += 1;
+        asked < 2
+    });
+    // Asked before the first variant (yes) and before the second (no).
+    assert!(matches!(stopped, Err(Stopped::Interrupted)));
+    assert_eq!(asked, 2);
+}

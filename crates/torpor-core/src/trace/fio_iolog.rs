@@ -327,6 +327,14 @@ impl<R: BufRead> IologReader<R> {
                 "a {act} of 0 bytes; expected a length of at least 1 byte"
             ));
         }
+        if matches!(act, "read" | "write" | "trim")
+            && offset.checked_add(u64::from(length)).is_none()
+        {
+            return Err(format!(
+                "a {act} of {length} bytes at offset {offset} ends past the last byte a device \
+                 can address (2^64 - 1)"
+            ));
+        }
         // Replayed as direct IO, as torpor runs every job: writes carry REQ_SYNC.
         Ok(match act {
             "read" => IologAction::Io(IoRequest {

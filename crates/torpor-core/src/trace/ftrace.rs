@@ -29,9 +29,10 @@
 //! is not the trace they think, and statistics over it would be silently wrong. What is only
 //! counted and shown ([`FtraceCounts`]): a timestamp going backwards on one CPU (tools that
 //! merge per-CPU buffers produce it, e.g. trappy's unsorted test trace, and the analyses drop
-//! the one interval it spoils), a last line that does not parse (a trace copied while being
-//! written, or cut short by hand as trappy's is; the error would point at nothing the user can
-//! fix), the kernel's `CPU:N [LOST M EVENTS]` and `##### CPU N buffer started
+//! the one interval it spoils), a last line cut short (without its line end: a trace copied
+//! while being written; or an event whose fields stop short, as trappy's test trace, cut by
+//! hand, ends: the error would point at nothing the user can fix; a complete last line with
+//! wrong content is as loud as anywhere else), the kernel's `CPU:N [LOST M EVENTS]` and `##### CPU N buffer started
 //! ####` markers, `CPU N is empty` notes, and unknown events.
 //!
 //! Memory is constant: one line buffer reused for every line, a per-CPU timestamp
@@ -214,7 +215,8 @@ pub struct FtraceCounts {
     pub backwards_timestamps: u64,
     /// The first such line.
     pub first_backwards_line: Option<usize>,
-    /// The last line did not parse and was skipped: the file was cut short.
+    /// The last line, without its line end, did not parse and was skipped: the file was cut
+    /// short.
     pub truncated_last_line: bool,
     /// `CPU:N [LOST M EVENTS]` markers and the events they say were lost.
     pub lost_markers: u64,
@@ -555,6 +557,7 @@ impl<R: BufRead> FtraceReader<R> {
                     let kind = match parse_kind(name, fields, self.header.cpus) {
                         Ok(kind) => kind,
                         Err(m) => {
+                            let missing_field = m.contains(MISSING_FIELD);
                             let err = InputError::at(&self.file, line_no, m);
                             // Fields, not `self.at_end()`: `kind` borrows `self.buf`.
                             let at_end = match self.reader.fill_buf() {
@@ -567,7 +570,8 @@ impl<R: BufRead> FtraceReader<R> {
                                     ))
                                 }
                             };
-                            if at_end {
+                            let cut = !self.buf.ends_with(b"\n") || missing_field;
+                            if at_end && cut {
                                 self.counts.events -= 1;
                                 self.known[known] -= 1;
                                 self.counts.truncated_last_line = true;
@@ -586,6 +590,12 @@ impl<R: BufRead> FtraceReader<R> {
                 None => continue,
             }
         }
+    }
+
+    /// Whether the line just read was cut short: the last one, without its line end (a
+    /// complete last line with bad content is as wrong as the same line anywhere else).
+    fn cut_short(&mut self) -> Result<bool, InputError> {
+        Ok(!self.buf.ends_with(b"\n") && self.at_end()?)
     }
 
     /// Whether the line just read was the last one.
@@ -611,11 +621,24 @@ impl<R: BufRead> FtraceReader<R> {
                 return Ok(None);
             }
             LineClass::NotEvent => {
-                let err = self.err(format!(
-                    "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got {}",
-                    shown(&String::from_utf8_lossy(trim_end(&self.buf)))
-                ));
-                if self.at_end()? {
+                let got = shown(&String::from_utf8_lossy(trim_end(&self.buf)));
+                // An indented line right after an idlestat header: its tables ran long.
+                let after_tables = self.header.states.is_some()
+                    && self.counts.events == 0
+                    && self.buf.first().is_some_and(|b| b.is_ascii_whitespace());
+                let err = self.err(if after_tables {
+                    format!(
+                        "expected an event line after the C-state tables, got {got}: idlestat \
+                         writes exactly {IDLESTAT_STATES} states per CPU (a name and a target \
+                         residency each, `(null)` and `-1` for those a CPU lacks)"
+                    )
+                } else {
+                    format!(
+                        "expected an event line `TASK-PID [CPU] TIMESTAMP: EVENT: FIELDS`, got \
+                         {got}"
+                    )
+                });
+                if self.cut_short()? {
                     self.counts.truncated_last_line = true;
                     return Ok(None);
                 }
@@ -960,6 +983,10 @@ fn text(value: &[u8]) -> Option<&str> {
 }
 
 /// Parses the fields of a known event; the error is the message only.
+/// How [`parse_kind`] says a field is missing: a complete last line whose fields stop short
+/// was cut by hand (trappy's test trace ends so), not written wrong.
+const MISSING_FIELD: &str = "in the fields of";
+
 pub(crate) fn parse_kind<'a>(
     name: &[u8],
     fields: &'a [u8],
@@ -970,7 +997,7 @@ pub(crate) fn parse_kind<'a>(
     let need = |key: &str| -> Result<&'a [u8], String> {
         field(fields, key.as_bytes()).ok_or_else(|| {
             format!(
-                "expected `{key}=` in the fields of `{event}`, got {}",
+                "expected `{key}=` {MISSING_FIELD} `{event}`, got {}",
                 shown(&String::from_utf8_lossy(fields))
             )
         })

@@ -63,6 +63,30 @@ pub enum Form {
 
 /// The version the idlestat header names: Debian's idlestat, whose reader this form was
 /// checked against.
+/// The largest trace one variant writes: a few seconds of the writer's output (it writes about
+/// 250 MB/s), and more than `idle stats` needs to describe a run.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
+/// Bytes of trace per CPU event of the work estimate
+/// ([`crate::workload::estimate::cpu_events`]): the shipped CPU scenarios write 160 to 180
+/// (more than one line of about 90 bytes per estimated event), so 200 errs high.
+pub const TRACE_BYTES_PER_EVENT: u64 = 200;
+
+/// Refuses, before it runs, a variant whose trace would pass [`MAX_TRACE_BYTES`] by the
+/// estimate of its `events`; the writer stops at the limit if the estimate falls short.
+pub fn check_trace_size(events: u64) -> Result<(), String> {
+    let bytes = events.saturating_mul(TRACE_BYTES_PER_EVENT);
+    if bytes <= MAX_TRACE_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "--ftrace: this variant's idle trace would take about {:.1e} bytes ({:.1e} CPU events \
+         at about {TRACE_BYTES_PER_EVENT} bytes each), more than the limit of 1 GiB per trace; \
+         shorten `[run] duration`",
+        bytes as f64, events as f64
+    ))
+}
+
 const IDLESTAT_VERSION: &str = "0.8";
 /// The arch timer's (made-up) irq number: it delivers both the tick and hrtimers.
 const TIMER_IRQ: u32 = 11;

@@ -16,8 +16,24 @@
 //!    direction the job issues (power-state exits only slow it down).
 //!
 //! A replayed trace is bounded by its length instead: it is streamed, one line at a time.
+//!
+//! CPU tasks are counted in events, against the same limit ([`cpu_events`]): a task wakes once
+//! per cycle, whose mean length is estimated from each distribution's mean:
+//!
+//! 1. periodic: the period, or the mean burst when bursts are longer (they then run back to
+//!    back);
+//! 2. a sleep after each burst: the mean sleep plus the mean burst;
+//! 3. woken by its own IO: the mean burst plus the shortest gap between two completions of
+//!    the device (its fastest 4 KiB service time over its parallel slots);
+//! 4. woken by another task: as often as the task that wakes it (the most often, when several
+//!    do; never, when none does).
+//!
+//! Each wake-up is four events (the wake-up, the burst's end, the idle entry and its exit), and
+//! each task adds its CPU's tick. A cycle is at least 1 ns, the engine's resolution: a mean of
+//! "1ns" counts as what it asks for.
 
 use super::fio_job::{FioJob, RwMode};
+use crate::cpu::task::{TaskSpec, Wake};
 use crate::storage::io::IoOp;
 use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
@@ -67,6 +83,54 @@ pub fn max_ios(job: &FioJob, span: Nanos, service: &ServiceModel) -> u64 {
         bound = bound.min(paced(in_service.into(), fastest.0.into()));
     }
     u64::try_from(bound).unwrap_or(u64::MAX)
+}
+
+/// The shortest time between two completions `service` can deliver: its fastest 4 KiB
+/// service time over its parallel slots (at least 1 ns).
+pub fn completion_gap(service: &ServiceModel) -> Nanos {
+    let fastest = service
+        .service_time(IoOp::Read, 4096)
+        .min(service.service_time(IoOp::Write, 4096));
+    Nanos((fastest.0 / u64::from(service.parallelism.max(1))).max(1))
+}
+
+/// The estimated events of `tasks` over `span` on CPUs ticking at `hz` (the module doc lists
+/// the rules); `completion_gap` is the device's ([`completion_gap`]), zero without one.
+pub fn cpu_events(tasks: &[TaskSpec], hz: u32, span: Nanos, completion_gap: Nanos) -> u64 {
+    let ticks = span.0 / (1_000_000_000 / u64::from(hz.max(1))).max(1);
+    let own: Vec<Option<Nanos>> = tasks
+        .iter()
+        .map(|t| {
+            let run = t.run.mean();
+            match t.wake {
+                Wake::Periodic { period, .. } => Some(period.max(run)),
+                Wake::Sleep { sleep, .. } => Some(sleep.mean() + run),
+                Wake::Io => Some(run + completion_gap),
+                Wake::ByTask => None,
+            }
+        })
+        .collect();
+    // A woken task's cycle is its waker's; a chain of wakers is followed to its end (at most
+    // one step per task, so a loop of tasks waking each other ends).
+    let mut cycle = own.clone();
+    for _ in 0..tasks.len() {
+        for (waker, t) in tasks.iter().enumerate() {
+            if let (Some(woken), Some(c)) = (t.wakes, cycle[waker]) {
+                if own[woken].is_none() {
+                    cycle[woken] = Some(cycle[woken].map_or(c, |w| w.min(c)));
+                }
+            }
+        }
+    }
+    cycle
+        .iter()
+        .map(|c| match c {
+            Some(c) => (span.0 / c.0.max(1))
+                .saturating_mul(4)
+                .saturating_add(ticks),
+            None => ticks,
+        })
+        .fold(0, u64::saturating_add)
 }
 
 #[cfg(test)]
@@ -129,5 +193,71 @@ mod tests {
         j.rate_iops = [None; 2];
         j.rate = [Some(40 << 10); 2];
         assert_eq!(max_ios(&j, Nanos::from_secs(1), &DRIVE), 22);
+    }
+
+    fn task(wake: Wake, run: crate::cpu::task::Dist) -> TaskSpec {
+        let mut t = TaskSpec::cyclictest("t", 0, Nanos::from_ms(10));
+        t.wake = wake;
+        t.run = run;
+        t
+    }
+
+    #[test]
+    fn cpu_events_take_each_distributions_mean() {
+        use crate::cpu::task::{Dist, Source};
+        let periodic = Wake::Periodic {
+            period: Nanos::from_ms(10),
+            phase: Nanos::ZERO,
+            jitter: Nanos::ZERO,
+            source: Source::Timer,
+        };
+        let s = Nanos::from_secs(1);
+        // 100 periods x 4 + 250 ticks.
+        let cyclic = task(periodic, Dist::Fixed(Nanos::from_us(5)));
+        assert_eq!(cpu_events(&[cyclic], 250, s, Nanos::ZERO), 650);
+        // Bursts of 20 ms on a 10 ms period run back to back: 50 x 4 + 250.
+        let long = task(periodic, Dist::Exponential(Nanos::from_ms(20)));
+        assert_eq!(cpu_events(&[long], 250, s, Nanos::ZERO), 450);
+        // 1 ns sleeps and 1 ns bursts, exponential: a 2 ns cycle, 600 s: 3e11 x 4 + 150 000.
+        let tiny = Wake::Sleep {
+            sleep: Dist::Exponential(Nanos(1)),
+            source: Source::Timer,
+        };
+        let t = task(tiny, Dist::Exponential(Nanos(1)));
+        assert_eq!(
+            cpu_events(&[t], 250, Nanos::from_secs(600), Nanos::ZERO),
+            1_200_000_150_000
+        );
+        // Uniform 1..3 ms sleeps (mean 2) and 1 ms bursts: 3 ms, 333 cycles in 1 s.
+        let uniform = Wake::Sleep {
+            sleep: Dist::Uniform(Nanos::from_ms(1), Nanos::from_ms(3)),
+            source: Source::Interrupt,
+        };
+        let t = task(uniform, Dist::Fixed(Nanos::from_ms(1)));
+        assert_eq!(cpu_events(&[t], 100, s, Nanos::ZERO), 333 * 4 + 100);
+        // IO-woken: a 5 us burst plus a 20 us completion gap: 40 000 x 4 + 250.
+        let io = task(Wake::Io, Dist::Fixed(Nanos::from_us(5)));
+        assert_eq!(cpu_events(&[io], 250, s, Nanos::from_us(20)), 160_250);
+    }
+
+    #[test]
+    fn a_woken_task_wakes_as_often_as_its_waker_and_never_without_one() {
+        use crate::cpu::task::Dist;
+        let mut ui = TaskSpec::cyclictest("ui", 0, Nanos::from_ms(1));
+        ui.wakes = Some(1);
+        let render = task(Wake::ByTask, Dist::Fixed(Nanos::from_us(100)));
+        // Both 1000 x 4 + 250; an unwoken third only ticks.
+        let idle = task(Wake::ByTask, Dist::Fixed(Nanos::from_us(100)));
+        let s = Nanos::from_secs(1);
+        assert_eq!(
+            cpu_events(&[ui, render, idle], 250, s, Nanos::ZERO),
+            2 * 4250 + 250
+        );
+    }
+
+    #[test]
+    fn the_completion_gap_is_the_fastest_request_over_the_slots() {
+        // 20 us writes (faster than 80 us reads) over 8 slots: 2.5 us.
+        assert_eq!(completion_gap(&DRIVE), Nanos(2_500));
     }
 }

@@ -173,6 +173,15 @@ pub fn parse_header(file: &str, text: &str) -> Result<Platform, InputError> {
                 format!("state {i}: expected non-negative exit_latency_ns and target_residency_ns"),
             ));
         }
+        if s.polling && i > 0 {
+            // Only the first state of a cpuidle driver may poll (CPUIDLE_FLAG_POLLING is
+            // state 0's: `cpuidle_poll_state_init` fills `drv->states[0]`).
+            return Err(InputError::at(
+                file,
+                1,
+                format!("state {i}: only state 0 may poll, got `\"polling\": true`"),
+            ));
+        }
         if let Some(prev) = states.last() {
             let prev: &IdleState = prev;
             if s.target_residency_ns < prev.target_residency_ns {

@@ -377,3 +377,16 @@ fn read_back_the_trace_gives_the_runs_own_counts_and_times() {
         assert!(ipis > 0, "{governor}");
     }
 }
+
+#[test]
+fn a_trace_over_a_gibibyte_by_the_estimate_is_refused_up_front() {
+    // 5,368,709 events x 200 bytes = 1,073,741,800 <= 2^30 = 1,073,741,824; one more passes.
+    assert!(check_trace_size(5_368_709).is_ok());
+    let e = check_trace_size(5_368_710).unwrap_err();
+    assert_eq!(
+        e,
+        "--ftrace: this variant's idle trace would take about 1.1e9 bytes (5.4e6 CPU events at \
+         about 200 bytes each), more than the limit of 1 GiB per trace; shorten `[run] duration`"
+    );
+    assert!(check_trace_size(u64::MAX).is_err());
+}

@@ -47,8 +47,9 @@ impl Default for HcmParams {
 
 impl HcmParams {
     /// The constraints the sysfs stores enforce, checked on the whole set: `queue_depth` is the
-    /// LU's SCSI queue depth (`inflight_map_req <= queue_depth - 1`), `entries_per_srgn` bounds
-    /// the normalization shift (`<= log2(entries_per_srgn)`).
+    /// LU's SCSI queue depth (`inflight_map_req <= queue_depth - 1`; `u32::MAX` before the
+    /// device is known), `entries_per_srgn` bounds the normalization shift
+    /// (`<= log2(entries_per_srgn)`).
     pub fn validate(&self, entries_per_srgn: u32, queue_depth: u32) -> Result<(), String> {
         let p = self;
         let max_shift = entries_per_srgn.trailing_zeros();
@@ -83,7 +84,11 @@ impl HcmParams {
             ),
             (
                 p.inflight_map_req > 0 && p.inflight_map_req < queue_depth,
-                format!("inflight_map_req in 1..={}", queue_depth.saturating_sub(1)),
+                if queue_depth == u32::MAX {
+                    "inflight_map_req of at least 1 (and below the LU's queue depth)".into()
+                } else {
+                    format!("inflight_map_req in 1..={}", queue_depth.saturating_sub(1))
+                },
             ),
         ];
         match checks.into_iter().find(|(ok, _)| !ok) {
