@@ -25,6 +25,7 @@ prints; Ctrl-C raises ``KeyboardInterrupt`` out of a run within a fraction of a 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -206,8 +207,9 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "duration_s": v["duration_s"],
                     "device": cpu["platform"],
                     "governor": cpu["governor"],
-                    "avg_power_mw": cpu["avg_power_mw"],
-                    "energy_mj": cpu["energy_mj"],
+                    # NaN where a state or OPP has no power figure (the core leaves it out).
+                    "avg_power_mw": cpu["avg_power_mw"] if cpu["power_known"] else math.nan,
+                    "energy_mj": cpu["energy_mj"] if cpu["power_known"] else math.nan,
                     "too_deep_pct": cpu["too_deep_pct"],
                     "too_shallow_pct": cpu["too_shallow_pct"],
                     "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
@@ -286,7 +288,11 @@ def _system_row(v: dict[str, Any]) -> dict[str, Any]:
     as they saw it (``cpu.io``: ``io_<part>_<stat>``, e.g. ``io_total_p99_us``), copied."""
     row: dict[str, Any] = {"variant": v["name"], "component": "system"}
     row["duration_s"] = v["duration_s"]
+    unknown = not v["system"]["power_known"]
     for key, value in v["system"].items():
+        # The CPUs' part of the energy is unknown: NaN, not a partial sum.
+        if unknown and key in ("cpu_energy_mj", "energy_mj", "avg_power_mw"):
+            value = math.nan
         row[f"system_{key}" if key in row else key] = value
     for part, stats in (v["cpu"].get("io") or {}).items():
         for stat, value in stats.items():

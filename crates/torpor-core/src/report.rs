@@ -47,6 +47,9 @@ pub struct VariantReport {
 /// The whole platform of a run with CPUs and a device: their energies side by side and summed.
 #[derive(Debug, Serialize)]
 pub struct SystemSection {
+    /// Every figure the CPUs' energy needs is known ([`CpuSection::power_known`]); else the
+    /// energies and power here leave the unknown part out, and views show them as n/a.
+    pub power_known: bool,
     pub cpu_energy_mj: f64,
     pub device_energy_mj: f64,
     pub energy_mj: f64,
@@ -66,6 +69,7 @@ impl VariantReport {
         if let (Some(cpu), Some(device_energy_mj)) = (&self.cpu, device) {
             let energy_mj = cpu.energy_mj + device_energy_mj;
             self.system = Some(SystemSection {
+                power_known: cpu.power_known,
                 cpu_energy_mj: cpu.energy_mj,
                 device_energy_mj,
                 energy_mj,
@@ -125,6 +129,10 @@ pub struct CpuSection {
     /// The cpufreq governor (`performance`, `powersave`).
     pub cpufreq: String,
     pub hz: u32,
+    /// Every idle state and the OPP each cluster runs at has a power figure. When not,
+    /// `avg_power_mw` and `energy_mj` leave the unknown part out (a note names it), and views
+    /// show them as n/a, never as a number.
+    pub power_known: bool,
     pub avg_power_mw: f64,
     pub energy_mj: f64,
     /// Idle periods whose state was too deep (`above`), percent of all.
@@ -206,7 +214,8 @@ impl CpuSection {
             .collect();
         if !missing.is_empty() {
             notes.push(format!(
-                "no power figure for {}: counted as 0 mW",
+                "no power figure for {}: its power is unknown, so the CPUs' power and energy \
+                 are shown as n/a (the JSON's figures leave it out)",
                 missing.join(", ")
             ));
         }
@@ -221,17 +230,21 @@ impl CpuSection {
             };
             held.is_none_or(|o| o.power_mw.is_none())
         };
-        if spec.platform.clusters.iter().any(held_opp_unpowered) {
+        let running_unknown = spec.platform.clusters.iter().any(held_opp_unpowered);
+        if running_unknown {
             notes.push(
-                "no active power for the OPP a cluster runs at: running counts as 0 mW there"
+                "no active power for the OPP a cluster runs at: running power is unknown, so \
+                 the CPUs' power and energy are shown as n/a (the JSON's figures leave it out)"
                     .into(),
             );
         }
+        let power_known = missing.is_empty() && !running_unknown;
         CpuSection {
             platform,
             governor: spec.governor.canonical().to_string(),
             cpufreq: spec.cpufreq.name().to_string(),
             hz: spec.hz,
+            power_known,
             avg_power_mw: r.avg_power_mw(),
             energy_mj: r.energy_mj(),
             too_deep_pct: r.too_deep_pct(),

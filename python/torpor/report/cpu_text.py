@@ -34,7 +34,7 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
         table.add_row(
             Text(v["name"]),
             Text(cpu["governor"]),
-            f"{cpu['avg_power_mw']:.1f}",
+            f"{cpu['avg_power_mw']:.1f}" if cpu["power_known"] else "n/a",
             f"{cpu['too_deep_pct']:.1f}",
             f"{cpu['too_shallow_pct']:.1f}",
             f"{cpu['wakeup_latency_gmean_us']:.1f}",

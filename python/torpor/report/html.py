@@ -195,7 +195,7 @@ def _cpu_table(report: dict[str, Any]) -> list[str]:
         [
             v["name"],
             v["cpu"]["governor"],
-            f"{v['cpu']['avg_power_mw']:,.1f}",
+            f"{v['cpu']['avg_power_mw']:,.1f}" if v["cpu"]["power_known"] else "n/a",
             f"{v['cpu']['too_deep_pct']:.1f}",
             f"{v['cpu']['too_shallow_pct']:.1f}",
             f"{v['cpu']['wakeup_latency_gmean_us']:,.1f}",
@@ -556,10 +556,10 @@ def _system_run_page(report: dict[str, Any]) -> str:
     energy = [
         [
             v["name"],
-            f"{v['system']['cpu_energy_mj']:,.3f}",
+            system_text.known(v["system"], "cpu_energy_mj", ",.3f"),
             f"{v['system']['device_energy_mj']:,.3f}",
-            f"{v['system']['energy_mj']:,.3f}",
-            f"{v['system']['avg_power_mw']:,.1f}",
+            system_text.known(v["system"], "energy_mj", ",.3f"),
+            system_text.known(v["system"], "avg_power_mw", ",.1f"),
         ]
         for v in variants
         if v.get("system")
