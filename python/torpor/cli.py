@@ -607,40 +607,50 @@ def sweep(
         click.echo(f"torpor: note: point {r['point']} failed: {r['error']}", err=True)
     feasible = sw.feasible(rows, plan)
     front = sw.pareto(feasible, plan.objectives)
+    groups = sw.ties(front, plan.objectives)
     axes = [a.path for a in plan.axes]
+    on_front = f"{len(front)} on the Pareto front"
+    if len(groups) < len(front):
+        on_front = (
+            f"{len(front)} points on the Pareto front with {len(groups)} distinct results "
+            "(tied points share a row)"
+        )
     table = Table(
-        title=f"{sweep_file}: {len(rows)} rows, {len(feasible)} meet the constraints, "
-        f"{len(front)} on the Pareto front",
+        title=f"{sweep_file}: {len(rows)} rows, {len(feasible)} meet the constraints, {on_front}",
         box=box.SIMPLE_HEAD,
     )
     for col in ["point", *[a.rsplit(".", 1)[-1] for a in axes], *plan.objectives]:
         table.add_column(col, justify="right", overflow="fold")
-    for r in front:
+    if len(groups) < len(front):
+        table.add_column("tied with", overflow="fold")
+    for group in groups:
+        r = group[0]
         table.add_row(
             str(r["point"]),
             *[str(r[a]) for a in axes],
             *[f"{r[o]:,.1f}" for o in plan.objectives],
+            *([sw.point_list(group[1:]) or "-"] if len(groups) < len(front) else []),
         )
     console.print(table)
+    best = sw.recommend(front, plan.objectives)
+    tied = next((g for g in groups if best in g), []) if best else []
+    lines = sw.recommendation(best, baseline, plan, tied, axes) if best else []
     if report_file:
         from torpor.report import html
 
-        page = html.sweep_page(sweep_file, rows, feasible, front, plan.objectives, axes)
+        page = html.sweep_page(
+            sweep_file, rows, feasible, front, plan.objectives, axes, plan.constraints, lines
+        )
         write_file(Path(report_file), page)
-    best = sw.recommend(front, plan.objectives)
     if best is None:
+        breaks = sw.broken(baseline, plan)
+        if breaks:
+            console.print(f"As written: breaks {'; '.join(breaks)}.")
         console.print("No point meets the constraints: nothing to recommend.")
         return
-    settings = ", ".join(f"{a} = {best[a]}" for a in axes)
     # Plain echo: these lines are copied into a shell and must not wrap.
-    click.echo(f"Recommended (point {best['point']}): {settings}")
-    for o in plan.objectives:
-        click.echo(
-            f"  {o}: {baseline[o]:,.1f} as written -> {best[o]:,.1f} "
-            f"({(best[o] - baseline[o]) / baseline[o]:+.1%})"
-            if baseline[o]
-            else f"  {o}: {baseline[o]} as written -> {best[o]:,.1f}"
-        )
+    for line in lines:
+        click.echo(line)
     # The drive as the base scenario names it: a preset id, or its dump's path.
     nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
     drive = nvme.get("preset") or str(Path(plan.scenario_label).parent / nvme.get("file", ""))

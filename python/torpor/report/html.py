@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -677,10 +678,32 @@ def sweep_page(
     front: list[dict[str, Any]],
     objectives: tuple[str, ...],
     axes: list[str],
+    constraints: tuple[tuple[str, float | None, float | None], ...] = (),
+    recommendation: Sequence[str] = (),
 ) -> str:
-    """A sweep: every point that ran against the first two objectives, the feasible ones and
-    the Pareto front marked, and the front as a table."""
+    """A sweep: its constraints and recommendation (the lines the CLI prints), every point
+    that ran against the first two objectives, the feasible ones and the Pareto front marked,
+    and the front as a table."""
     body = [f"<h1>{html.escape(title)}</h1>"]
+    bounds = [
+        " and ".join(
+            part
+            for part in (
+                f"{metric} >= {low:,.1f}" if low is not None else "",
+                f"{metric} <= {high:,.1f}" if high is not None else "",
+            )
+            if part
+        )
+        for metric, low, high in constraints
+    ]
+    body.append(
+        f"<p>Constraints: {html.escape('; '.join(bounds))}.</p>"
+        if bounds
+        else "<p>Constraints: none.</p>"
+    )
+    if recommendation:
+        body.append("<h2>Recommendation</h2>")
+        body.append(f"<pre>{html.escape(chr(10).join(recommendation))}</pre>")
     if len(objectives) >= 2:
         x, y = objectives[0], objectives[1]
         fig = Figure(figsize=(8, 5))
