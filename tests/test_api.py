@@ -44,6 +44,15 @@ def test_overrides_by_dotted_path_or_double_underscore_are_the_same():
         torpor.run(SN530_W7, **{"policy.apst.nope": 1})
 
 
+def test_an_override_reaches_every_variant_and_is_checked():
+    # Every variant but the first names its own governor: the override replaces them all.
+    path = ROOT / "scenarios" / "cpu-gs101-governors.toml"
+    r = torpor.run(path, policy__cpuidle__governor="menu", run__duration="1s")
+    assert set(r.summary[r.summary.component == "cpu"].governor) == {"menu"}
+    with pytest.raises(torpor.InputError, match=r"policy\.cpuidle\.governor"):
+        torpor.run(path, policy__cpuidle__governor="nonexistent", run__duration="1s")
+
+
 def test_a_path_and_its_text_give_the_same_report(tmp_path: Path):
     path = ROOT / "scenarios" / "apst-sn530-workflow7.toml"
     from_path = torpor.run(path, **{"run.duration": "2s"})

@@ -100,6 +100,11 @@ def run(
 ) -> Result:
     """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
 
+    An override applies to every variant: it replaces the value of each variant that sets the
+    same field itself (``policy__cpuidle__governor="teo-util"`` runs every variant under
+    teo-util), and it is checked like a value written in the file, in every variant (an
+    unknown governor is an ``InputError`` naming ``policy.cpuidle.governor``).
+
     ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
     ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs; CPUs with a device add ``system``:
     the report's ``system`` energies and power, ``cpu_energy_mj``, ``device_energy_mj``,
