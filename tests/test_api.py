@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,21 @@ def test_timeline_columns_keep_their_compact_types():
     # The JSON report keeps the timeline's names and window, not its rows.
     meta = r.report["variants"][0]["nvme"]["timeline"]
     assert meta["until_s"] == 1.0 and meta["t_s"] == []
+
+
+def test_derived_measures_come_from_the_core_not_recomputed():
+    # The core serializes energy per IO, transitions per hour and each task's mean wake-up
+    # latency; the tables carry those very numbers.
+    r = torpor.run(SN530_W7, **{"run.duration": "3s"})
+    nvme = r.summary[r.summary.component == "nvme"]
+    core = [v["nvme"]["energy_per_io_uj"] for v in r.report["variants"]]
+    assert list(nvme.energy_per_io_uj) == core
+    cpu = torpor.run(ROOT / "scenarios" / "cpu-gs101-governors.toml", run__duration="1s")
+    core = [t["latency_avg_us"] for v in cpu.report["variants"] for t in v["cpu"]["tasks"]]
+    assert list(cpu.tasks.latency_avg_us) == core
+    # No module of the package rebuilds them from their parts.
+    for path in (ROOT / "python" / "torpor").rglob("*.py"):
+        text = path.read_text()
+        assert "latency_sum_ns" not in text, path
+        assert not re.search(r"energy_mj\W+\*\s*1000\s*/", text), path
+        assert not re.search(r"transitions\W.*/\s*hours", text), path

@@ -240,8 +240,6 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
         )
         nvme = v.get("nvme")
         if nvme:
-            # With CPUs the tasks' IO reaches the drive too: per IO of all it served.
-            ios = nvme["ios"] if cpu else io["ios"]
             rows.append(
                 {
                     "variant": v["name"],
@@ -251,14 +249,13 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "algorithm": nvme["apst"]["algorithm"],
                     "avg_power_mw": nvme["avg_power_mw"],
                     "energy_mj": nvme["energy_mj"],
-                    "energy_per_io_uj": nvme["energy_mj"] * 1000 / ios if ios else None,
+                    "energy_per_io_uj": nvme["energy_per_io_uj"],
                     "transitions": nvme["transitions"],
                     "woken_ios": nvme["wake_delayed_ios"],
                 }
             )
         ufs = v.get("ufs")
         if ufs:
-            ios = io["ios"]
             rows.append(
                 {
                     "variant": v["name"],
@@ -267,7 +264,7 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "device": ufs["device"],
                     "avg_power_mw": ufs["avg_power_mw"],
                     "energy_mj": ufs["energy_mj"],
-                    "energy_per_io_uj": ufs["energy_mj"] * 1000 / ios if ios else None,
+                    "energy_per_io_uj": ufs["energy_per_io_uj"],
                     "low_clock_pct": ufs["low_clock_pct"],
                     "scale_ups": ufs["counters"]["scale_ups"],
                     "scale_downs": ufs["counters"]["scale_downs"],
@@ -370,7 +367,7 @@ def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
             "cpu": t["cpu"],
             "wakeups": t["wakeups"],
             "latency_min_us": t["latency_min_ns"] / 1000,
-            "latency_avg_us": t["latency_sum_ns"] / t["wakeups"] / 1000 if t["wakeups"] else 0.0,
+            "latency_avg_us": t["latency_avg_us"],
             "latency_max_us": t["latency_max_ns"] / 1000,
         }
         for v in variants

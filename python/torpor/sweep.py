@@ -261,7 +261,6 @@ def measures(v: dict[str, Any]) -> dict[str, Any]:
     """One variant of a report as a sweep row's measurements (the columns of METRICS)."""
     lat = v["io"]["all"]
     nvme = v.get("nvme", {})
-    hours = v["duration_s"] / 3600
     return {
         "variant": v["name"],
         "error": None,
@@ -272,7 +271,7 @@ def measures(v: dict[str, Any]) -> dict[str, Any]:
         "lat_p999_us": lat["p99_9_us"],
         "lat_max_us": lat["max_us"],
         "woken_ios": nvme.get("wake_delayed_ios"),
-        "transitions_per_hour": nvme.get("transitions", 0) / hours if hours else None,
+        "transitions_per_hour": nvme.get("transitions_per_hour"),
     }
 
 

@@ -58,8 +58,12 @@ pub struct SystemSection {
 
 impl VariantReport {
     /// Fills [`Self::system`] when the variant had CPUs and a device (or two: their energy
-    /// adds up).
+    /// adds up), and the UFS device's energy per IO, which needs the workloads' IO count.
     pub fn with_system(mut self) -> Self {
+        if let Some(ufs) = &mut self.ufs {
+            let ios = self.io.ios;
+            ufs.energy_per_io_uj = (ios > 0).then(|| ufs.stats.energy_mj * 1000.0 / ios as f64);
+        }
         let device = match (&self.nvme, &self.ufs) {
             (Some(n), Some(u)) => Some(n.stats.energy_mj + u.stats.energy_mj),
             (Some(n), None) => Some(n.stats.energy_mj),
@@ -103,6 +107,10 @@ pub struct UfsSection {
     pub notes: Vec<String>,
     #[serde(flatten)]
     pub stats: crate::storage::ufs::device::UfsStats,
+    /// Energy per IO the workloads completed (`io.ios`, fio's count; a task's own IO is not
+    /// in it), uJ; `None` without any. Derived once, when the variant's report is complete
+    /// ([`VariantReport::with_system`]).
+    pub energy_per_io_uj: Option<f64>,
 }
 
 /// The devfreq parameters a UFS run used.
@@ -175,9 +183,12 @@ impl CpuSection {
     pub fn new(
         spec: &crate::cpu::system::CpuRunSpec,
         platform: String,
-        r: crate::cpu::system::CpuReport,
+        mut r: crate::cpu::system::CpuReport,
         devices: &[&str],
     ) -> CpuSection {
+        for t in &mut r.tasks {
+            t.latency_avg_us = t.latency_avg_ns() / 1000.0;
+        }
         let wakeup = spec.platform.wakeup.clone();
         let path_note = match &wakeup {
             None => "no [wakeup] table: a wake-up costs its state's declared exit latency and \
@@ -367,6 +378,27 @@ pub struct NvmeSection {
     pub apst: ApstSection,
     #[serde(flatten)]
     pub stats: NvmeStats,
+    /// Energy per request the drive was sent (fio jobs' and tasks' alike), uJ; `None`
+    /// without any. Derived here once: views and the Python API read it.
+    pub energy_per_io_uj: Option<f64>,
+    /// Autonomous transitions into non-operational states per hour of the run (the
+    /// endurance proxy), derived once likewise.
+    pub transitions_per_hour: f64,
+}
+
+impl NvmeSection {
+    /// `(energy_per_io_uj, transitions_per_hour)` of a drive that measured `stats`.
+    pub fn derived(stats: &NvmeStats) -> (Option<f64>, f64) {
+        let hours = stats.duration_ns as f64 / 3.6e12;
+        (
+            (stats.ios > 0).then(|| stats.energy_mj * 1000.0 / stats.ios as f64),
+            if hours > 0.0 {
+                stats.transitions as f64 / hours
+            } else {
+                0.0
+            },
+        )
+    }
 }
 
 /// A component's timeline with the names of the states its `state` column indexes.

@@ -75,14 +75,13 @@ def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
     for col in ("task", "cpu", "wake-ups", "min us", "avg us", "p99 us", "max us"):
         table.add_column(col, justify="left" if col == "task" else "right")
     for t in tasks:
-        avg = t["latency_sum_ns"] / t["wakeups"] if t["wakeups"] else 0.0
         summary = t.get("latency", {}).get("summary")
         table.add_row(
             Text(t["name"]),
             str(t["cpu"]),
             f"{t['wakeups']:,}",
             _us(t["latency_min_ns"]),
-            _us(avg),
+            f"{t['latency_avg_us']:.1f}" if t["wakeups"] else "-",
             f"{summary['p99_us']:.1f}" if summary and summary["count"] else "-",
             _us(t["latency_max_ns"]),
         )

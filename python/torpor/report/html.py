@@ -655,7 +655,7 @@ def run_page(report: dict[str, Any]) -> str:
             f"{lat['p99_9_us']:,.1f}",
             f"{lat['max_us']:,.1f}",
             f"{nvme.get('avg_power_mw', 0):,.1f}",
-            f"{nvme.get('energy_mj', 0) * 1000 / ios:,.1f}" if ios else "-",
+            "-" if nvme.get("energy_per_io_uj") is None else f"{nvme['energy_per_io_uj']:,.1f}",
             f"{nvme.get('transitions', 0):,}",
         ]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
