@@ -612,8 +612,8 @@ def sweep(
     on_front = f"{len(front)} on the Pareto front"
     if len(groups) < len(front):
         on_front = (
-            f"{len(front)} points on the Pareto front with {len(groups)} distinct results "
-            "(tied points share a row)"
+            f"{len(front)} points on the Pareto front with {len(groups)} distinct "
+            f"result{'s' if len(groups) > 1 else ''} (tied points share a row)"
         )
     table = Table(
         title=f"{sweep_file}: {len(rows)} rows, {len(feasible)} meet the constraints, {on_front}",
