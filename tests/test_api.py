@@ -123,3 +123,26 @@ def test_derived_measures_come_from_the_core_not_recomputed():
         assert "latency_sum_ns" not in text, path
         assert not re.search(r"energy_mj\W+\*\s*1000\s*/", text), path
         assert not re.search(r"transitions\W.*/\s*hours", text), path
+
+
+def test_task_tables_carry_the_cores_percentiles_and_histogram():
+    r = torpor.run(ROOT / "scenarios" / "cpu-gs101-governors.toml", run__duration="1s")
+    core = r.report["variants"][0]["cpu"]["tasks"][0]
+    row = r.tasks.iloc[0]
+    summary = core["latency"]["summary"]
+    assert (row.latency_p50_us, row.latency_p99_us, row.latency_p99_9_us) == (
+        summary["p50_us"],
+        summary["p99_us"],
+        summary["p99_9_us"],
+    )
+    first = r.task_histogram[
+        (r.task_histogram.variant == row.variant) & (r.task_histogram.task == row.task)
+    ]
+    # Every wake-up is in one 1 us bin.
+    assert int(first["count"].sum()) == core["wakeups"]
+
+
+def test_sweep_idle_stats_and_idle_replay_are_public():
+    assert callable(torpor.sweep) and callable(torpor.idle_stats) and callable(torpor.idle_replay)
+    # torpor.sweep is also the module of the sweep machinery.
+    assert torpor.sweep.METRICS[0] == "avg_power_mw"

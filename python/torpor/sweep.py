@@ -33,7 +33,9 @@ import json
 import math
 import random
 import re
+import sys
 import tomllib
+import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -415,3 +417,16 @@ def recommendation(
                 why = f": traded for {', '.join(improved)}"
         lines.append(f"  {o}: {before:,.1f} as written -> {after:,.1f}{change}{why}")
     return lines
+
+
+class _CallableModule(types.ModuleType):
+    """``torpor.sweep`` is this module and, called, the Python API's sweep: the package gives
+    both one name (:func:`torpor.api.sweep`), whichever was imported first."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from torpor.api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
