@@ -16,6 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from torpor.experiments import apst, devfreq, hpb, qos, teo
+from torpor.experiments import claims as claims_lib
 from torpor.report import system_text, ufs_text
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
@@ -727,6 +728,20 @@ def sweep_page(
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     body.append("</table>")
     return _page(f"torpor: {title}", body)
+
+
+def index_page(areas: Sequence[str], results: Sequence[dict[str, Any]]) -> str:
+    """`torpor reproduce all`: each experiment's claim verdicts and a link to its report
+    (``AREA/report.html``)."""
+    body = ["<h1>torpor: the built-in experiments</h1>", "<ul>"]
+    for area, r in zip(areas, results, strict=True):
+        verdicts = claims_lib.verdict_text(r.get("claims", []))
+        body.append(
+            f'<li><a href="{html.escape(area)}/report.html">{html.escape(area)}</a>: '
+            f"claims {html.escape(verdicts)}</li>"
+        )
+    body.append("</ul>")
+    return _page("torpor: the built-in experiments", body)
 
 
 def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:
