@@ -45,6 +45,26 @@ console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty
 U64_MAX = 2**64 - 1
 
 
+class U64(click.IntRange):
+    """An integer from ``min`` to the core's unsigned 64-bit ceiling, whose help says ``x>=min``
+    rather than printing the 20-digit ceiling."""
+
+    def __init__(self, min: int = 0) -> None:
+        super().__init__(min=min, max=U64_MAX)
+        self.least = min
+
+    def _describe_range(self) -> str:
+        return f"x>={self.least}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        if number < self.least:
+            self.fail(f"{number} is below {self.least}.", param, ctx)
+        if number > U64_MAX:
+            self.fail(f"{number} is above the largest value, {U64_MAX} (2^64 - 1).", param, ctx)
+        return number
+
+
 def _error_line(message: str) -> str:
     """``message`` on one line: click's usage errors and OS messages can hold newlines."""
     return " ".join(message.split())
@@ -276,35 +296,40 @@ def probe(sysfs_root: Path, out: Path | None) -> None:
 )
 @click.option(
     "--primary-timeout-ms",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="MS",
     default=APST_PARAMS["primary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_primary_timeout_ms; 0 falls back to the legacy formula.",
 )
 @click.option(
     "--secondary-timeout-ms",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="MS",
     default=APST_PARAMS["secondary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_secondary_timeout_ms; 0 disables the secondary target.",
 )
 @click.option(
     "--primary-latency-tol-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=APST_PARAMS["primary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_primary_latency_tol_us (entry + exit latency); 0: legacy formula.",
 )
 @click.option(
     "--secondary-latency-tol-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=APST_PARAMS["secondary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_secondary_latency_tol_us (entry + exit latency).",
 )
 @click.option(
     "--ps-max-latency-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=None,
     help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST. "
     "Default: the algorithm's releases' (100000; 25000 for v4.11).",
@@ -319,12 +344,17 @@ def probe(sysfs_root: Path, out: Path | None) -> None:
 )
 @click.option(
     "--data-file",
+    metavar="FILE",
     default="apst-table.bin",
     show_default=True,
     help="Where --emit nvme-cli writes the 256-byte table.",
 )
 @click.option(
-    "--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli and sysfs."
+    "--nvme-device",
+    metavar="DEVICE",
+    default="/dev/nvme0",
+    show_default=True,
+    help="For --emit nvme-cli and sysfs.",
 )
 @click.option("--force", is_flag=True, help="Let --emit nvme-cli overwrite --data-file.")
 @click.option(
@@ -399,11 +429,13 @@ def apst(
 @click.option(
     "--report",
     "report_dir",
+    metavar="DIR",
     help="Also write DIR/results.json (the full report) and DIR/report.html (tables and plots).",
 )
 @click.option(
     "--max-ios",
-    type=click.IntRange(min=1, max=U64_MAX),
+    type=U64(min=1),
+    metavar="N",
     default=native.DEFAULT_MAX_IOS,
     show_default=True,
     help="Refuse a scenario whose jobs could issue more IOs than this (about a minute of "
@@ -506,7 +538,9 @@ def qos(scenario: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("area", type=click.Choice([*REPRODUCE_AREAS, "all"]))
-@click.option("--out", "out_dir", default="out", show_default=True, help="Report directory.")
+@click.option(
+    "--out", "out_dir", metavar="DIR", default="out", show_default=True, help="Report directory."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
 @click.option(
     "--traces",
@@ -541,11 +575,22 @@ def reproduce(area: str, out_dir: str, as_json: bool, traces_dir: str | None) ->
 
 @main.command()
 @click.argument("sweep_file")
-@click.option("--out", "out_file", help="Write every row to FILE.csv, FILE.json or FILE.parquet.")
-@click.option("--report", "report_file", help="Write a page with the Pareto plot to FILE.html.")
+@click.option(
+    "--out",
+    "out_file",
+    metavar="FILE",
+    help="Write every row to FILE.csv, FILE.json or FILE.parquet.",
+)
+@click.option(
+    "--report",
+    "report_file",
+    metavar="FILE",
+    help="Write a page with the constraints, the recommendation and the Pareto plot to FILE.html.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(min=1, max=256),
+    metavar="N",
     default=2,
     show_default=True,
     help="Threads running points at once.",
@@ -881,6 +926,7 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
 @click.option(
     "--hz",
     type=click.IntRange(24, 10_000),
+    metavar="HZ",
     help="The traced kernel's CONFIG_HZ (the tick period); 250 when not given.",
 )
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
