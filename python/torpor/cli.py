@@ -848,7 +848,6 @@ def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
         f"{s['added_latency_mean_ns'] / 1000:.1f}",
         energy,
         kept,
-        _mix(s),
     ]
 
 
@@ -860,24 +859,37 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
         f"({p['from']}), HZ={p['hz']} ({p['hz_from']})"
     )
     columns = [("actual (trace)", r["actual"]), *r["governors"].items()]
-    table = Table(box=box.SIMPLE_HEAD, title="Totals")
-    for head in ("column", "periods", "too deep %", "too shallow %", "added latency us/period"):
-        table.add_column(head, justify="right" if head != "column" else "left", no_wrap=True)
-    table.add_column("idle energy mJ", justify="right", no_wrap=True)
-    table.add_column("tick kept", justify="right", no_wrap=True)
-    table.add_column("state mix (share of periods)")
+    # Short headers (the caption says them in full) and the state mix below the table: 80
+    # columns hold it whole.
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="Totals",
+        caption="deep / shallow: too deep / too shallow, % of periods; added: latency added "
+        "per period, us; mJ: idle energy; tick: periods that kept the tick",
+    )
+    table.add_column("column", no_wrap=True)
+    for head in ("periods", "deep %", "shallow %", "added us", "mJ", "tick"):
+        table.add_column(head, justify="right", no_wrap=True)
     for name, col in columns:
         table.add_row(*_replay_row(name, col))
     console.print(table)
-    per_cpu = Table(box=box.SIMPLE_HEAD, title="Per CPU: too deep % / too shallow %")
-    per_cpu.add_column("CPU", justify="right")
-    per_cpu.add_column("cluster")
-    per_cpu.add_column("periods", justify="right")
+    console.print("state mix (share of periods):")
+    for name, col in columns:
+        console.print(f"  {name}: {_mix(col)}")
+    per_cpu = Table(
+        box=box.SIMPLE_HEAD,
+        title="Per CPU: too deep % / too shallow %",
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    per_cpu.add_column("CPU", justify="right", no_wrap=True)
+    per_cpu.add_column("cluster", no_wrap=True)
+    per_cpu.add_column("periods", justify="right", no_wrap=True)
     for name, _ in columns:
-        per_cpu.add_column(name, justify="right", no_wrap=True)
+        per_cpu.add_column(name.removesuffix(" (trace)"), justify="right", no_wrap=True)
     for i, cpu in enumerate(r["actual"]["per_cpu"]):
         cells = [
-            f"{col['per_cpu'][i]['too_deep_pct']:.1f} / {col['per_cpu'][i]['too_shallow_pct']:.1f}"
+            f"{col['per_cpu'][i]['too_deep_pct']:.1f}/{col['per_cpu'][i]['too_shallow_pct']:.1f}"
             for _, col in columns
         ]
         per_cpu.add_row(f"{cpu['cpu']}", cpu["cluster"], f"{cpu['periods']}", *cells)
