@@ -143,3 +143,14 @@ def test_make_demo_prints_one_line_per_step_and_where_the_report_is():
     assert all("--quiet" in line for line in text.splitlines() if "pip install" in line)
     assert "> .venv/build.log 2>&1 || { cat .venv/build.log; exit 1; }" in " ".join(text.split())
     assert text.rstrip().splitlines()[-1].startswith('echo "report: out/report.html')
+
+
+def test_a_run_page_lists_the_notes_the_cli_prints(cli, tmp_path: Path):
+    # The SN530's PS0 idle power is an estimate: the terminal says so, and so does the page.
+    out = tmp_path / "rep"
+    r = cli("run", str(ROOT / "scenarios" / "apst-sn530-workflow7.toml"), "--report", str(out))
+    assert r.exit_code == 0, r.output
+    page = (out / "report.html").read_text()
+    assert "<h2>Notes</h2>" in page
+    assert "PS0 idle power 700 mW, range 350-1050 mW" in r.stderr
+    assert "PS0 idle power 700 mW, range 350-1050 mW" in page

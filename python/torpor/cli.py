@@ -485,12 +485,9 @@ def run(
         out = output_dir(report_dir, "--report")
         write_file(out / "results.json", json.dumps(report, indent=1) + "\n")
         write_file(out / "report.html", html.run_page(report))
-    notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
-    notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
-    notes += [n for v in report["variants"] for n in v.get("ufs", {}).get("notes", [])]
-    notes += [n for v in report["variants"] if "nvme" in v for n in apst_text.replay_notes(v)]
-    notes += [n for v in report["variants"] for n in v["io"].get("notes", [])]
-    for note in dict.fromkeys(notes):
+    from torpor.report.notes import run_notes
+
+    for note in run_notes(report):
         click.echo(f"torpor: note: {note}", err=True)
     if as_fio:
         if not fio_text.has_jobs(report):

@@ -18,6 +18,7 @@ from matplotlib.patches import Patch
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
 from torpor.report import system_text, ufs_text
+from torpor.report.notes import run_notes
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
@@ -635,13 +636,23 @@ def _system_run_page(report: dict[str, Any]) -> str:
 
 def run_page(report: dict[str, Any]) -> str:
     """One scenario's run (`torpor run --report`): the variants' figures, where each spent
-    its time, and its power over time when the scenario records a timeline."""
+    its time, and its power over time when the scenario records a timeline; then the notes the
+    CLI prints (estimates, assumptions, what was left out)."""
     if system_text.is_system(report):
-        return _system_run_page(report)
-    if all("cpu" in v for v in report["variants"]):
-        return _cpu_run_page(report)
-    if all("ufs" in v for v in report["variants"]):
-        return _ufs_run_page(report)
+        page = _system_run_page(report)
+    elif all("cpu" in v for v in report["variants"]):
+        page = _cpu_run_page(report)
+    elif all("ufs" in v for v in report["variants"]):
+        page = _ufs_run_page(report)
+    else:
+        page = _nvme_run_page(report)
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in run_notes(report))
+    notes = f"<h2>Notes</h2><ul>{items}</ul>" if items else ""
+    return page.replace("</body></html>", notes + "</body></html>")
+
+
+def _nvme_run_page(report: dict[str, Any]) -> str:
+    """An NVMe drive's run: the variants' figures, residency, latency and power over time."""
     head = ["variant", "IOs", "mean us", "p99.9 us", "max us", "avg mW", "uJ/IO", "transitions"]
     body = [
         f"<h1>{html.escape(report['scenario'])}</h1>",
