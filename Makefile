@@ -13,25 +13,31 @@ install: $(STAMP)
 
 PACKAGES := .venv/.packages
 
+# Install steps print one line each; a failing step prints its log (.venv/*.log).
 $(VENV)/bin/python:
-	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "torpor needs Python 3.11+"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "torpor needs Python 3.11+"; exit 1; }
+	@echo "install: a Python environment in $(VENV)/"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
 
 # Re-run when this file changes, so an existing .venv gains packages added here.
 $(PACKAGES): $(VENV)/bin/python Makefile
-	$(BIN)/pip install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "pyarrow>=15" "tomli-w>=1" "matplotlib>=3.8" \
+	@echo "install: Python packages (pip)"
+	@$(BIN)/pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "pyarrow>=15" "tomli-w>=1" "matplotlib>=3.8" \
 		"dask[distributed]>=2024.1" "pytest>=7" "selenium>=4.20" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
-	touch $(PACKAGES)
+	@touch $(PACKAGES)
 
 $(STAMP): $(PACKAGES) $(SOURCES)
-	command -v cargo >/dev/null || { echo "torpor needs a Rust toolchain (cargo)"; exit 1; }
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/maturin develop --release --quiet
-	touch $(STAMP)
+	@command -v cargo >/dev/null || { echo "torpor needs a Rust toolchain (cargo)"; exit 1; }
+	@echo "install: building torpor (cargo, release; a few minutes the first time)"
+	@VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/maturin develop --release --quiet \
+		> $(VENV)/build.log 2>&1 || { cat $(VENV)/build.log; exit 1; }
+	@touch $(STAMP)
 
 demo: install
-	$(BIN)/torpor reproduce all --out out
-	@echo "reports: out/*/report.md and out/*/report.html"
+	@echo "demo: reproducing the built-in experiments into out/"
+	@$(BIN)/torpor reproduce all --out out
+	@echo "report: out/report.html (each experiment's report.md and report.html in out/*/)"
 
 test: install
 	cargo test --workspace --exclude torpor-py

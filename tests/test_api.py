@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,15 @@ def test_overrides_by_dotted_path_or_double_underscore_are_the_same():
     assert dotted.latency.max_us.max() == 75.0
     with pytest.raises(torpor.InputError, match="nope"):
         torpor.run(SN530_W7, **{"policy.apst.nope": 1})
+
+
+def test_an_override_reaches_every_variant_and_is_checked():
+    # Every variant but the first names its own governor: the override replaces them all.
+    path = ROOT / "scenarios" / "cpu-gs101-governors.toml"
+    r = torpor.run(path, policy__cpuidle__governor="menu", run__duration="1s")
+    assert set(r.summary[r.summary.component == "cpu"].governor) == {"menu"}
+    with pytest.raises(torpor.InputError, match=r"policy\.cpuidle\.governor"):
+        torpor.run(path, policy__cpuidle__governor="nonexistent", run__duration="1s")
 
 
 def test_a_path_and_its_text_give_the_same_report(tmp_path: Path):
@@ -95,3 +105,44 @@ def test_timeline_columns_keep_their_compact_types():
     # The JSON report keeps the timeline's names and window, not its rows.
     meta = r.report["variants"][0]["nvme"]["timeline"]
     assert meta["until_s"] == 1.0 and meta["t_s"] == []
+
+
+def test_derived_measures_come_from_the_core_not_recomputed():
+    # The core serializes energy per IO, transitions per hour and each task's mean wake-up
+    # latency; the tables carry those very numbers.
+    r = torpor.run(SN530_W7, **{"run.duration": "3s"})
+    nvme = r.summary[r.summary.component == "nvme"]
+    core = [v["nvme"]["energy_per_io_uj"] for v in r.report["variants"]]
+    assert list(nvme.energy_per_io_uj) == core
+    cpu = torpor.run(ROOT / "scenarios" / "cpu-gs101-governors.toml", run__duration="1s")
+    core = [t["latency_avg_us"] for v in cpu.report["variants"] for t in v["cpu"]["tasks"]]
+    assert list(cpu.tasks.latency_avg_us) == core
+    # No module of the package rebuilds them from their parts.
+    for path in (ROOT / "python" / "torpor").rglob("*.py"):
+        text = path.read_text()
+        assert "latency_sum_ns" not in text, path
+        assert not re.search(r"energy_mj\W+\*\s*1000\s*/", text), path
+        assert not re.search(r"transitions\W.*/\s*hours", text), path
+
+
+def test_task_tables_carry_the_cores_percentiles_and_histogram():
+    r = torpor.run(ROOT / "scenarios" / "cpu-gs101-governors.toml", run__duration="1s")
+    core = r.report["variants"][0]["cpu"]["tasks"][0]
+    row = r.tasks.iloc[0]
+    summary = core["latency"]["summary"]
+    assert (row.latency_p50_us, row.latency_p99_us, row.latency_p99_9_us) == (
+        summary["p50_us"],
+        summary["p99_us"],
+        summary["p99_9_us"],
+    )
+    first = r.task_histogram[
+        (r.task_histogram.variant == row.variant) & (r.task_histogram.task == row.task)
+    ]
+    # Every wake-up is in one 1 us bin.
+    assert int(first["count"].sum()) == core["wakeups"]
+
+
+def test_sweep_idle_stats_and_idle_replay_are_public():
+    assert callable(torpor.sweep) and callable(torpor.idle_stats) and callable(torpor.idle_replay)
+    # torpor.sweep is also the module of the sweep machinery.
+    assert torpor.sweep.METRICS[0] == "avg_power_mw"

@@ -77,7 +77,7 @@ def test_apst_reads_standard_input_and_titles_a_dump_by_its_model():
     import subprocess
     import sys
 
-    dump = ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt"
+    dump = ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb-synthetic.smartctl.txt"
     with dump.open("rb") as stdin:
         r = subprocess.run(
             [sys.executable, "-m", "torpor.cli", "apst", "-"],
@@ -182,7 +182,7 @@ def test_apsta_zero_sends_no_table(cli, tmp_path: Path):
 
 
 def test_smartctl_dump_notes_the_apsta_assumption(cli):
-    dump = ROOT / "scenarios/data/intel-760p-ssdpekkw256g8.smartctl.txt"
+    dump = ROOT / "scenarios/data/intel-760p-synthetic.smartctl.txt"
     r = cli("apst", str(dump), "--algorithm", "legacy")
     assert r.exit_code == 0
     # 760p legacy by hand: PS3 total 4000 us -> 200 ms; PS4 total 14000 us -> 700 ms.
@@ -199,6 +199,24 @@ def test_iolog_replay_scenario_replays_every_io(cli):
         assert v["io"]["ios"] == 84 * 9
         assert v["io"]["read"]["count"] == 84 * 8
         assert v["io"]["write"]["count"] == 84
+        # The synthetic dump is the 760p preset's drive: its figures are borrowed, and said.
+        assert any(
+            n.startswith("matched built-in preset intel-760p-ssdpekkw256g8: same model")
+            for n in v["nvme"]["notes"]
+        ), v["nvme"]["notes"]
+
+
+def test_every_shipped_smartctl_dump_is_synthetic_and_says_where_it_comes_from():
+    # Real dumps from collections without a licence are not shipped (docs/data-files.md).
+    dumps = [
+        p
+        for p in ROOT.rglob("*.smartctl.txt")
+        if not {"fuzz", "target", ".venv"} & set(p.relative_to(ROOT).parts)
+    ]
+    assert len(dumps) == 2
+    for p in dumps:
+        assert "SYNTHETIC" in p.read_text().splitlines()[0], p
+        assert p.with_name(p.name + ".source.md").is_file(), p
 
 
 def test_malformed_iolog_names_its_line(cli, tmp_path: Path):
@@ -245,11 +263,11 @@ def test_apst_option_defaults_are_the_kernels(cli):
 def test_dumps_with_a_byte_order_mark_or_in_utf16_are_decoded_and_noted(cli, tmp_path: Path):
     data = ROOT / "crates/torpor-core/tests/data/nvme"
     plain = cli("apst", str(data / "wdc-pc-sn530-256gb.nvme-cli-2.x.json"), "--json")
-    smart = cli("apst", str(data / "wdc-pc-sn530-256gb.smartctl.txt"), "--json")
+    smart = cli("apst", str(data / "wdc-pc-sn530-256gb-synthetic.smartctl.txt"), "--json")
     assert plain.exit_code == smart.exit_code == 0
     cases = [
         ("bom.json", b"\xef\xbb\xbf", "utf-8", "wdc-pc-sn530-256gb.nvme-cli-2.x.json", plain),
-        ("le.txt", b"\xff\xfe", "utf-16-le", "wdc-pc-sn530-256gb.smartctl.txt", smart),
+        ("le.txt", b"\xff\xfe", "utf-16-le", "wdc-pc-sn530-256gb-synthetic.smartctl.txt", smart),
         ("be.json", b"\xfe\xff", "utf-16-be", "wdc-pc-sn530-256gb.nvme-cli-2.x.json", plain),
     ]
     notes = {
@@ -274,7 +292,7 @@ def test_dumps_are_recognised_by_content_and_say_as_what(cli, tmp_path: Path):
     # Names that say nothing: the content decides.
     for source, fmt in [
         ("wdc-pc-sn530-256gb.nvme-cli-2.x.json", "nvme id-ctrl -o json"),
-        ("wdc-pc-sn530-256gb.smartctl.txt", "smartctl -a"),
+        ("wdc-pc-sn530-256gb-synthetic.smartctl.txt", "smartctl -a"),
     ]:
         f = tmp_path / "dump"
         f.write_bytes((data / source).read_bytes())
@@ -299,7 +317,8 @@ def test_a_zero_watt_state_and_a_table_that_ends_the_file_are_noted(cli, tmp_pat
         "1800 mW): its power is unknown" in r.stderr
     )
     # A smartctl table cut after PS1: nothing follows it, which smartctl never does.
-    full = (ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt").read_text()
+    dump = ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb-synthetic.smartctl.txt"
+    full = dump.read_text()
     lines = full.splitlines(keepends=True)
     header = next(i for i, line in enumerate(lines) if line.startswith("St Op"))
     cut = tmp_path / "cut.txt"
@@ -307,9 +326,7 @@ def test_a_zero_watt_state_and_a_table_that_ends_the_file_are_noted(cli, tmp_pat
     r = cli("apst", str(cut))
     assert r.exit_code == 0, r.stderr
     assert "the power-state table ends the file after PS1" in r.stderr
-    r = cli(
-        "apst", str(ROOT / "crates/torpor-core/tests/data/nvme/wdc-pc-sn530-256gb.smartctl.txt")
-    )
+    r = cli("apst", str(dump))
     assert "ends the file" not in r.stderr
 
 

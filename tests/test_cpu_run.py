@@ -44,6 +44,10 @@ def test_the_api_gives_cpu_tables() -> None:
         "wakeups": 99,
         "latency_min_us": 280.0,
         "latency_avg_us": 280.0,
+        # Every wake-up takes 280 us: each percentile is 280 us too.
+        "latency_p50_us": 280.0,
+        "latency_p99_us": 280.0,
+        "latency_p99_9_us": 280.0,
         "latency_max_us": 280.0,
     }
     # Running and every idle state cover the whole run on each CPU.

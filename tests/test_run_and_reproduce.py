@@ -116,3 +116,41 @@ def test_apst_runs_do_not_depend_on_the_thread_count():
     from torpor.experiments import apst
 
     assert apst.runs(workers=1) == apst.runs(workers=3)
+
+
+def test_reproduce_all_has_one_index_page_linking_each_report():
+    from torpor.report import html
+
+    page = html.index_page(
+        ["apst", "teo"], [{"claims": [{"ok": True}]}, {"claims": [{"ok": False}, {"ok": None}]}]
+    )
+    assert '<a href="apst/report.html">apst</a>: claims 1 hold, 0 fail, 0 not checkable' in page
+    assert '<a href="teo/report.html">teo</a>: claims 0 hold, 1 fail, 1 not checkable' in page
+
+
+def test_make_demo_prints_one_line_per_step_and_where_the_report_is():
+    # make -n shows the recipes: pip quiet, maturin's output kept in a log unless it fails,
+    # and the last line names the page to open.
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[1]
+    text = subprocess.run(
+        ["make", "-n", "-B", "demo"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert all("--quiet" in line for line in text.splitlines() if "pip install" in line)
+    assert "> .venv/build.log 2>&1 || { cat .venv/build.log; exit 1; }" in " ".join(text.split())
+    assert text.rstrip().splitlines()[-1].startswith('echo "report: out/report.html')
+
+
+def test_a_run_page_lists_the_notes_the_cli_prints(cli, tmp_path: Path):
+    # The SN530's PS0 idle power is an estimate: the terminal says so, and so does the page.
+    out = tmp_path / "rep"
+    r = cli("run", str(ROOT / "scenarios" / "apst-sn530-workflow7.toml"), "--report", str(out))
+    assert r.exit_code == 0, r.output
+    page = (out / "report.html").read_text()
+    assert "<h2>Notes</h2>" in page
+    assert "PS0 idle power 700 mW, range 350-1050 mW" in r.stderr
+    assert "PS0 idle power 700 mW, range 350-1050 mW" in page

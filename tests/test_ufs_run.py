@@ -372,6 +372,7 @@ UFS_KEYS = {
     "boost_notify",
     "notes",
     "energy_mj",
+    "energy_per_io_uj",
     "avg_power_mw",
     "states",
     "time_at_min_ns",

@@ -2,7 +2,8 @@
 
 The simulation lives in the Rust core (``torpor._native``); this package parses arguments,
 orchestrates runs and renders reports. The Python API (:mod:`torpor.api`: ``run``,
-``devices``, ``apst_table``, ``reproduce``) is loaded on first use, so that the CLI does not
+``devices``, ``apst_table``, ``reproduce``, ``sweep``, ``idle_stats``, ``idle_replay``) is
+loaded on first use, so that the CLI does not
 pay for pandas.
 """
 
@@ -12,7 +13,16 @@ from torpor._native import InputError, version
 
 __version__ = version()
 
-_API = ("run", "devices", "apst_table", "reproduce", "Result")
+_API = (
+    "run",
+    "devices",
+    "apst_table",
+    "reproduce",
+    "sweep",
+    "idle_stats",
+    "idle_replay",
+    "Result",
+)
 
 __all__ = ["InputError", "__version__", *_API]
 
@@ -24,6 +34,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "sweep":  # the module, callable as the API's sweep (torpor/sweep.py)
+        import torpor.sweep
+
+        return torpor.sweep
     if name in _API:
         from torpor import api
 

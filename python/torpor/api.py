@@ -25,6 +25,7 @@ prints; Ctrl-C raises ``KeyboardInterrupt`` out of a run within a fraction of a 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,8 +60,12 @@ class Result:
     timeline: pd.DataFrame = field(init=False, repr=False)
     requests: pd.DataFrame = field(init=False, repr=False)
     #: On CPUs: each task's wake-ups and wake-up latencies (variant, task, cpu, wakeups,
-    #: latency_min_us, latency_avg_us, latency_max_us). Empty otherwise.
+    #: latency_min_us, latency_avg_us, latency_p50_us, latency_p99_us, latency_p99_9_us,
+    #: latency_max_us), as the core reports them. Empty otherwise.
     tasks: pd.DataFrame = field(init=False, repr=False)
+    #: On CPUs: each task's wake-up latency histogram, cyclictest's 1 us bins (variant, task,
+    #: us: the bin's lower edge, count), as the core reports it. Empty otherwise.
+    task_histogram: pd.DataFrame = field(init=False, repr=False)
     #: CPUs with a device: each IO task's request latency as it saw it and its parts (variant,
     #: task, cpu, part: ``total``, ``device``, ``irq``, ``exit``, ``sched``; count, min_us,
     #: mean_us, p50_us, p90_us, p99_us, p99_9_us, max_us), one row per task and part, copied
@@ -71,6 +76,7 @@ class Result:
         variants = self.report["variants"]
         object.__setattr__(self, "summary", _summary(variants))
         object.__setattr__(self, "tasks", _tasks(variants))
+        object.__setattr__(self, "task_histogram", _task_histogram(variants))
         object.__setattr__(self, "io_path", _io_path(variants))
         object.__setattr__(self, "latency", _latency(variants))
         object.__setattr__(self, "residency", _residency(variants))
@@ -98,6 +104,11 @@ def run(
     **overrides: Any,
 ) -> Result:
     """Runs ``scenario`` with ``overrides`` (dotted paths, or ``__`` for the dots) applied.
+
+    An override applies to every variant: it replaces the value of each variant that sets the
+    same field itself (``policy__cpuidle__governor="teo-util"`` runs every variant under
+    teo-util), and it is checked like a value written in the file, in every variant (an
+    unknown governor is an ``InputError`` naming ``policy.cpuidle.governor``).
 
     ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
     ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs; CPUs with a device add ``system``:
@@ -206,8 +217,9 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "duration_s": v["duration_s"],
                     "device": cpu["platform"],
                     "governor": cpu["governor"],
-                    "avg_power_mw": cpu["avg_power_mw"],
-                    "energy_mj": cpu["energy_mj"],
+                    # NaN where a state or OPP has no power figure (the core leaves it out).
+                    "avg_power_mw": cpu["avg_power_mw"] if cpu["power_known"] else math.nan,
+                    "energy_mj": cpu["energy_mj"] if cpu["power_known"] else math.nan,
                     "too_deep_pct": cpu["too_deep_pct"],
                     "too_shallow_pct": cpu["too_shallow_pct"],
                     "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
@@ -233,8 +245,6 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
         )
         nvme = v.get("nvme")
         if nvme:
-            # With CPUs the tasks' IO reaches the drive too: per IO of all it served.
-            ios = nvme["ios"] if cpu else io["ios"]
             rows.append(
                 {
                     "variant": v["name"],
@@ -244,14 +254,13 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "algorithm": nvme["apst"]["algorithm"],
                     "avg_power_mw": nvme["avg_power_mw"],
                     "energy_mj": nvme["energy_mj"],
-                    "energy_per_io_uj": nvme["energy_mj"] * 1000 / ios if ios else None,
+                    "energy_per_io_uj": nvme["energy_per_io_uj"],
                     "transitions": nvme["transitions"],
                     "woken_ios": nvme["wake_delayed_ios"],
                 }
             )
         ufs = v.get("ufs")
         if ufs:
-            ios = io["ios"]
             rows.append(
                 {
                     "variant": v["name"],
@@ -260,7 +269,7 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "device": ufs["device"],
                     "avg_power_mw": ufs["avg_power_mw"],
                     "energy_mj": ufs["energy_mj"],
-                    "energy_per_io_uj": ufs["energy_mj"] * 1000 / ios if ios else None,
+                    "energy_per_io_uj": ufs["energy_per_io_uj"],
                     "low_clock_pct": ufs["low_clock_pct"],
                     "scale_ups": ufs["counters"]["scale_ups"],
                     "scale_downs": ufs["counters"]["scale_downs"],
@@ -286,7 +295,11 @@ def _system_row(v: dict[str, Any]) -> dict[str, Any]:
     as they saw it (``cpu.io``: ``io_<part>_<stat>``, e.g. ``io_total_p99_us``), copied."""
     row: dict[str, Any] = {"variant": v["name"], "component": "system"}
     row["duration_s"] = v["duration_s"]
+    unknown = not v["system"]["power_known"]
     for key, value in v["system"].items():
+        # The CPUs' part of the energy is unknown: NaN, not a partial sum.
+        if unknown and key in ("cpu_energy_mj", "energy_mj", "avg_power_mw"):
+            value = math.nan
         row[f"system_{key}" if key in row else key] = value
     for part, stats in (v["cpu"].get("io") or {}).items():
         for stat, value in stats.items():
@@ -359,13 +372,27 @@ def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
             "cpu": t["cpu"],
             "wakeups": t["wakeups"],
             "latency_min_us": t["latency_min_ns"] / 1000,
-            "latency_avg_us": t["latency_sum_ns"] / t["wakeups"] / 1000 if t["wakeups"] else 0.0,
+            "latency_avg_us": t["latency_avg_us"],
+            **{
+                f"latency_{p}_us": (t["latency"]["summary"] or {}).get(f"{p}_us")
+                for p in ("p50", "p99", "p99_9")
+            },
             "latency_max_us": t["latency_max_ns"] / 1000,
         }
         for v in variants
         for t in v.get("cpu", {}).get("tasks", [])
     ]
     return pd.DataFrame(rows)
+
+
+def _task_histogram(variants: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {"variant": v["name"], "task": t["name"], "us": us, "count": count}
+        for v in variants
+        for t in v.get("cpu", {}).get("tasks", [])
+        for us, count in t["latency"].get("histogram_us") or []
+    ]
+    return pd.DataFrame(rows, columns=["variant", "task", "us", "count"])
 
 
 def _io_path(variants: list[dict[str, Any]]) -> pd.DataFrame:
@@ -444,3 +471,83 @@ def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     counts = ["cpu", "entries", "above", "below"]
     return table.astype({c: "Int64" for c in counts if c in table})
+
+
+#: The repository's root, for the examples below (the package lives in ``python/torpor``).
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def sweep(path: str | os.PathLike[str], workers: int = 2) -> pd.DataFrame:
+    """Runs the sweep file at ``path`` (docs/sweep.md) in ``workers`` threads: one row per
+    point and variant, with its point index, the axes' values, ``variant``, ``error`` (the
+    message of a point that failed) and the measurements the core reports (``avg_power_mw``,
+    ``lat_p999_us``, ``transitions_per_hour``, ...). ``torpor sweep`` prints the Pareto front
+    and a recommendation from the same rows.
+
+    >>> rows = sweep(_ROOT / "scenarios" / "apst-sn530-sweep.toml")
+    >>> len(rows), rows.point.nunique()
+    (24, 24)
+    >>> bool((rows.primary_timeout_ms == rows["policy.apst.primary_timeout_ms"]).all())
+    True
+    """
+    import torpor.sweep as sw
+
+    rows = pd.DataFrame(sw.run(sw.load(Path(path)), workers))
+    # The axes also by their last name, as the CLI's table shows them.
+    for column in [c for c in rows.columns if "." in c]:
+        rows[column.rsplit(".", 1)[-1]] = rows[column]
+    return rows
+
+
+def idle_stats(
+    trace: str | os.PathLike[str], platform: str | os.PathLike[str] | None = None
+) -> pd.DataFrame:
+    """idlestat's C-state report of an ftrace trace (docs/idle-stats.md): one row per section
+    (each cluster, core and CPU, as idlestat names them) and state, with ``min_us``,
+    ``max_us``, ``avg_us``, ``total_us``, ``hits``, ``over`` and ``under``.
+
+    >>> s = idle_stats(_ROOT / "tests/ftrace/two-clusters.report.txt",
+    ...                _ROOT / "tests/ftrace/two-clusters.toml")
+    >>> s[s.section == "cpu1"][["state", "hits", "over", "under"]].to_dict("records")[0]
+    {'state': 'WFI', 'hits': 2, 'over': 1, 'under': 1}
+    """
+    report = native.idle_stats(trace, platform)
+    rows = [
+        {"section": section, **state}
+        for section, states in report["sections"].items()
+        for state in states
+    ]
+    return pd.DataFrame(rows)
+
+
+def idle_replay(
+    trace: str | os.PathLike[str],
+    governors: str,
+    platform: str | None = None,
+    hz: int | None = None,
+) -> pd.DataFrame:
+    """A trace's idle periods replayed through ``governors`` (comma-separated names, as
+    ``torpor idle replay`` takes them; docs/idle-replay.md): one row per governor, and one
+    ``actual`` row for what the traced kernel chose, with ``periods``, ``too_deep_pct``,
+    ``too_shallow_pct``, ``added_latency_mean_us`` and ``energy_mj`` (NaN where the platform
+    gives no power), as the core reports them.
+
+    >>> r = idle_replay(_ROOT / "tests/ftrace/replay-timers.report.txt", "menu,teo",
+    ...                 "arm-juno-r0")
+    >>> r[["governor", "periods", "too_deep_pct"]].round(1).to_dict("records")[0]
+    {'governor': 'actual', 'periods': 3, 'too_deep_pct': 33.3}
+    """
+    report = native.idle_replay(trace, governors, platform, hz)
+    rows = []
+    for name, g in [("actual", report["actual"]), *report["governors"].items()]:
+        rows.append(
+            {
+                "governor": name,
+                "periods": g["periods"],
+                "too_deep_pct": g["too_deep_pct"],
+                "too_shallow_pct": g["too_shallow_pct"],
+                "added_latency_mean_us": g["added_latency_mean_ns"] / 1000,
+                "energy_mj": math.nan if g["energy_mj"] is None else g["energy_mj"],
+            }
+        )
+    return pd.DataFrame(rows)

@@ -46,6 +46,26 @@ console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty
 U64_MAX = 2**64 - 1
 
 
+class U64(click.IntRange):
+    """An integer from ``min`` to the core's unsigned 64-bit ceiling, whose help says ``x>=min``
+    rather than printing the 20-digit ceiling."""
+
+    def __init__(self, min: int = 0) -> None:
+        super().__init__(min=min, max=U64_MAX)
+        self.least = min
+
+    def _describe_range(self) -> str:
+        return f"x>={self.least}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        if number < self.least:
+            self.fail(f"{number} is below {self.least}.", param, ctx)
+        if number > U64_MAX:
+            self.fail(f"{number} is above the largest value, {U64_MAX} (2^64 - 1).", param, ctx)
+        return number
+
+
 def _error_line(message: str) -> str:
     """``message`` on one line: click's usage errors and OS messages can hold newlines."""
     return " ".join(message.split())
@@ -322,35 +342,40 @@ def probe(sysfs_root: Path, out: Path | None) -> None:
 )
 @click.option(
     "--primary-timeout-ms",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="MS",
     default=APST_PARAMS["primary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_primary_timeout_ms; 0 falls back to the legacy formula.",
 )
 @click.option(
     "--secondary-timeout-ms",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="MS",
     default=APST_PARAMS["secondary_timeout_ms"],
     show_default=True,
     help="nvme_core.apst_secondary_timeout_ms; 0 disables the secondary target.",
 )
 @click.option(
     "--primary-latency-tol-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=APST_PARAMS["primary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_primary_latency_tol_us (entry + exit latency); 0: legacy formula.",
 )
 @click.option(
     "--secondary-latency-tol-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=APST_PARAMS["secondary_latency_tol_us"],
     show_default=True,
     help="nvme_core.apst_secondary_latency_tol_us (entry + exit latency).",
 )
 @click.option(
     "--ps-max-latency-us",
-    type=click.IntRange(min=0, max=U64_MAX),
+    type=U64(),
+    metavar="US",
     default=None,
     help="The controller's latency tolerance (default_ps_max_latency_us); 0 disables APST. "
     "Default: the algorithm's releases' (100000; 25000 for v4.11).",
@@ -365,12 +390,17 @@ def probe(sysfs_root: Path, out: Path | None) -> None:
 )
 @click.option(
     "--data-file",
+    metavar="FILE",
     default="apst-table.bin",
     show_default=True,
     help="Where --emit nvme-cli writes the 256-byte table.",
 )
 @click.option(
-    "--nvme-device", default="/dev/nvme0", show_default=True, help="For --emit nvme-cli and sysfs."
+    "--nvme-device",
+    metavar="DEVICE",
+    default="/dev/nvme0",
+    show_default=True,
+    help="For --emit nvme-cli and sysfs.",
 )
 @click.option("--force", is_flag=True, help="Let --emit nvme-cli overwrite --data-file.")
 @click.option(
@@ -447,11 +477,13 @@ def apst(
 @click.option(
     "--report",
     "report_dir",
+    metavar="DIR",
     help="Also write DIR/results.json (the full report) and DIR/report.html (tables and plots).",
 )
 @click.option(
     "--max-ios",
-    type=click.IntRange(min=1, max=U64_MAX),
+    type=U64(min=1),
+    metavar="N",
     default=native.DEFAULT_MAX_IOS,
     show_default=True,
     help="Refuse a scenario whose jobs could issue more IOs than this (about a minute of "
@@ -506,18 +538,17 @@ def run(
                 (out / "report.html", page),
             ]
         )
+    from torpor.report.notes import run_notes
+
+    # Names from the scenario (variants, jobs, tasks) reach the terminal escaped; --json
+    # prints them as they are.
+    shown = printable_tree(report)
+    for note in run_notes(shown):
+        click.echo(f"torpor: note: {note}", err=True)
     if as_json:
         emit_json(report)
         return
-    # Names from the scenario (variants, jobs, tasks) reach the terminal escaped.
-    report = printable_tree(report)
-    notes = [n for v in report["variants"] for n in v.get("nvme", {}).get("notes", [])]
-    notes += [n for v in report["variants"] for n in v.get("cpu", {}).get("notes", [])]
-    notes += [n for v in report["variants"] for n in v.get("ufs", {}).get("notes", [])]
-    notes += [n for v in report["variants"] if "nvme" in v for n in apst_text.replay_notes(v)]
-    notes += [n for v in report["variants"] for n in v["io"].get("notes", [])]
-    for note in dict.fromkeys(notes):
-        click.echo(f"torpor: note: {note}", err=True)
+    report = shown
     if as_fio:
         if not fio_text.has_jobs(report):
             raise click.UsageError(
@@ -567,7 +598,9 @@ def qos(scenario: str, as_json: bool) -> None:
 
 @main.command()
 @click.argument("area", type=click.Choice([*REPRODUCE_AREAS, "all"]))
-@click.option("--out", "out_dir", default="out", show_default=True, help="Report directory.")
+@click.option(
+    "--out", "out_dir", metavar="DIR", default="out", show_default=True, help="Report directory."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout as well.")
 @click.option(
     "--traces",
@@ -602,11 +635,22 @@ def reproduce(area: str, out_dir: str, as_json: bool, traces_dir: str | None) ->
 
 @main.command()
 @click.argument("sweep_file")
-@click.option("--out", "out_file", help="Write every row to FILE.csv, FILE.json or FILE.parquet.")
-@click.option("--report", "report_file", help="Write a page with the Pareto plot to FILE.html.")
+@click.option(
+    "--out",
+    "out_file",
+    metavar="FILE",
+    help="Write every row to FILE.csv, FILE.json or FILE.parquet.",
+)
+@click.option(
+    "--report",
+    "report_file",
+    metavar="FILE",
+    help="Write a page with the constraints, the recommendation and the Pareto plot to FILE.html.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(min=1, max=256),
+    metavar="N",
     default=2,
     show_default=True,
     help="Threads running points at once.",
@@ -667,40 +711,51 @@ def sweep(
         click.echo(f"torpor: note: point {r['point']} failed: {printable(r['error'])}", err=True)
     feasible = sw.feasible(rows, plan)
     front = sw.pareto(feasible, plan.objectives)
+    groups = sw.ties(front, plan.objectives)
     axes = [a.path for a in plan.axes]
+    on_front = f"{len(front)} on the Pareto front"
+    if len(groups) < len(front):
+        on_front = (
+            f"{len(front)} points on the Pareto front with {len(groups)} distinct "
+            f"result{'s' if len(groups) > 1 else ''} (tied points share a row)"
+        )
     table = Table(
-        title=f"{shown_path(sweep_file)}: {len(rows)} rows, {len(feasible)} meet the constraints, "
-        f"{len(front)} on the Pareto front",
+        title=f"{shown_path(sweep_file)}: {len(rows)} rows, {len(feasible)} meet the "
+        f"constraints, {on_front}",
         box=box.SIMPLE_HEAD,
     )
     for col in ["point", *[a.rsplit(".", 1)[-1] for a in axes], *plan.objectives]:
         table.add_column(printable(col), justify="right", overflow="fold")
-    for r in front:
+    if len(groups) < len(front):
+        table.add_column("tied with", overflow="fold")
+    for group in groups:
+        r = group[0]
         table.add_row(
             str(r["point"]),
             *[printable(str(r[a])) for a in axes],
             *[f"{r[o]:,.1f}" for o in plan.objectives],
+            *([sw.point_list(group[1:]) or "-"] if len(groups) < len(front) else []),
         )
     console.print(table)
+    best = sw.recommend(front, plan.objectives)
+    tied = next((g for g in groups if best in g), []) if best else []
+    lines = sw.recommendation(best, baseline, plan, tied, axes) if best else []
     if report_file:
         from torpor.report import html
 
-        page = html.sweep_page(sweep_file, rows, feasible, front, plan.objectives, axes)
+        page = html.sweep_page(
+            sweep_file, rows, feasible, front, plan.objectives, axes, plan.constraints, lines
+        )
         write_file(Path(report_file), page)
-    best = sw.recommend(front, plan.objectives)
     if best is None:
+        breaks = sw.broken(baseline, plan)
+        if breaks:
+            console.print(f"As written: breaks {'; '.join(breaks)}.")
         console.print("No point meets the constraints: nothing to recommend.")
         return
-    settings = printable(", ".join(f"{a} = {best[a]}" for a in axes))
     # Plain echo: these lines are copied into a shell and must not wrap.
-    click.echo(f"Recommended (point {best['point']}): {settings}")
-    for o in plan.objectives:
-        click.echo(
-            f"  {o}: {baseline[o]:,.1f} as written -> {best[o]:,.1f} "
-            f"({(best[o] - baseline[o]) / baseline[o]:+.1%})"
-            if baseline[o]
-            else f"  {o}: {baseline[o]} as written -> {best[o]:,.1f}"
-        )
+    for line in lines:
+        click.echo(printable(line))
     # The drive as the base scenario names it: a preset id, or its dump's path.
     nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
     drive = nvme.get("preset") or str(Path(plan.scenario_label).parent / nvme.get("file", ""))
@@ -854,7 +909,6 @@ def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
         f"{s['added_latency_mean_ns'] / 1000:.1f}",
         energy,
         kept,
-        _mix(s),
     ]
 
 
@@ -866,24 +920,37 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
         f"({p['from']}), HZ={p['hz']} ({p['hz_from']})"
     )
     columns = [("actual (trace)", r["actual"]), *r["governors"].items()]
-    table = Table(box=box.SIMPLE_HEAD, title="Totals")
-    for head in ("column", "periods", "too deep %", "too shallow %", "added latency us/period"):
-        table.add_column(head, justify="right" if head != "column" else "left", no_wrap=True)
-    table.add_column("idle energy mJ", justify="right", no_wrap=True)
-    table.add_column("tick kept", justify="right", no_wrap=True)
-    table.add_column("state mix (share of periods)")
+    # Short headers (the caption says them in full) and the state mix below the table: 80
+    # columns hold it whole.
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="Totals",
+        caption="deep / shallow: too deep / too shallow, % of periods; added: latency added "
+        "per period, us; mJ: idle energy; tick: periods that kept the tick",
+    )
+    table.add_column("column", no_wrap=True)
+    for head in ("periods", "deep %", "shallow %", "added us", "mJ", "tick"):
+        table.add_column(head, justify="right", no_wrap=True)
     for name, col in columns:
         table.add_row(*_replay_row(name, col))
     console.print(table)
-    per_cpu = Table(box=box.SIMPLE_HEAD, title="Per CPU: too deep % / too shallow %")
-    per_cpu.add_column("CPU", justify="right")
-    per_cpu.add_column("cluster")
-    per_cpu.add_column("periods", justify="right")
+    console.print("state mix (share of periods):")
+    for name, col in columns:
+        console.print(f"  {name}: {_mix(col)}")
+    per_cpu = Table(
+        box=box.SIMPLE_HEAD,
+        title="Per CPU: too deep % / too shallow %",
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    per_cpu.add_column("CPU", justify="right", no_wrap=True)
+    per_cpu.add_column("cluster", no_wrap=True)
+    per_cpu.add_column("periods", justify="right", no_wrap=True)
     for name, _ in columns:
-        per_cpu.add_column(name, justify="right", no_wrap=True)
+        per_cpu.add_column(name.removesuffix(" (trace)"), justify="right", no_wrap=True)
     for i, cpu in enumerate(r["actual"]["per_cpu"]):
         cells = [
-            f"{col['per_cpu'][i]['too_deep_pct']:.1f} / {col['per_cpu'][i]['too_shallow_pct']:.1f}"
+            f"{col['per_cpu'][i]['too_deep_pct']:.1f}/{col['per_cpu'][i]['too_shallow_pct']:.1f}"
             for _, col in columns
         ]
         per_cpu.add_row(f"{cpu['cpu']}", cpu["cluster"], f"{cpu['periods']}", *cells)
@@ -933,6 +1000,7 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
 @click.option(
     "--hz",
     type=click.IntRange(24, 10_000),
+    metavar="HZ",
     help="The traced kernel's CONFIG_HZ (the tick period); 250 when not given.",
 )
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")

@@ -15,7 +15,7 @@ from rich.progress import Progress
 from torpor import native
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
-from torpor.files import write_files
+from torpor.files import write_file, write_files
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
@@ -158,7 +158,12 @@ def run(
         "qos": lambda o: run_qos(o, console),
     }
     if area == "all":
-        return {"experiments": [runners[a](out / a) for a in AREAS]}
+        from torpor.report import html
+
+        results = {"experiments": [runners[a](out / a) for a in AREAS]}
+        # One page to open: each experiment's verdicts and a link to its own report.
+        write_file(out / "report.html", html.index_page(AREAS, results["experiments"]))
+        return results
     if area in runners:
         return runners[area](out)
     raise ValueError(f"unknown experiment {area!r}")

@@ -33,7 +33,9 @@ import json
 import math
 import random
 import re
+import sys
 import tomllib
+import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -261,7 +263,6 @@ def measures(v: dict[str, Any]) -> dict[str, Any]:
     """One variant of a report as a sweep row's measurements (the columns of METRICS)."""
     lat = v["io"]["all"]
     nvme = v.get("nvme", {})
-    hours = v["duration_s"] / 3600
     return {
         "variant": v["name"],
         "error": None,
@@ -272,7 +273,7 @@ def measures(v: dict[str, Any]) -> dict[str, Any]:
         "lat_p999_us": lat["p99_9_us"],
         "lat_max_us": lat["max_us"],
         "woken_ios": nvme.get("wake_delayed_ios"),
-        "transitions_per_hour": nvme.get("transitions", 0) / hours if hours else None,
+        "transitions_per_hour": nvme.get("transitions_per_hour"),
     }
 
 
@@ -336,3 +337,96 @@ def apply_lines(row: dict[str, Any], device: str) -> list[str]:
         f"torpor apst {device} {flags} --emit nvme-cli",
     ]
     return lines
+
+
+def broken(row: dict[str, Any], sweep: Sweep) -> list[str]:
+    """Each constraint of ``sweep`` that ``row`` breaks, in words (``lat_p999_us 11,075.0 >
+    max 5,000.0``); empty when the row meets them all. A failed row breaks them all at once."""
+    if row.get("error"):
+        return [f"the run failed: {row['error']}"]
+    out = []
+    for metric, low, high in sweep.constraints:
+        value = row.get(metric)
+        if value is None:
+            out.append(f"{metric} not measured")
+        elif low is not None and value < low:
+            out.append(f"{metric} {value:,.1f} < min {low:,.1f}")
+        elif high is not None and value > high:
+            out.append(f"{metric} {value:,.1f} > max {high:,.1f}")
+    return out
+
+
+def ties(front: Sequence[dict[str, Any]], objectives: Sequence[str]) -> list[list[dict[str, Any]]]:
+    """The front's rows grouped by equal objective values (points whose settings differ but
+    whose results are the same), each group in the front's order, groups by first member."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in front:
+        groups.setdefault(tuple(r[o] for o in objectives), []).append(r)
+    return list(groups.values())
+
+
+def point_list(rows: Sequence[dict[str, Any]], limit: int = 8) -> str:
+    """``3, 7, 12`` or, past ``limit`` points, ``3, 7, ... (30 points)``."""
+    ids = [str(r["point"]) for r in rows]
+    if len(ids) <= limit:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:limit])}, ... ({len(ids)} points)"
+
+
+def recommendation(
+    best: dict[str, Any],
+    baseline: dict[str, Any],
+    sweep: Sweep,
+    tied: Sequence[dict[str, Any]],
+    axes: Sequence[str],
+) -> list[str]:
+    """What to print about the recommended row ``best`` against the scenario as written
+    (``baseline``): whether the scenario as written meets the constraints and which it breaks,
+    the setting (naming the points that tie with it), and each objective before and after,
+    saying why one got worse."""
+    lines = []
+    breaks = broken(baseline, sweep)
+    if not sweep.constraints:
+        lines.append("As written: no constraints to meet.")
+    elif breaks:
+        lines.append(f"As written: breaks {'; '.join(breaks)}.")
+    else:
+        lines.append("As written: meets every constraint.")
+    settings = ", ".join(f"{a} = {best[a]}" for a in axes)
+    lines.append(f"Recommended (point {best['point']}): {settings}")
+    others = [r for r in tied if r is not best]
+    if others:
+        lines.append(
+            f"  tied with point(s) {point_list(others)}: the same objectives with other "
+            "settings; the first is shown"
+        )
+    improved = [
+        o for o in sweep.objectives if baseline.get(o) is not None and best[o] < baseline[o]
+    ]
+    for o in sweep.objectives:
+        before, after = baseline.get(o), best[o]
+        if before is None:
+            lines.append(f"  {o}: not measured as written -> {after:,.1f}")
+            continue
+        change = f" ({(after - before) / before:+.1%})" if before else ""
+        why = ""
+        if after > before:
+            if breaks:
+                why = ": the price of meeting the constraints the scenario as written breaks"
+            elif improved:
+                why = f": traded for {', '.join(improved)}"
+        lines.append(f"  {o}: {before:,.1f} as written -> {after:,.1f}{change}{why}")
+    return lines
+
+
+class _CallableModule(types.ModuleType):
+    """``torpor.sweep`` is this module and, called, the Python API's sweep: the package gives
+    both one name (:func:`torpor.api.sweep`), whichever was imported first."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from torpor.api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

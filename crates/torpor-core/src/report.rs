@@ -47,6 +47,9 @@ pub struct VariantReport {
 /// The whole platform of a run with CPUs and a device: their energies side by side and summed.
 #[derive(Debug, Serialize)]
 pub struct SystemSection {
+    /// Every figure the CPUs' energy needs is known ([`CpuSection::power_known`]); else the
+    /// energies and power here leave the unknown part out, and views show them as n/a.
+    pub power_known: bool,
     pub cpu_energy_mj: f64,
     pub device_energy_mj: f64,
     pub energy_mj: f64,
@@ -55,8 +58,12 @@ pub struct SystemSection {
 
 impl VariantReport {
     /// Fills [`Self::system`] when the variant had CPUs and a device (or two: their energy
-    /// adds up).
+    /// adds up), and the UFS device's energy per IO, which needs the workloads' IO count.
     pub fn with_system(mut self) -> Self {
+        if let Some(ufs) = &mut self.ufs {
+            let ios = self.io.ios;
+            ufs.energy_per_io_uj = (ios > 0).then(|| ufs.stats.energy_mj * 1000.0 / ios as f64);
+        }
         let device = match (&self.nvme, &self.ufs) {
             (Some(n), Some(u)) => Some(n.stats.energy_mj + u.stats.energy_mj),
             (Some(n), None) => Some(n.stats.energy_mj),
@@ -66,6 +73,7 @@ impl VariantReport {
         if let (Some(cpu), Some(device_energy_mj)) = (&self.cpu, device) {
             let energy_mj = cpu.energy_mj + device_energy_mj;
             self.system = Some(SystemSection {
+                power_known: cpu.power_known,
                 cpu_energy_mj: cpu.energy_mj,
                 device_energy_mj,
                 energy_mj,
@@ -99,6 +107,10 @@ pub struct UfsSection {
     pub notes: Vec<String>,
     #[serde(flatten)]
     pub stats: crate::storage::ufs::device::UfsStats,
+    /// Energy per IO the workloads completed (`io.ios`, fio's count; a task's own IO is not
+    /// in it), uJ; `None` without any. Derived once, when the variant's report is complete
+    /// ([`VariantReport::with_system`]).
+    pub energy_per_io_uj: Option<f64>,
 }
 
 /// The devfreq parameters a UFS run used.
@@ -132,6 +144,10 @@ pub struct CpuSection {
     /// The cpufreq governor (`performance`, `powersave`).
     pub cpufreq: String,
     pub hz: u32,
+    /// Every idle state and the OPP each cluster runs at has a power figure. When not,
+    /// `avg_power_mw` and `energy_mj` leave the unknown part out (a note names it), and views
+    /// show them as n/a, never as a number.
+    pub power_known: bool,
     pub avg_power_mw: f64,
     pub energy_mj: f64,
     /// Idle periods whose state was too deep (`above`), percent of all.
@@ -174,9 +190,12 @@ impl CpuSection {
     pub fn new(
         spec: &crate::cpu::system::CpuRunSpec,
         platform: String,
-        r: crate::cpu::system::CpuReport,
+        mut r: crate::cpu::system::CpuReport,
         devices: &[&str],
     ) -> CpuSection {
+        for t in &mut r.tasks {
+            t.latency_avg_us = t.latency_avg_ns() / 1000.0;
+        }
         let wakeup = spec.platform.wakeup.clone();
         let path_note = match &wakeup {
             None => "no [wakeup] table: a wake-up costs its state's declared exit latency and \
@@ -210,24 +229,29 @@ impl CpuSection {
             .collect();
         if !missing.is_empty() {
             notes.push(format!(
-                "no power figure for {}: counted as 0 mW",
+                "no power figure for {}: its power is unknown, so the CPUs' power and energy \
+                 are shown as n/a (the JSON's figures leave it out)",
                 missing.join(", ")
             ));
         }
         let held_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
             crate::cpu::system::held_opp(c, spec.cpufreq).is_none_or(|o| o.power_mw.is_none())
         };
-        if spec.platform.clusters.iter().any(held_opp_unpowered) {
+        let running_unknown = spec.platform.clusters.iter().any(held_opp_unpowered);
+        if running_unknown {
             notes.push(
-                "no active power for the OPP a cluster runs at: running counts as 0 mW there"
+                "no active power for the OPP a cluster runs at: running power is unknown, so \
+                 the CPUs' power and energy are shown as n/a (the JSON's figures leave it out)"
                     .into(),
             );
         }
+        let power_known = missing.is_empty() && !running_unknown;
         CpuSection {
             platform,
             governor: spec.governor.canonical().to_string(),
             cpufreq: spec.cpufreq.canonical().to_string(),
             hz: spec.hz,
+            power_known,
             avg_power_mw: r.avg_power_mw(),
             energy_mj: r.energy_mj(),
             too_deep_pct: r.too_deep_pct(),
@@ -350,6 +374,27 @@ pub struct NvmeSection {
     pub apst: ApstSection,
     #[serde(flatten)]
     pub stats: NvmeStats,
+    /// Energy per request the drive was sent (fio jobs' and tasks' alike), uJ; `None`
+    /// without any. Derived here once: views and the Python API read it.
+    pub energy_per_io_uj: Option<f64>,
+    /// Autonomous transitions into non-operational states per hour of the run (the
+    /// endurance proxy), derived once likewise.
+    pub transitions_per_hour: f64,
+}
+
+impl NvmeSection {
+    /// `(energy_per_io_uj, transitions_per_hour)` of a drive that measured `stats`.
+    pub fn derived(stats: &NvmeStats) -> (Option<f64>, f64) {
+        let hours = stats.duration_ns as f64 / 3.6e12;
+        (
+            (stats.ios > 0).then(|| stats.energy_mj * 1000.0 / stats.ios as f64),
+            if hours > 0.0 {
+                stats.transitions as f64 / hours
+            } else {
+                0.0
+            },
+        )
+    }
 }
 
 /// A component's timeline with the names of the states its `state` column indexes.

@@ -1466,7 +1466,10 @@ impl NvmeRig {
                 .collect(),
             timeline,
         });
+        let (energy_per_io_uj, transitions_per_hour) = NvmeSection::derived(&stats);
         NvmeSection {
+            energy_per_io_uj,
+            transitions_per_hour,
             device: self.drive.label,
             notes: self.drive.notes,
             latency_scale: self.latency_scale,
@@ -1518,6 +1521,7 @@ impl UfsRig {
             boost_notify: self.boost.1,
             notes: self.notes,
             stats,
+            energy_per_io_uj: None, // needs the variant's IO count: `with_system`
         }
     }
 }

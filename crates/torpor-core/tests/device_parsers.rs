@@ -1,8 +1,9 @@
 //! Users' own NVMe power-state tables: `nvme id-ctrl -o json` (nvme-cli 1.x and 2.x) and
 //! `smartctl -a` text, read into an `NvmeController`.
 //!
-//! Expected values are the drives' published tables (the fixtures' `.source.txt` files name
-//! them), converted to mW by hand in the comments; malformed inputs check the file, the line
+//! Expected values are the drives' published tables (the fixtures' `.source.txt` and
+//! `.source.md` files name them; the smartctl fixtures are synthetic printouts of those
+//! tables), converted to mW by hand in the comments; malformed inputs check the file, the line
 //! that is wrong and what the message says was expected.
 
 use torpor_core::input::{nvme_cli, parse_controller, smartctl};
@@ -11,8 +12,9 @@ use torpor_core::InputError;
 
 const SAMSUNG_950_PRO_JSON: &str = include_str!("data/nvme/samsung-950-pro.nvme-cli-1.x.json");
 const SN530_JSON: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.nvme-cli-2.x.json");
-const SN530_SMARTCTL: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.smartctl.txt");
-const INTEL_760P_SMARTCTL: &str = include_str!("data/nvme/intel-760p-ssdpekkw256g8.smartctl.txt");
+const SN530_SMARTCTL: &str = include_str!("data/nvme/wdc-pc-sn530-256gb-synthetic.smartctl.txt");
+const INTEL_760P_SMARTCTL: &str =
+    include_str!("../../../scenarios/data/intel-760p-synthetic.smartctl.txt");
 
 const APSTA_NOTE: &str =
     "smartctl does not print APSTA; assumed 1 (the drive supports APST): check with `nvme id-ctrl`";
@@ -538,7 +540,7 @@ fn json_error_in_a_multi_line_fixture_points_at_the_key_line() {
 }
 
 // ---------------------------------------------------------------------------------------
-// smartctl -a: real dumps
+// smartctl -a: synthetic printouts of real tables (real dumps: tests/test_real_data.py)
 // ---------------------------------------------------------------------------------------
 
 #[test]

@@ -11,7 +11,7 @@ use torpor_core::sim::Pcg32;
 use torpor_core::trace::fio_iolog::IologReader;
 use torpor_core::Nanos;
 
-const SMARTCTL: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.smartctl.txt");
+const SMARTCTL: &str = include_str!("data/nvme/wdc-pc-sn530-256gb-synthetic.smartctl.txt");
 const NVME_CLI_1: &str = include_str!("data/nvme/samsung-950-pro.nvme-cli-1.x.json");
 const NVME_CLI_2: &str = include_str!("data/nvme/wdc-pc-sn530-256gb.nvme-cli-2.x.json");
 const IOLOG_V3: &str = include_str!("data/iolog/hand-v3.iolog");

@@ -84,7 +84,6 @@ def _run_one(device: str, workflow: int, **assumptions: Any) -> list[dict[str, A
     rows = []
     for v in report["variants"]:
         lat = v["io"]["all"]
-        ios = v["io"]["ios"]
         rows.append(
             {
                 "device": device,
@@ -97,7 +96,7 @@ def _run_one(device: str, workflow: int, **assumptions: Any) -> list[dict[str, A
                 "lat_p999_us": lat["p99_9_us"],
                 "lat_max_us": lat["max_us"],
                 "woken_ios": v["nvme"]["wake_delayed_ios"],
-                "energy_per_io_uj": v["nvme"]["energy_mj"] * 1000 / ios if ios else None,
+                "energy_per_io_uj": v["nvme"]["energy_per_io_uj"],
                 "transitions": v["nvme"]["transitions"],
             }
         )

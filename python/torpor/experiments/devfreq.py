@@ -398,9 +398,9 @@ def pixel_runs(
                     if v["io"]["read"]["count"]
                     else None,
                     "energy_mj": round(ufs["energy_mj"], 3),
-                    "energy_per_io_uj": round(1000 * ufs["energy_mj"] / v["io"]["ios"], 3)
-                    if v["io"]["ios"]
-                    else None,
+                    "energy_per_io_uj": None
+                    if ufs["energy_per_io_uj"] is None
+                    else round(ufs["energy_per_io_uj"], 3),
                     "low_clock_pct": round(ufs["low_clock_pct"], 3),
                     "scale_ups": ufs["counters"]["scale_ups"],
                 }

@@ -202,13 +202,12 @@ def print_run(
     for v in report["variants"]:
         lat = v["io"]["all"]
         nvme = v["nvme"]
-        ios = v["io"]["ios"]
         count = lat["count"]
         # With CPUs, the tasks' IO reaches the drive too: count what the drive served; the
         # latency columns stay fio jobs' ("-" without any; system_text shows the tasks').
         shown = _num if "cpu" not in v or count else lambda _: "-"
         if "cpu" in v:
-            ios = count = nvme["ios"]
+            count = nvme["ios"]
         # Variants on different drives: each row says which (the title lists them all).
         name = v["name"] if len(devices) == 1 else f"{v['name']} ({nvme['device']})"
         table.add_row(
@@ -219,7 +218,7 @@ def print_run(
             shown(lat["max_us"]),
             f"{nvme['wake_delayed_ios']:,}",
             f"{nvme['avg_power_mw']:.0f}",
-            _num(nvme["energy_mj"] * 1000 / ios) if ios else "-",
+            "-" if nvme["energy_per_io_uj"] is None else _num(nvme["energy_per_io_uj"]),
             f"{nvme['transitions']:,}",
         )
     console.print(table)

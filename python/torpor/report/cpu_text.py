@@ -34,7 +34,7 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
         table.add_row(
             Text(v["name"]),
             Text(cpu["governor"]),
-            f"{cpu['avg_power_mw']:.1f}",
+            f"{cpu['avg_power_mw']:.1f}" if cpu["power_known"] else "n/a",
             f"{cpu['too_deep_pct']:.1f}",
             f"{cpu['too_shallow_pct']:.1f}",
             f"{cpu['wakeup_latency_gmean_us']:.1f}",
@@ -75,14 +75,13 @@ def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
     for col in ("task", "cpu", "wake-ups", "min us", "avg us", "p99 us", "max us"):
         table.add_column(col, justify="left" if col == "task" else "right")
     for t in tasks:
-        avg = t["latency_sum_ns"] / t["wakeups"] if t["wakeups"] else 0.0
         summary = t.get("latency", {}).get("summary")
         table.add_row(
             Text(t["name"]),
             str(t["cpu"]),
             f"{t['wakeups']:,}",
             _us(t["latency_min_ns"]),
-            _us(avg),
+            f"{t['latency_avg_us']:.1f}" if t["wakeups"] else "-",
             f"{summary['p99_us']:.1f}" if summary and summary["count"] else "-",
             _us(t["latency_max_ns"]),
         )

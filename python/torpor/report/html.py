@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
@@ -15,7 +16,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from torpor.experiments import apst, devfreq, hpb, qos, teo
+from torpor.experiments import claims as claims_lib
 from torpor.report import system_text, ufs_text
+from torpor.report.notes import run_notes
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
@@ -195,7 +198,7 @@ def _cpu_table(report: dict[str, Any]) -> list[str]:
         [
             v["name"],
             v["cpu"]["governor"],
-            f"{v['cpu']['avg_power_mw']:,.1f}",
+            f"{v['cpu']['avg_power_mw']:,.1f}" if v["cpu"]["power_known"] else "n/a",
             f"{v['cpu']['too_deep_pct']:.1f}",
             f"{v['cpu']['too_shallow_pct']:.1f}",
             f"{v['cpu']['wakeup_latency_gmean_us']:,.1f}",
@@ -556,10 +559,10 @@ def _system_run_page(report: dict[str, Any]) -> str:
     energy = [
         [
             v["name"],
-            f"{v['system']['cpu_energy_mj']:,.3f}",
+            system_text.known(v["system"], "cpu_energy_mj", ",.3f"),
             f"{v['system']['device_energy_mj']:,.3f}",
-            f"{v['system']['energy_mj']:,.3f}",
-            f"{v['system']['avg_power_mw']:,.1f}",
+            system_text.known(v["system"], "energy_mj", ",.3f"),
+            system_text.known(v["system"], "avg_power_mw", ",.1f"),
         ]
         for v in variants
         if v.get("system")
@@ -633,13 +636,23 @@ def _system_run_page(report: dict[str, Any]) -> str:
 
 def run_page(report: dict[str, Any]) -> str:
     """One scenario's run (`torpor run --report`): the variants' figures, where each spent
-    its time, and its power over time when the scenario records a timeline."""
+    its time, and its power over time when the scenario records a timeline; then the notes the
+    CLI prints (estimates, assumptions, what was left out)."""
     if system_text.is_system(report):
-        return _system_run_page(report)
-    if all("cpu" in v for v in report["variants"]):
-        return _cpu_run_page(report)
-    if all("ufs" in v for v in report["variants"]):
-        return _ufs_run_page(report)
+        page = _system_run_page(report)
+    elif all("cpu" in v for v in report["variants"]):
+        page = _cpu_run_page(report)
+    elif all("ufs" in v for v in report["variants"]):
+        page = _ufs_run_page(report)
+    else:
+        page = _nvme_run_page(report)
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in run_notes(report))
+    notes = f"<h2>Notes</h2><ul>{items}</ul>" if items else ""
+    return page.replace("</body></html>", notes + "</body></html>")
+
+
+def _nvme_run_page(report: dict[str, Any]) -> str:
+    """An NVMe drive's run: the variants' figures, residency, latency and power over time."""
     head = ["variant", "IOs", "mean us", "p99.9 us", "max us", "avg mW", "uJ/IO", "transitions"]
     body = [
         f"<h1>{html.escape(report['scenario'])}</h1>",
@@ -654,7 +667,7 @@ def run_page(report: dict[str, Any]) -> str:
             f"{lat['p99_9_us']:,.1f}",
             f"{lat['max_us']:,.1f}",
             f"{nvme.get('avg_power_mw', 0):,.1f}",
-            f"{nvme.get('energy_mj', 0) * 1000 / ios:,.1f}" if ios else "-",
+            "-" if nvme.get("energy_per_io_uj") is None else f"{nvme['energy_per_io_uj']:,.1f}",
             f"{nvme.get('transitions', 0):,}",
         ]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
@@ -677,10 +690,32 @@ def sweep_page(
     front: list[dict[str, Any]],
     objectives: tuple[str, ...],
     axes: list[str],
+    constraints: tuple[tuple[str, float | None, float | None], ...] = (),
+    recommendation: Sequence[str] = (),
 ) -> str:
-    """A sweep: every point that ran against the first two objectives, the feasible ones and
-    the Pareto front marked, and the front as a table."""
+    """A sweep: its constraints and recommendation (the lines the CLI prints), every point
+    that ran against the first two objectives, the feasible ones and the Pareto front marked,
+    and the front as a table."""
     body = [f"<h1>{html.escape(title)}</h1>"]
+    bounds = [
+        " and ".join(
+            part
+            for part in (
+                f"{metric} >= {low:,.1f}" if low is not None else "",
+                f"{metric} <= {high:,.1f}" if high is not None else "",
+            )
+            if part
+        )
+        for metric, low, high in constraints
+    ]
+    body.append(
+        f"<p>Constraints: {html.escape('; '.join(bounds))}.</p>"
+        if bounds
+        else "<p>Constraints: none.</p>"
+    )
+    if recommendation:
+        body.append("<h2>Recommendation</h2>")
+        body.append(f"<pre>{html.escape(chr(10).join(recommendation))}</pre>")
     if len(objectives) >= 2:
         x, y = objectives[0], objectives[1]
         fig = Figure(figsize=(8, 5))
@@ -704,6 +739,20 @@ def sweep_page(
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     body.append("</table>")
     return _page(f"torpor: {title}", body)
+
+
+def index_page(areas: Sequence[str], results: Sequence[dict[str, Any]]) -> str:
+    """`torpor reproduce all`: each experiment's claim verdicts and a link to its report
+    (``AREA/report.html``)."""
+    body = ["<h1>torpor: the built-in experiments</h1>", "<ul>"]
+    for area, r in zip(areas, results, strict=True):
+        verdicts = claims_lib.verdict_text(r.get("claims", []))
+        body.append(
+            f'<li><a href="{html.escape(area)}/report.html">{html.escape(area)}</a>: '
+            f"claims {html.escape(verdicts)}</li>"
+        )
+    body.append("</ul>")
+    return _page("torpor: the built-in experiments", body)
 
 
 def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -18,7 +19,9 @@ def _seconds(ns: int) -> str:
 def _request(step: dict[str, Any]) -> Text:
     if step["holder"] is None:
         return Text("(start)")
-    return Text(f"{step['holder']}: {step['target']}\n  <- {step['written']}")
+    # A sysfs path breaks after its directories: the file's name is the longest word then.
+    target = step["target"].replace("/", "/ ") if len(step["target"]) > 16 else step["target"]
+    return Text(f"{step['holder']}: {target}\n  <- {step['written']}")
 
 
 #: `cpuidle_governor_latency_req` with nothing asked: the global list's default, 2e9 us.
@@ -52,24 +55,37 @@ def _us(value: int | None) -> str:
     return "none" if value is None else str(value)
 
 
-def _step_table(variant: dict[str, Any]) -> Table:
-    """A variant's table with the columns every step has: its time and its request."""
+def _longest_word(texts: list[str]) -> int:
+    """The longest word of ``texts``: a column at least this wide wraps them between words,
+    never inside a state name or a file name."""
+    return max((len(w) for t in texts for w in t.split()), default=1)
+
+
+def _step_table(variant: dict[str, Any], narrow: bool = False) -> Table:
+    """A variant's table with the columns every step has: its time and its request (``narrow``:
+    as wide as its longest word, wrapped between words)."""
     table = Table(
         title=Text(f"{variant['name']} on {variant['device']}"),
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
     )
     table.add_column("t (s)", justify="right", no_wrap=True)
-    table.add_column("request", overflow="fold")
+    requests = [_request(step).plain for step in variant["steps"]]
+    width = _longest_word(requests) if narrow else None
+    table.add_column("request", width=width, min_width=_longest_word(requests), overflow="fold")
     return table
 
 
-def _cpu_table(variant: dict[str, Any]) -> Table:
-    table = _step_table(variant)
-    table.add_column("global us", justify="right", no_wrap=True)
-    table.add_column("cpus", no_wrap=True)
-    table.add_column("latency_req us", justify="right", no_wrap=True)
-    table.add_column("idle states it may use", overflow="fold")
+def _cpu_table(variant: dict[str, Any], narrow: bool = False) -> Table:
+    table = _step_table(variant, narrow)
+    rows = [row for step in variant["steps"] for row in _cpu_rows(step)]
+    table.add_column("global\nus", justify="right", no_wrap=True)
+    cpus = _longest_word([r[0] for r in rows])
+    table.add_column("cpus", width=cpus if narrow else None, min_width=cpus)
+    table.add_column("req us", justify="right", no_wrap=True)
+    table.add_column(
+        "idle states it may use", min_width=_longest_word([r[2] for r in rows]), overflow="fold"
+    )
     for step in variant["steps"]:
         first = True
         for cpu, req, states in _cpu_rows(step):
@@ -124,7 +140,13 @@ def print_qos(console: Console, view: dict[str, Any]) -> int:
         shown = {**variant, "steps": steps[:budget]}
         budget -= len(shown["steps"])
         if variant["platform"] == "cpu":
-            console.print(_cpu_table(shown))
+            table = _cpu_table(shown)
+            # Too wide for the terminal: the word-wide layout, so that Rich never cuts a state
+            # name to fit.
+            unbounded = console.options.update_width(1 << 16)
+            if Measurement.get(console, unbounded, table).maximum > console.width:
+                table = _cpu_table(shown, narrow=True)
+            console.print(table)
         else:
             console.print(_nvme_table(shown))
     return left_out

@@ -103,6 +103,12 @@ def io_table(variant: dict[str, Any]) -> Table:
     return table
 
 
+def known(section: dict[str, Any], key: str, spec: str) -> str:
+    """``section[key]`` formatted by ``spec``, or ``n/a`` where the section's power is not
+    known (a CPU state or OPP without a power figure: the core's figure leaves it out)."""
+    return format(section[key], spec) if section["power_known"] else "n/a"
+
+
 def energy_line(variant: dict[str, Any]) -> str:
     """The CPUs', each device's and the whole system's energy, and its average power."""
     s = variant["system"]
@@ -110,6 +116,6 @@ def energy_line(variant: dict[str, Any]) -> str:
         f" + {variant[k]['device']} {variant[k]['energy_mj']:,.3f} mJ" for k in devices_of(variant)
     )
     return (
-        f"{variant['name']}: energy CPUs {s['cpu_energy_mj']:,.3f} mJ{devices} = "
-        f"{s['energy_mj']:,.3f} mJ; average power {s['avg_power_mw']:,.1f} mW"
+        f"{variant['name']}: energy CPUs {known(s, 'cpu_energy_mj', ',.3f')} mJ{devices} = "
+        f"{known(s, 'energy_mj', ',.3f')} mJ; average power {known(s, 'avg_power_mw', ',.1f')} mW"
     )

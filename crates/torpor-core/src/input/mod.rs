@@ -11,6 +11,7 @@ pub mod nvme_source;
 pub mod smartctl;
 pub mod sysfs_probe;
 pub mod ufs_preset;
+pub mod x86_idle_power;
 
 /// Every file under `presets/<kind>/`, embedded by `build.rs`.
 mod embedded {

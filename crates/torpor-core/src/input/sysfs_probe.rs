@@ -5,12 +5,16 @@
 //! `devices/system/cpu/cpuN/cpuidle/stateK/{name,desc,latency,residency,power,disable}` and
 //! `default_status` where present; `devices/system/cpu/cpuidle/current_governor` (or
 //! `current_governor_ro`) and `current_driver`; each CPU's `power/pm_qos_resume_latency_us`,
-//! `topology/{physical_package_id,cluster_id,core_id}` and `cpu_capacity` where present.
+//! `topology/{physical_package_id,cluster_id,core_id}` and `cpu_capacity` where present;
+//! `class/powercap/intel-rapl:0/constraint_0_{name,power_limit_uw}` (the package's long-term
+//! limit, PL1) where present.
 //!
 //! What it must assume, and says so in the file's header: sysfs does not tell a CPU state from a
 //! cluster state (every state is written `level = "cpu"`); state 0 polls when the cpuidle core's
 //! poll state put it there (its name `POLL` or description); a CPU without `cpu_capacity` has
-//! capacity 1024; power only where the driver published a plausible one.
+//! capacity 1024; power where the driver published a plausible one, else on x86 (a state whose
+//! description names its MWAIT hint, HLT or an I/O port) the x86 rule's estimate
+//! ([`x86_idle_power`]) when PL1 gives the package's TDP; else none, said in the file.
 //!
 //! Bad input is one [`InputError`] naming the file: a missing state file, a number that does not
 //! parse, states not ordered shallow to deep.
@@ -20,6 +24,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+use super::x86_idle_power::{self, X86StateKind};
 use crate::cpu::platform::MAX_CAPACITY;
 use crate::cpu::CpuPlatform;
 use crate::error::{shown, InputError};
@@ -100,7 +105,15 @@ pub fn probe(root: &Path) -> Result<Probed, InputError> {
              loaded?)",
         ));
     }
-    let toml = render(root, &cpus, &without_cpuidle, &governor, driver.as_deref());
+    let tdp = read_package_limit(root)?;
+    let toml = render(
+        root,
+        &cpus,
+        &without_cpuidle,
+        &governor,
+        driver.as_deref(),
+        tdp.as_ref(),
+    );
     // The files were each checked as read; what is left is the whole (the platform's rules),
     // named by the folder it was read from, not by a line of text the user never saw.
     let platform = CpuPlatform::parse("<torpor probe output>", &toml).map_err(|e| {
@@ -113,6 +126,30 @@ pub fn probe(root: &Path) -> Result<Probed, InputError> {
         )
     })?;
     Ok(Probed { toml, platform })
+}
+
+/// The package's TDP as the x86 rule takes it: RAPL's long-term package limit (PL1), which is
+/// the TDP unless the firmware changed it; `None` where powercap has no such limit.
+struct PackageLimit {
+    mw: f64,
+    /// Where it was read, for the estimates' sources.
+    file: String,
+}
+
+fn read_package_limit(root: &Path) -> Result<Option<PackageLimit>, InputError> {
+    let dir = root.join("class/powercap/intel-rapl:0");
+    if read_optional(&dir.join("constraint_0_name"))?.is_some_and(|n| n != "long_term") {
+        return Ok(None);
+    }
+    let file = dir.join("constraint_0_power_limit_uw");
+    let Some(text) = read_optional(&file)? else {
+        return Ok(None);
+    };
+    let uw = parse_number(&file, &text, "the package's long-term power limit in uW")?;
+    Ok((uw > 0).then(|| PackageLimit {
+        mw: uw as f64 / 1000.0,
+        file: "class/powercap/intel-rapl:0/constraint_0_power_limit_uw".to_string(),
+    }))
 }
 
 /// The N of every `cpuN` directory.
@@ -362,6 +399,7 @@ fn render(
     without_cpuidle: &[u32],
     governor: &str,
     driver: Option<&str>,
+    tdp: Option<&PackageLimit>,
 ) -> String {
     type Key<'a> = (Option<i64>, Option<i64>, Option<u64>, &'a [State]);
     let mut groups: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
@@ -420,6 +458,13 @@ fn render(
             "#   cpuN/cpu_capacity: {with_capacity} of {} CPUs",
             cpus.len()
         ),
+        match tdp {
+            Some(t) => format!(
+                "# Read under class/powercap/: intel-rapl:0 long-term limit (PL1) {} W",
+                t.mw / 1000.0
+            ),
+            None => "# Read under class/powercap/: no intel-rapl:0 long-term limit".to_string(),
+        },
         "# Grouped: CPUs with the same package, cluster, capacity and state table form one \
          [[cluster]]."
             .to_string(),
@@ -432,7 +477,10 @@ fn render(
             .to_string(),
         format!(
             "#   - power: sysfs `power` (mW, as the driver registered it) where nonzero and at \
-             most {MAX_PLAUSIBLE_POWER_MW} mW; else none (each such state says why)"
+             most {MAX_PLAUSIBLE_POWER_MW} mW; else, for an x86 state (MWAIT hint, HLT, I/O \
+             port) with PL1 known, the x86 rule's estimate with PL1 as the TDP \
+             (docs/cpu-platform.md); else none, and runs show its power as n/a (each such state \
+             says why)"
         ),
         "#   - disabled = the current `disable` (1: a user or tool turned the state off); \
          default_status is kept in each state's source"
@@ -549,7 +597,42 @@ fn render(
                         "sysfs {file}: {mw} mW, as the cpuidle driver registered it"
                     ))
                 )),
-                Err(why) => out.push_str(&format!("# power: {why}\n")),
+                Err(why) => {
+                    let polling = k == 0 && (s.name == "POLL" || s.desc == POLL_DESC);
+                    match (tdp, X86StateKind::from_desc(&s.desc, polling)) {
+                        (Some(t), Some(kind)) => {
+                            let estimate = x86_idle_power::estimate(
+                                kind,
+                                t.mw,
+                                cpus.len(),
+                                &format!(
+                                    "sysfs {}: PL1 {} W taken as the TDP",
+                                    t.file,
+                                    t.mw / 1000.0
+                                ),
+                            );
+                            let crate::cpu::PowerMw::Estimate {
+                                low,
+                                central,
+                                high,
+                                source,
+                            } = estimate
+                            else {
+                                unreachable!("the rule gives estimates")
+                            };
+                            out.push_str(&format!(
+                                "# power: {why}; estimated by the x86 rule\npower_mw = {{ low = \
+                                 {low:?}, central = {central:?}, high = {high:?}, source = {} }}\n",
+                                quoted(&source)
+                            ));
+                        }
+                        (None, Some(_)) => out.push_str(&format!(
+                            "# power: {why}; no PL1 under class/powercap for the x86 rule: \
+                             unknown (runs show n/a)\n"
+                        )),
+                        (_, None) => out.push_str(&format!("# power: {why}; unknown\n")),
+                    }
+                }
             }
             let status = s
                 .default_status
@@ -584,6 +667,82 @@ mod tests {
         assert!(plausible_power(10_001)
             .unwrap_err()
             .contains("not a plausible"));
+    }
+
+    /// An intel_idle machine with two CPUs (POLL, C1E, C6; no published power) and, when
+    /// `pl1_uw` is given, RAPL's long-term package limit.
+    fn intel_tree(name: &str, pl1_uw: Option<&str>) -> std::path::PathBuf {
+        let root = std::env::temp_dir().join(format!("torpor-probe-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let put = |path: &str, text: &str| {
+            let p = root.join(path);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, format!("{text}\n")).unwrap();
+        };
+        put("devices/system/cpu/cpuidle/current_governor", "menu");
+        put("devices/system/cpu/cpuidle/current_driver", "intel_idle");
+        for cpu in 0..2 {
+            for (k, (name, desc, latency, residency, power)) in [
+                ("POLL", POLL_DESC, 0, 0, "4294967295"),
+                ("C1E", "MWAIT 0x01", 10, 20, "0"),
+                ("C6", "MWAIT 0x20", 85, 200, "0"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let s = format!("devices/system/cpu/cpu{cpu}/cpuidle/state{k}");
+                put(&format!("{s}/name"), name);
+                put(&format!("{s}/desc"), desc);
+                put(&format!("{s}/latency"), &latency.to_string());
+                put(&format!("{s}/residency"), &residency.to_string());
+                put(&format!("{s}/power"), power);
+                put(&format!("{s}/disable"), "0");
+            }
+        }
+        if let Some(uw) = pl1_uw {
+            put("class/powercap/intel-rapl:0/constraint_0_name", "long_term");
+            put(
+                "class/powercap/intel-rapl:0/constraint_0_power_limit_uw",
+                uw,
+            );
+        }
+        root
+    }
+
+    #[test]
+    fn x86_states_get_the_rules_power_from_pl1_and_are_unknown_without_it() {
+        let root = intel_tree("pl1", Some("15000000"));
+        let probed = probe(&root).unwrap();
+        let states = &probed.platform.clusters[0].states;
+        // By hand, per CPU of 2 with a 15 W PL1: POLL 0.40 x 7.5 W = 3000 mW; C1E (clock
+        // gated) 0.15 x 7.5 W = 1125 mW; C6 (power gated) 0.024 x 7.5 W = 180 mW.
+        let central: Vec<f64> = states
+            .iter()
+            .map(|s| s.power_mw.as_ref().unwrap().central())
+            .collect();
+        assert_eq!(central, [3000.0, 1125.0, 180.0]);
+        assert_eq!(states[2].power_mw.as_ref().unwrap().range(), (37.5, 255.0));
+        assert!(
+            probed.toml.contains("PL1 15 W taken as the TDP"),
+            "{}",
+            probed.toml
+        );
+        fs::remove_dir_all(&root).unwrap();
+
+        let root = intel_tree("none", None);
+        let probed = probe(&root).unwrap();
+        assert!(probed.platform.clusters[0]
+            .states
+            .iter()
+            .all(|s| s.power_mw.is_none()));
+        assert!(probed.toml.contains("no PL1 under class/powercap"));
+        fs::remove_dir_all(&root).unwrap();
+
+        // A malformed limit is bad input, named by its file.
+        let root = intel_tree("bad", Some("15 W"));
+        let e = probe(&root).unwrap_err();
+        assert!(e.to_string().contains("constraint_0_power_limit_uw"), "{e}");
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -794,8 +794,11 @@ impl ScenarioFile {
         })
     }
 
-    /// The same file with the field at dotted `path` of the base set to `value`, re-resolved
-    /// and re-validated: one point of a sweep.
+    /// The same file with the field at dotted `path` set to `value`, re-resolved and
+    /// re-validated: one point of a sweep, or a keyword of `torpor.run`. The rule: an override
+    /// applies to every variant. It is set in the base and in each variant that sets the field
+    /// itself (a variant's own value would otherwise win the merge, and the override would be
+    /// silently ignored), so every variant runs with it and checks it.
     pub fn with_field(&self, path: &str, value: Value) -> Result<ScenarioFile, InputError> {
         self.with_field_watched(path, value, &mut || true)
             .map_err(|stop| match stop {
@@ -813,6 +816,12 @@ impl ScenarioFile {
     ) -> Result<ScenarioFile, Stopped> {
         let mut file = self.clone();
         let shown = value.to_string();
+        for (_, overlay) in &mut file.overlays {
+            if sets_field(overlay, path) {
+                set_field(overlay, path, value.clone())
+                    .map_err(|m| InputError::whole(&self.label, m))?;
+            }
+        }
         set_field(&mut file.base, path, value).map_err(|m| InputError::whole(&self.label, m))?;
         // The value comes from the sweep, not from a line of the file.
         let whole = |m: &str| InputError::whole(&self.label, format!("{path} = {shown}: {m}"));
@@ -1552,6 +1561,20 @@ pub fn power_state_index(key: &str) -> Option<usize> {
     key.strip_prefix("PS")
         .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|n| n.parse().ok())
+}
+
+/// Whether the table `root` holds a value at dotted `path` (a variant setting the field).
+fn sets_field(root: &Table, path: &str) -> bool {
+    let mut table = root;
+    let mut keys = path.split('.').peekable();
+    while let Some(key) = keys.next() {
+        match (table.get(key), keys.peek()) {
+            (Some(_), None) => return true,
+            (Some(Value::Table(t)), Some(_)) => table = t,
+            _ => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]

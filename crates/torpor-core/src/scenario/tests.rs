@@ -306,6 +306,63 @@ fn a_sweep_sets_one_field_by_its_dotted_path() {
     assert_eq!(e.line, None);
 }
 
+#[test]
+fn an_override_applies_to_every_variant_and_is_checked_in_each() {
+    // The "legacy" variant sets the algorithm itself: the override reaches it too, and the
+    // variant that does not set it gets it from the base.
+    let f = ScenarioFile::parse("s.toml", GOOD).unwrap();
+    let g = f
+        .with_field("policy.apst.algorithm", Value::String("v4.11".into()))
+        .unwrap();
+    for v in g.variants() {
+        assert_eq!(
+            v.scenario.policy.apst.algorithm,
+            ApstAlgorithm::V4_11,
+            "{}",
+            v.name
+        );
+    }
+    // A CPU scenario whose every variant names its governor: an unknown one is refused,
+    // naming the field, though the base never used it before.
+    let cpu = r#"
+[platform.cpu]
+preset = "google-gs101"
+[[workload.task]]
+name = "t"
+cpu = 0
+sleep = "10ms"
+run = "1ms"
+[run]
+duration = "1s"
+[[variant]]
+name = "menu"
+[variant.policy.cpuidle]
+governor = "menu"
+[[variant]]
+name = "teo"
+[variant.policy.cpuidle]
+governor = "teo"
+"#;
+    let f = ScenarioFile::parse("s.toml", cpu).unwrap();
+    let g = f
+        .with_field("policy.cpuidle.governor", Value::String("teo-util".into()))
+        .unwrap();
+    for v in g.variants() {
+        assert_eq!(v.scenario.policy.cpuidle.governor, "teo-util", "{}", v.name);
+    }
+    let e = f
+        .with_field(
+            "policy.cpuidle.governor",
+            Value::String("nonexistent".into()),
+        )
+        .unwrap_err();
+    assert!(
+        e.message.contains("policy.cpuidle.governor"),
+        "{}",
+        e.message
+    );
+}
+
 /// Every example of the user reference parses (parsing never touches the files they name).
 #[test]
 fn every_example_in_the_reference_parses() {

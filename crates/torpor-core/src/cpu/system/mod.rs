@@ -141,6 +141,9 @@ pub struct TaskStats {
     pub latency_max_ns: u64,
     pub latency_sum_ns: u64,
     pub latency_last_ns: u64,
+    /// The mean wake-up latency, us: derived once, when the run's report is made
+    /// ([`crate::report::CpuSection::new`]), so that no view recomputes it.
+    pub latency_avg_us: f64,
     /// Every wake-up latency: its percentiles and cyclictest's histogram (1 us bins).
     #[serde(serialize_with = "io::latency_and_histogram")]
     pub latency: crate::metrics::LatencyHistogram,
