@@ -22,7 +22,7 @@ from rich.table import Table
 
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file, write_files
-from torpor.printable import printable, printable_tree
+from torpor.printable import printable, printable_lines, printable_tree
 from torpor.progress import RunProgress
 from torpor.report import (
     apst_text,
@@ -444,9 +444,10 @@ def apst(
         "secondary_latency_tol_us": kw["secondary_latency_tol_us"],
         "no_deepest_ps": kw["no_deepest_ps"],
     }
-    result = printable_tree(
-        native.apst(device, params, shown_path(data_file), shown_path(nvme_device))
-    )
+    raw = native.apst(device, params, shown_path(data_file), shown_path(nvme_device))
+    # The tool's own multi-line texts keep their layout; everything else prints on one line.
+    texts = {k: printable_lines(raw[k]) for k, v in raw.items() if isinstance(v, str) and "\n" in v}
+    result = {**printable_tree(raw), **texts}
     for note in result["device"]["notes"]:
         click.echo(f"torpor: note: {note}", err=True)
     if emit == "nvme-cli":

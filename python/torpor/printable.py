@@ -35,6 +35,14 @@ def printable(text: str) -> str:
     return "".join(_escaped(c) for c in text)
 
 
+def printable_lines(text: str) -> str:
+    """Text torpor laid out itself (lines, tab-indented fields) with any other control
+    character escaped: for multi-line output that quotes the user's strings."""
+    return "\n".join(
+        "\t".join(printable(part) for part in line.split("\t")) for line in text.split("\n")
+    )
+
+
 def printable_tree(value: T) -> T:
     """A copy of a report (dicts, lists, strings, numbers) with every string, keys included,
     made :func:`printable`."""

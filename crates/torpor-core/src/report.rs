@@ -213,12 +213,40 @@ impl CpuSection {
              over the next shallower state)"
                 .to_string(),
             format!(
-                "cpufreq {}: each cluster holds the OPP the governor sets at its start for the \
-                 whole run; a burst's stated time is its work at the highest OPP (ASSUMPTION: \
-                 work scales with the clock)",
+                "cpufreq {}: {}; a burst's stated time is its work at the highest OPP \
+                 (ASSUMPTION: work scales with the clock)",
                 spec.cpufreq.canonical(),
+                match spec.cpufreq {
+                    crate::cpufreq::GovernorName::Performance
+                    | crate::cpufreq::GovernorName::Powersave => {
+                        "each cluster holds the OPP the governor sets at its start for the whole \
+                         run"
+                    }
+                    _ => {
+                        "the governor hears the scheduler's utilization (PELT and util_est) at \
+                         each enqueue, tick and dequeue, and a switch lands after the cluster's \
+                         transition latency (its worst case: an ASSUMPTION)"
+                    }
+                }
             ),
         ];
+        if spec.platform.clusters.iter().any(|c| {
+            c.opps.len() > 1
+                && c.cpufreq
+                    .as_ref()
+                    .and_then(|f| f.transition_latency.as_ref())
+                    .is_none()
+        }) && !matches!(
+            spec.cpufreq,
+            crate::cpufreq::GovernorName::Performance | crate::cpufreq::GovernorName::Powersave
+        ) {
+            notes.push(
+                "a cluster gives no transition latency (CPUFREQ_ETERNAL): its frequency switches \
+                 land at once, and schedutil's default rate limit is the kernel's for an \
+                 eternal latency (6.4 s: set rate_limit_us)"
+                    .into(),
+            );
+        }
         let missing: Vec<String> = spec
             .platform
             .clusters
@@ -234,13 +262,22 @@ impl CpuSection {
                 missing.join(", ")
             ));
         }
-        let held_opp_unpowered = |c: &crate::cpu::ClusterSpec| {
-            crate::cpu::system::held_opp(c, spec.cpufreq).is_none_or(|o| o.power_mw.is_none())
+        // A cluster without OPPs, or an OPP a CPU was busy at, with no power figure.
+        let unpowered = |c: &crate::cpu::ClusterSpec| {
+            c.opps.is_empty()
+                || r.cpus.iter().filter(|s| c.cpus.contains(&s.cpu)).any(|s| {
+                    let at = |o: &crate::cpu::system::OppStats| {
+                        c.opps.iter().find(|p| p.freq_khz == o.khz)
+                    };
+                    s.opps
+                        .iter()
+                        .any(|o| o.time_ns > 0 && at(o).is_none_or(|p| p.power_mw.is_none()))
+                })
         };
-        let running_unknown = spec.platform.clusters.iter().any(held_opp_unpowered);
+        let running_unknown = spec.platform.clusters.iter().any(unpowered);
         if running_unknown {
             notes.push(
-                "no active power for the OPP a cluster runs at: running power is unknown, so \
+                "no active power for an OPP a cluster ran at: running power is unknown, so \
                  the CPUs' power and energy are shown as n/a (the JSON's figures leave it out)"
                     .into(),
             );

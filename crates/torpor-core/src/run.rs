@@ -852,6 +852,7 @@ impl Input<'_> {
                 .cpufreq
                 .resolved()
                 .expect("validated with the scenario"),
+            rate_limit_us: s.policy.cpufreq.rate_limit_us,
         };
         Ok((spec, label))
     }

@@ -87,6 +87,7 @@ fn spec(platform: CpuPlatform, tasks: Vec<TaskSpec>, irq: IrqMap) -> CpuRunSpec 
         seed: 1,
         irq: vec![irq],
         cpufreq: torpor_core::cpufreq::GovernorName::Performance,
+        rate_limit_us: None,
     }
 }
 
@@ -526,4 +527,61 @@ fn at_half_the_clock_a_burst_takes_twice_as_long_and_draws_that_opps_power() {
     // 200 mW = 24 uJ and 140 us x 50 mW = 7 uJ.
     assert!((runs[0].cpus[0].energy_mj - 0.024).abs() < 1e-12);
     assert!((runs[1].cpus[0].energy_mj - 0.007).abs() < 1e-12);
+}
+
+#[test]
+fn schedutil_follows_the_iowait_boost_up_one_opp_per_completion() {
+    use torpor_core::cpu::platform::{Opp, PowerMw};
+    use torpor_core::cpufreq::GovernorName;
+    // schedutil with rate_limit_us = 0 on 250/500/750/1000 MHz; no transition latency known
+    // (CPUFREQ_ETERNAL), so each switch is at once. The reader's util stays 0 (its PELT clock
+    // never crosses a 1024 us period here): only the IO-wait boost moves the frequency. Each
+    // completion enqueues it with SCHED_CPUFREQ_IOWAIT within a tick of the last: the boost
+    // goes 128, 256, 512, 1024; perf = boost x 1.25 (capped at 1024); raw = 1 GHz x perf /
+    // 1024 = 156 250, 312 500, 625 000, 1 000 000 kHz; the lowest OPP at or above:
+    // 250, 500, 750, 1000 MHz. The reader's 10 us of work takes 40, 20, 13.334, 10 us.
+    // Completion c, reader start = c + 1 (exit) + 20 (irq) + 30 (sched), next submission =
+    // start + work: 0 -> 100 -> 191; 291 -> 362; 462 -> 526.334; 626.334 -> 687.334.
+    let mut p = platform("[0]", false);
+    p.clusters[0].opps = [250_000u64, 500_000, 750_000, 1_000_000]
+        .iter()
+        .map(|&khz| Opp {
+            freq_khz: khz,
+            microvolt: None,
+            power_mw: Some(PowerMw::Sourced {
+                mw: khz as f64 / 10_000.0,
+                source: "test".into(),
+            }),
+        })
+        .collect();
+    let mut s = spec(p, vec![reader(0)], IrqMap::Managed);
+    s.cpufreq = GovernorName::Schedutil612;
+    s.rate_limit_us = Some(0);
+    let (r, dev) = run_with_device(&s, Nanos::from_us(800));
+    assert_eq!(dev.times_ns(), vec![0, 191_000, 362_000, 526_334, 687_334]);
+    let cpu = &r.cpus[0];
+    // From 1 GHz (the policy's start) to 250, 500, 750 and back to 1000 MHz.
+    assert_eq!(cpu.freq_changes, 4);
+    // Busy per OPP (handler 20 + switch 30 + the burst at that OPP): 250 MHz 90 us,
+    // 500 MHz 70, 750 MHz 63.334; 1 GHz 60 for the fourth request, and the fifth's
+    // handler from 788.334 us to the end at 800.
+    let at: Vec<(u64, u64)> = cpu.opps.iter().map(|o| (o.khz, o.time_ns)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (250_000, 90_000),
+            (500_000, 70_000),
+            (750_000, 63_334),
+            (1_000_000, 71_666)
+        ]
+    );
+    // Each OPP's energy is its time at its power (25, 50, 75, 100 mW), and they add up to
+    // the CPU's active energy (WFI has no power figure: 0 mW).
+    for o in &cpu.opps {
+        let want = o.time_ns as f64 * (o.khz as f64 / 10_000.0) * 1e-9;
+        assert!((o.energy_mj - want).abs() < 1e-12, "{o:?}");
+    }
+    let sum: f64 = cpu.opps.iter().map(|o| o.energy_mj).sum();
+    assert!((cpu.energy_mj - sum).abs() < 1e-12);
+    assert_eq!(cpu.busy_ns, 90_000 + 70_000 + 63_334 + 71_666);
 }

@@ -11,13 +11,16 @@
 //!    contributes.
 //! 3. `util_avg = util_sum / (LOAD_AVG_MAX - 1024 + period_contrib)`, recomputed only when a
 //!    period boundary was crossed.
-//! 4. Invariance: while the CPU runs, its PELT clock advances at `capacity / 1024` of wall time
-//!    (the simulated CPUs run at their highest OPP, so no frequency factor); when it goes idle
-//!    the clock catches up with wall time, and the gap is accounted as idle at the next update.
-//!    A CPU busy a fraction f of the time thus converges to util ~ f * capacity.
+//! 4. Invariance: while the CPU runs, its PELT clock advances at `capacity / 1024` of the running
+//!    time the caller gives, already scaled by `f / f_max` (`update_rq_clock_pelt`); when it goes
+//!    idle the clock catches up with wall time, and the gap is accounted as idle at the next
+//!    update. A CPU busy a fraction f of the time at its highest OPP thus converges to
+//!    util ~ f * capacity.
+//! 5. An update reports whether it crossed a period boundary (`decayed`): the scheduler calls
+//!    cpufreq only then (`cfs_rq_util_change`).
 //!
-//! The value is not decayed while a CPU idles (the kernel updates it at dequeue and at the
-//! next wake-up), which is what a governor reads at idle entry.
+//! The value is not decayed while a CPU idles (the kernel updates it at enqueue, dequeue and
+//! tick), which is what a governor reads at idle entry.
 
 /// Periods for the sum to halve.
 pub const LOAD_AVG_PERIOD: u64 = 32;
@@ -68,15 +71,15 @@ impl Pelt {
     }
 
     /// `___update_load_sum` + `___update_load_avg` at PELT clock `now`, with the CPU running
-    /// (or not) since the last update.
-    fn update(&mut self, now: u64, running: bool) {
+    /// (or not) since the last update; true when a period boundary was crossed.
+    fn update(&mut self, now: u64, running: bool) -> bool {
         let Some(delta) = now.checked_sub(self.last_update_ns) else {
             self.last_update_ns = now;
-            return;
+            return false;
         };
         let units = delta >> 10;
         if units == 0 {
-            return;
+            return false;
         }
         self.last_update_ns += units << 10;
         let mut d = units + u64::from(self.period_contrib);
@@ -97,20 +100,52 @@ impl Pelt {
             self.util_avg =
                 u64::from(self.util_sum) / (PELT_MIN_DIVIDER + u64::from(self.period_contrib));
         }
+        periods > 0
     }
 
-    /// The CPU starts running at wall time `now_ns` after idling: the idle gap decays the sum.
-    pub fn start_running(&mut self, now_ns: u64) {
+    /// The CPU has idled until wall time `now_ns` (it starts running, or a task is enqueued on
+    /// it): the idle gap decays the sum. True when it crossed a period.
+    pub fn idle_until(&mut self, now_ns: u64) -> bool {
         self.clock_ns = self.clock_ns.max(now_ns);
-        self.update(self.clock_ns, false);
+        self.update(self.clock_ns, false)
     }
 
-    /// The CPU stops running after `ran_ns` of wall time at `capacity`: the scaled running time
-    /// contributes; then the clock catches up with wall time `now_ns` (idle resync).
-    pub fn stop_running(&mut self, now_ns: u64, ran_ns: u64, capacity: u64) {
+    /// The CPU has run `ran_ns` since the last update (wall time already scaled by `f / f_max`)
+    /// at `capacity`, and still runs. True when it crossed a period.
+    pub fn run_for(&mut self, ran_ns: u64, capacity: u64) -> bool {
         self.clock_ns += ran_ns * capacity / 1024;
-        self.update(self.clock_ns, true);
+        self.update(self.clock_ns, true)
+    }
+
+    /// The PELT clock now (ns).
+    pub fn clock_ns(&self) -> u64 {
+        self.clock_ns
+    }
+
+    /// A task's signal brought to its CPU's PELT clock `clock_ns`, running (it was `curr`)
+    /// or not since its last update. True when it crossed a period.
+    pub fn update_at(&mut self, clock_ns: u64, running: bool) -> bool {
+        self.clock_ns = clock_ns;
+        self.update(clock_ns, running)
+    }
+
+    /// The clock catches up with wall time `now_ns` as the CPU goes idle (idle resync).
+    pub fn resync(&mut self, now_ns: u64) {
         self.clock_ns = self.clock_ns.max(now_ns);
+    }
+
+    /// The CPU starts running at wall time `now_ns` after idling.
+    pub fn start_running(&mut self, now_ns: u64) {
+        self.idle_until(now_ns);
+    }
+
+    /// The CPU stops running after `ran_ns` (scaled as for [`Pelt::run_for`]) at `capacity`;
+    /// then the clock catches up with wall time `now_ns` (idle resync). True when the update
+    /// crossed a period.
+    pub fn stop_running(&mut self, now_ns: u64, ran_ns: u64, capacity: u64) -> bool {
+        let decayed = self.run_for(ran_ns, capacity);
+        self.resync(now_ns);
+        decayed
     }
 }
 

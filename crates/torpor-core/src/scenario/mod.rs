@@ -416,16 +416,21 @@ pub struct CpuidlePolicy {
 #[serde(deny_unknown_fields)]
 pub struct CpufreqPolicy {
     /// `"performance"` (each cluster at its highest OPP: the default, and torpor's behaviour
-    /// before frequencies were modelled) or `"powersave"` (its lowest), within the platform's
-    /// scaling limits.
+    /// before frequencies were modelled), `"powersave"` (its lowest), both within the
+    /// platform's scaling limits, or `"schedutil"` / `"ondemand"` (docs/cpufreq.md), which
+    /// follow the CPUs' utilization.
     #[serde(default = "default_cpufreq_governor")]
     pub governor: String,
+    /// schedutil's `rate_limit_us` tunable (default: the policy's transition delay, as the
+    /// kernel sets it).
+    pub rate_limit_us: Option<u32>,
 }
 
 impl Default for CpufreqPolicy {
     fn default() -> Self {
         CpufreqPolicy {
             governor: default_cpufreq_governor(),
+            rate_limit_us: None,
         }
     }
 }
@@ -435,24 +440,26 @@ fn default_cpufreq_governor() -> String {
 }
 
 impl CpufreqPolicy {
-    /// The governor it names; schedutil and ondemand are refused until the CPU system feeds
-    /// them.
+    /// The governor it names; a tunable of another governor is refused.
     pub fn resolved(&self) -> Result<crate::cpufreq::GovernorName, (String, String)> {
         use crate::cpufreq::GovernorName;
-        let at = |m: String| {
+        let governor = GovernorName::parse(&self.governor).map_err(|m| {
             (
                 "policy.cpufreq.governor".to_string(),
                 format!("[policy.cpufreq] {m}"),
             )
-        };
-        match GovernorName::parse(&self.governor).map_err(at)? {
-            g @ (GovernorName::Schedutil612 | GovernorName::Ondemand612) => Err(at(format!(
-                "governor: {} is modelled (docs/cpufreq.md) but the CPUs do not feed it \
-                 utilization yet; use \"performance\" or \"powersave\"",
-                g.canonical()
-            ))),
-            g => Ok(g),
+        })?;
+        if self.rate_limit_us.is_some() && governor != GovernorName::Schedutil612 {
+            return Err((
+                "policy.cpufreq.rate_limit_us".to_string(),
+                format!(
+                    "[policy.cpufreq] rate_limit_us: a tunable of schedutil, not of {}; expected \
+                     governor = \"schedutil\" or no rate_limit_us",
+                    governor.canonical()
+                ),
+            ));
         }
+        Ok(governor)
     }
 }
 

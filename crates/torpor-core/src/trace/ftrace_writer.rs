@@ -581,6 +581,16 @@ impl<W: Write> CpuTrace for FtraceWriter<W> {
                 );
                 self.cpus[c].mode = Mode::Running(next);
             }
+            Traced::Frequency { cpu, khz } => {
+                let c = self.cpu(cpu);
+                self.write(
+                    c,
+                    at,
+                    "d..1.",
+                    "cpu_frequency",
+                    format_args!("state={khz} cpu_id={cpu}"),
+                );
+            }
         }
     }
 }

@@ -35,13 +35,13 @@
 //! ftrace writer (`crate::trace::ftrace_writer`) turns them into a kernel-like trace. Without
 //! one, each hook is a test of `None`.
 //!
-//! Frequency: each cluster runs at the OPP its cpufreq governor holds for the whole run
-//! (`performance`: the highest, `powersave`: the lowest; no governor that moves it yet). A
-//! task's burst is work stated as time at the cluster's highest OPP, so at `f` it lasts
-//! `run x f_max / f` (ASSUMPTION: work scales with the clock, as the kernel's frequency
-//! invariance assumes; memory-bound work scales less). Interrupt handlers and the scheduler's
-//! switch keep their stated times. PELT sees the running time scaled by `f / f_max` (and the
-//! CPU's capacity), as `update_rq_clock_pelt` scales it.
+//! Frequency: each cluster with OPPs is a cpufreq policy whose governor sets its frequency
+//! (`performance` holds the highest, `powersave` the lowest; schedutil and ondemand follow the
+//! scheduler's utilization updates: `freq.rs`). A task's burst is work stated as time at the
+//! cluster's highest OPP, so at `f` it lasts `run x f_max / f` (ASSUMPTION: work scales with
+//! the clock, as the kernel's frequency invariance assumes; memory-bound work scales less).
+//! Interrupt handlers and the scheduler's switch keep their stated times. PELT sees the running
+//! time scaled by `f / f_max` (and the CPU's capacity), as `update_rq_clock_pelt` scales it.
 //!
 //! Power: a running CPU draws its cluster's active power at that OPP; an idle one its state's
 //! power, through the exit too (the kernel counts the exit in the residency). A cluster-level state saves its power only while every CPU of the cluster is in
@@ -68,10 +68,12 @@ const IO_IRQ: usize = 1;
 const IPI: usize = 2;
 const SCHED: usize = 3;
 
+mod freq;
 mod io;
 mod timeline;
 mod wake;
 
+pub use freq::OppStats;
 pub use io::{IoPathStats, IrqMap};
 pub use timeline::{CpuTimeline, RequestPath};
 pub use wake::WakeStamp;
@@ -98,10 +100,10 @@ pub struct CpuRunSpec {
     /// Per device of the run, by its slot: which CPU takes its interrupts (empty without a
     /// device).
     pub irq: Vec<IrqMap>,
-    /// The cpufreq governor of every cluster with OPPs (one that holds its frequency:
-    /// `performance` or `powersave`; the run refuses schedutil and ondemand until the CPUs
-    /// feed them).
+    /// The cpufreq governor of every cluster with OPPs.
     pub cpufreq: crate::cpufreq::GovernorName,
+    /// schedutil's `rate_limit_us` (`None`: the policy's transition delay, the kernel's default).
+    pub rate_limit_us: Option<u32>,
 }
 
 /// Per idle state of one CPU.
@@ -128,6 +130,10 @@ pub struct CpuStats {
     pub iterations: u64,
     /// Wake-ups from a state by a change of the global latency limit.
     pub qos_kicks: u64,
+    /// Busy time and energy per OPP, lowest first (empty without OPPs).
+    pub opps: Vec<OppStats>,
+    /// Frequency switches of the CPU's cluster (each a `cpu_frequency` event for this CPU).
+    pub freq_changes: u64,
 }
 
 /// One task's wake-up latencies: from the moment its wake-up's cause happened (its timer
@@ -294,6 +300,8 @@ pub enum Traced {
         prev: Option<usize>,
         next: Option<usize>,
     },
+    /// `cpu` runs at `khz` from now (its cluster's frequency switch completed).
+    Frequency { cpu: u32, khz: u64 },
 }
 
 /// Told what a run does as it happens (see [`Traced`]).
@@ -331,6 +339,8 @@ pub enum CpuEvent {
     /// A traced run only: CPU `.0` is out of its idle state (the kernel's `cpu_idle` exit
     /// event, before the interrupt handlers run).
     ExitDone(usize),
+    /// Cluster `.0`'s frequency switch reaches the hardware.
+    FreqSwitch(usize, Shot),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,6 +387,10 @@ struct Task {
     stats: TaskStats,
     /// How the pending wake-up travelled (for the IO decomposition).
     stamp: WakeStamp,
+    /// With a governor that reads utilization: the task's own PELT signal and its
+    /// `util_est` (`freq.rs`, step 5).
+    pelt: Pelt,
+    util_est: u32,
     /// The burst now running follows the task's IO (so its end arms the wake-up source, not
     /// another IO).
     after_io: bool,
@@ -397,37 +411,37 @@ struct Task {
     run_rng: Pcg32,
 }
 
-/// The OPP `cluster`'s policy settles on when `governor` starts on it (within the platform's
-/// scaling limits), `None` without OPPs.
-pub fn held_opp(
-    cluster: &super::ClusterSpec,
-    governor: crate::cpufreq::GovernorName,
-) -> Option<&super::platform::Opp> {
-    use crate::cpufreq::GovernorName;
-    debug_assert!(matches!(
-        governor,
-        GovernorName::Performance | GovernorName::Powersave
-    ));
-    let mut policy = crate::cpufreq::domain::policy(cluster)?;
-    // A governor that holds its frequency reads no CPU, tick or tunable at its start.
-    let params = crate::cpufreq::GovernorParams {
-        tick_ns: 0,
-        schedutil: Default::default(),
-        ondemand: Default::default(),
-    };
-    crate::cpufreq::Governor::start(governor, &mut policy, &params, 0, &[]);
-    let khz = u64::from(policy.cur_khz());
-    cluster.opps.iter().find(|o| o.freq_khz == khz)
-}
-
 impl Cpu {
     /// How long `work` (time at the highest OPP) takes at the CPU's frequency (rounded up).
     fn at_speed(&self, work: Nanos) -> Nanos {
         if self.khz == self.max_khz {
             return work;
         }
-        let t = u128::from(work.0) * u128::from(self.max_khz);
-        Nanos(t.div_ceil(u128::from(self.khz)).min(u128::from(u64::MAX)) as u64)
+        Nanos(freq::rescale(work.0, self.max_khz, self.khz))
+    }
+
+    /// The CPU's busy time until `now` (what it has settled, and the part since).
+    fn busy_until(&self, now: Nanos) -> u64 {
+        let since = self.settled_at.0;
+        self.stats.busy_ns
+            + match self.mode {
+                Mode::Running { .. } | Mode::Switching { .. } | Mode::Exiting { from: None } => {
+                    now.0 - since
+                }
+                Mode::Exiting { from: Some(_) } => now.0.saturating_sub(self.out_at.0.max(since)),
+                Mode::Idle { .. } => 0,
+            }
+    }
+
+    /// Charges `dt` ns of busy time at the CPU's OPP.
+    fn charge_busy(&mut self, dt: u64) {
+        self.stats.busy_ns += dt;
+        let mj = self.active_mw * dt as f64 * 1e-9;
+        self.stats.energy_mj += mj;
+        if let Some(o) = self.stats.opps.get_mut(self.opp) {
+            o.time_ns += dt;
+            o.energy_mj += mj;
+        }
     }
 }
 
@@ -449,8 +463,19 @@ struct Cpu {
     poll: Timer,
     ready: Timer,
     burst: Timer,
-    run_started: Nanos,
     pelt: Pelt,
+    /// PELT sees the CPU running (from picking a task until it has none).
+    pelt_running: bool,
+    /// Since when running time has not reached PELT, and the invariant time banked before
+    /// that (a frequency switch in between).
+    pelt_mark: Nanos,
+    pelt_banked: u64,
+    /// `tick_nohz_get_idle_calls_cpu`: idle entries that asked to stop the tick.
+    idle_calls: u64,
+    /// `cfs_rq->avg.util_est`: the estimates of its runnable tasks.
+    util_est: u64,
+    /// The cluster's OPP now (index into `CpuStats::opps`).
+    opp: usize,
     settled_at: Nanos,
     stats: CpuStats,
     /// Power (mW) per state when its cluster is not wholly down, and active power at `khz`.
@@ -513,6 +538,12 @@ pub struct CpuSystem<'t> {
     /// Each CPU id's index in `cpus` (`usize::MAX`: none), for ids below 4096; larger ids
     /// are searched.
     index_of: Vec<usize>,
+    /// Per cluster: its cpufreq policy (`None` without OPPs).
+    domains: Vec<Option<freq::Domain>>,
+    /// A cluster's governor hears the scheduler's utilization updates.
+    listens: bool,
+    /// What a governor reads of a cluster's CPUs at an update (reused).
+    util_buf: Vec<crate::cpufreq::CpuUtil>,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -526,6 +557,21 @@ impl<'t> CpuSystem<'t> {
         }
         let tick_ns = 1_000_000_000 / u64::from(spec.hz);
         let order = spec.platform.cpus();
+        let params = crate::cpufreq::GovernorParams {
+            // TICK_NSEC: (1e9 + HZ/2) / HZ.
+            tick_ns: (1_000_000_000 + u64::from(spec.hz) / 2) / u64::from(spec.hz),
+            schedutil: crate::cpufreq::SchedutilTunables {
+                rate_limit_us: spec.rate_limit_us,
+                ..Default::default()
+            },
+            ondemand: Default::default(),
+        };
+        let domains: Vec<Option<freq::Domain>> = spec
+            .platform
+            .clusters
+            .iter()
+            .map(|c| freq::Domain::start(c, spec.cpufreq, &params))
+            .collect();
         let mut cpus = Vec::with_capacity(order.len());
         let mut clusters: Vec<(Vec<usize>, usize)> =
             vec![(Vec::new(), 0); spec.platform.clusters.len()];
@@ -574,14 +620,23 @@ impl<'t> CpuSystem<'t> {
                 .collect();
             let cluster_state_mw: Vec<f64> = c.states.iter().map(state_power).collect();
             let transition_mj = c.transition_mj();
-            let opp = held_opp(c, spec.cpufreq);
-            let active_mw = opp
-                .and_then(|o| o.power_mw.as_ref())
-                .map_or(0.0, |p| p.central());
-            let max_opp = c.opps.iter().max_by_key(|o| o.freq_khz);
-            let (khz, max_khz) = match (opp, max_opp) {
-                (Some(o), Some(m)) if o.freq_khz > 0 => (o.freq_khz, m.freq_khz),
-                _ => (1, 1),
+            // Without OPPs: the stated times as they are, and no active power.
+            let (khz, max_khz, opp, active_mw, opps) = match &domains[k] {
+                Some(d) => {
+                    let khz = d.khz();
+                    let opp = d.index_of(khz);
+                    let max = d.opps.last().map_or(khz, |o| o.0);
+                    let opps = d
+                        .opps
+                        .iter()
+                        .map(|&(khz, _)| OppStats {
+                            khz,
+                            ..OppStats::default()
+                        })
+                        .collect();
+                    (khz, max, opp, d.opps[opp].1, opps)
+                }
+                None => (1, 1, 0, 0.0, Vec::new()),
             };
             let mut rng = Pcg32::new(spec.seed, stream_id(&format!("tick-phase/cpu{id}")));
             let us = |v: f64| (v * 1000.0).round() as u64;
@@ -600,6 +655,7 @@ impl<'t> CpuSystem<'t> {
                             ..StateStats::default()
                         })
                         .collect(),
+                    opps,
                     ..CpuStats::default()
                 },
                 view,
@@ -617,8 +673,13 @@ impl<'t> CpuSystem<'t> {
                 poll: Timer::new(),
                 ready: Timer::new(),
                 burst: Timer::new(),
-                run_started: Nanos::ZERO,
                 pelt: Pelt::default(),
+                pelt_running: false,
+                pelt_mark: Nanos::ZERO,
+                pelt_banked: 0,
+                idle_calls: 0,
+                util_est: 0,
+                opp,
                 settled_at: Nanos::ZERO,
                 state_mw,
                 cluster_state_mw,
@@ -665,6 +726,8 @@ impl<'t> CpuSystem<'t> {
                     ..TaskStats::default()
                 },
                 stamp: WakeStamp::default(),
+                pelt: Pelt::default(),
+                util_est: 0,
                 after_io: false,
                 io_cursor: 0,
                 ipi_ns: 0,
@@ -730,6 +793,9 @@ impl<'t> CpuSystem<'t> {
             recording: None,
             oracle: spec.governor == GovernorName::Oracle,
             index_of,
+            listens: domains.iter().flatten().any(freq::Domain::listens),
+            domains,
+            util_buf: Vec::new(),
         })
     }
 
@@ -774,6 +840,12 @@ impl<'t> CpuSystem<'t> {
             }
         }
         for c in 0..self.cpus.len() {
+            if self.trace.is_some() && self.domains[self.cpus[c].cluster].is_some() {
+                // Where each CPU starts, so that a trace's reader need not guess (a recording
+                // would start with none).
+                let (cpu, khz) = (self.cpus[c].id, self.cpus[c].khz);
+                self.emit(ctx.now(), Traced::Frequency { cpu, khz });
+            }
             self.arm_tick(ctx, c);
             self.idle_iteration(ctx, c);
         }
@@ -810,6 +882,10 @@ impl<'t> CpuSystem<'t> {
                 self.arm_tick(ctx, c);
                 let cpu = self.cpus[c].id;
                 self.emit(ctx.now(), Traced::Tick { cpu });
+                if self.listens && self.cpus[c].pelt_running && self.pelt_update(c, ctx.now()) {
+                    // The running task's tick (`task_tick_fair`) updates PELT.
+                    self.util_changed(ctx, c, false);
+                }
                 if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
                     // The tick's interrupt wakes the CPU and its handler runs before the idle
                     // loop goes round again.
@@ -850,6 +926,7 @@ impl<'t> CpuSystem<'t> {
                 let cpu = self.cpus[c].id;
                 self.emit(ctx.now(), Traced::Ready { cpu });
             }
+            CpuEvent::FreqSwitch(k, shot) => self.switch_done(ctx, k, shot),
         }
     }
 
@@ -987,6 +1064,10 @@ impl<'t> CpuSystem<'t> {
             .governor
             .select(&cpu_ref.view, &mut cpu_ref.dev, k, &mut stop_tick);
         cpu_ref.stats.iterations += 1;
+        if stop_tick || cpu_ref.tick_stopped {
+            // `tick_nohz_idle_stop_tick` counts the call, whether or not the tick stops.
+            cpu_ref.idle_calls += 1;
+        }
         let mut stops_tick = false;
         if (stop_tick || cpu_ref.tick_stopped) && can_stop {
             stops_tick = !cpu_ref.tick_stopped;
@@ -1122,7 +1203,9 @@ impl<'t> CpuSystem<'t> {
         };
         let cpu = &mut self.cpus[c];
         cpu.pelt.start_running(now.0);
-        cpu.run_started = now;
+        cpu.pelt_running = true;
+        cpu.pelt_mark = now;
+        cpu.pelt_banked = 0;
         let switch = Traced::Switch {
             cpu: cpu.id,
             prev: None,
@@ -1219,21 +1302,24 @@ impl<'t> CpuSystem<'t> {
             next,
         };
         self.emit(now, switch);
+        if next.is_none() {
+            self.cpus[c].mode = Mode::Exiting { from: None };
+        }
+        if self.listens {
+            // The dequeue: the task's estimate and PELT, heard by the governor.
+            self.util_dequeue(ctx, c, t, next.is_none());
+        }
         match next {
             // The next task runs after the switch: the CPU never idles.
             Some(next) => self.switch_to(ctx, c, next),
             None => {
                 let cpu = &mut self.cpus[c];
-                cpu.mode = Mode::Exiting { from: None };
-                let ran = (now - cpu.run_started).0;
-                // Frequency invariance: the running time at the fraction of the highest OPP.
-                let ran = match cpu.khz == cpu.max_khz {
-                    true => ran,
-                    false => {
-                        (u128::from(ran) * u128::from(cpu.khz) / u128::from(cpu.max_khz)) as u64
-                    }
-                };
-                cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
+                if cpu.pelt_running {
+                    // No governor reads PELT before the CPU stops running: one update.
+                    let ran = freq::invariant((now - cpu.pelt_mark).0, cpu.khz, cpu.max_khz);
+                    cpu.pelt_running = false;
+                    cpu.pelt.stop_running(now.0, ran, cpu.view.capacity);
+                }
                 self.idle_iteration(ctx, c);
             }
         }
@@ -1250,8 +1336,8 @@ impl<'t> CpuSystem<'t> {
         cpu.settled_at = now;
         let mw = match cpu.mode {
             Mode::Running { .. } | Mode::Exiting { from: None } | Mode::Switching { .. } => {
-                cpu.stats.busy_ns += dt;
-                cpu.active_mw
+                cpu.charge_busy(dt);
+                return;
             }
             Mode::Exiting { from: Some(state) } => {
                 // The exit until `out_at` (counted in the state, as the kernel counts it), then
@@ -1260,8 +1346,7 @@ impl<'t> CpuSystem<'t> {
                 let exiting = before.saturating_sub(now.0 - dt);
                 let handling = dt - exiting;
                 cpu.stats.states[state].time_ns += exiting;
-                cpu.stats.busy_ns += handling;
-                cpu.stats.energy_mj += cpu.active_mw * handling as f64 * 1e-9;
+                cpu.charge_busy(handling);
                 cpu.stats.energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
                 return;
             }

@@ -56,6 +56,7 @@ fn spec(governor: &str, qos: Vec<QosAction>) -> CpuRunSpec {
         seed: 1,
         irq: vec![IrqMap::Managed],
         cpufreq: crate::cpufreq::GovernorName::Performance,
+        rate_limit_us: None,
     }
 }
 
@@ -288,6 +289,7 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
         seed: 3,
         irq: vec![IrqMap::Managed],
         cpufreq: crate::cpufreq::GovernorName::Performance,
+        rate_limit_us: None,
     };
     let r = run(&spec, ms(5_000)).unwrap();
     let above: u64 = r.cpus.iter().flat_map(|c| &c.states).map(|s| s.above).sum();
@@ -320,4 +322,48 @@ fn a_timeline_draws_each_cpus_lanes_by_hand() {
     assert_eq!(t.timeline.state, [1, 2, 4, 1, 2, 4, 1]);
     // SLEEP draws 1 mW (also through its exit), running 100 mW.
     assert_eq!(t.timeline.power_mw, [1.0, 1.0, 100.0, 1.0, 1.0, 100.0, 1.0]);
+}
+
+#[test]
+fn schedutil_lowers_the_clock_after_its_transition_latency_mid_burst() {
+    // ONE_CPU with three OPPs (500 MHz 50 mW, 1 GHz 100 mW, 2 GHz 400 mW) and a 300 us
+    // transition latency (so schedutil's rate limit is 300 + 150 = 450 us); a task woken by
+    // its timer every 10 ms runs 100 us of work (stated at 2 GHz) under the oracle.
+    // - 10 ms: the task is enqueued; the CPU's PELT, idle since 0, crosses periods and reads
+    //   util 0: perf 0, raw 0, the lowest OPP (500 MHz), committed (the start's limits
+    //   update is due). The switch lands at 10.3 ms.
+    // - 10.28 ms: out of SLEEP, the burst starts at 2 GHz (it would end at 10.38 ms); at
+    //   10.3 ms 20 us are done and 80 us remain, x4 at 500 MHz = 320 us: it ends at 10.62 ms.
+    // - 20 ms and 30 ms: util is 1 (100 us of invariant running time, decayed), raw
+    //   2 GHz x 1 / 1024 = 1953 kHz: 500 MHz again, no change; each burst takes 400 us.
+    let platform = ONE_CPU.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
+        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
+    );
+    let mut s = spec("oracle", vec![]);
+    s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
+    s.tasks[0].run = Dist::Fixed(Nanos::from_us(100));
+    s.cpufreq = crate::cpufreq::GovernorName::Schedutil612;
+    let r = run(&s, Nanos::from_ms(35)).unwrap();
+    let t = &r.tasks[0];
+    assert_eq!(t.wakeups, 3);
+    assert_eq!((t.latency_min_ns, t.latency_max_ns), (280_000, 280_000));
+    let cpu = &r.cpus[0];
+    assert_eq!(cpu.freq_changes, 1);
+    let at: Vec<(u64, u64)> = cpu.opps.iter().map(|o| (o.khz, o.time_ns)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (500_000, 320_000 + 400_000 + 400_000),
+            (1_000_000, 0),
+            (2_000_000, 20_000)
+        ]
+    );
+    assert_eq!(cpu.busy_ns, 1_140_000);
+    // Active energy: 1120 us x 50 mW + 20 us x 400 mW = 0.056 + 0.008 mJ.
+    let active: f64 = cpu.opps.iter().map(|o| o.energy_mj).sum();
+    assert!((active - 0.064).abs() < 1e-12, "{active}");
 }

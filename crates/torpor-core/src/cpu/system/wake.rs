@@ -128,6 +128,9 @@ impl<'t> CpuSystem<'t> {
         task.runnable = true;
         task.woken_at = task.stamp.origin;
         self.cpus[c].queue.push_back(t);
+        if self.listens {
+            self.util_enqueue(ctx, c, t);
+        }
         if matches!(self.cpus[c].mode, Mode::Idle { .. }) {
             self.kernel_work(ctx, c, 0, Cause::Task);
         }
@@ -184,6 +187,9 @@ impl<'t> CpuSystem<'t> {
 
     /// CPU `c` picked task `t`: the scheduler's wake-up and switch pass, then it runs.
     pub(super) fn switch_to<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
+        if self.listens {
+            self.util_pick(c, t);
+        }
         let cost = self.costs[super::SCHED].draw(&mut self.cpus[c].rng);
         if cost == 0 {
             self.start_task(ctx, c, t);

@@ -46,6 +46,7 @@ fn one_cpu(limit_us: Option<i32>) -> CpuRunSpec {
         seed: 1,
         irq: vec![IrqMap::Managed],
         cpufreq: crate::cpufreq::GovernorName::Performance,
+        rate_limit_us: None,
     }
 }
 
@@ -83,8 +84,10 @@ fn a_cyclictest_under_the_oracle_written_by_hand() {
     let task = "          cyclic-1000    [000]";
     let timer = "hrtimer=ffffff8010000000 function=hrtimer_wakeup";
     let mut want = HEADER.to_string();
+    // The platform's one OPP: where the CPU starts, written first.
     want += &format!(
-        "{idle} d..1.     0.000000000: tick_stop: success=1 dependency=NONE\n\
+        "{idle} d..1.     0.000000000: cpu_frequency: state=1000000 cpu_id=0\n\
+         {idle} d..1.     0.000000000: tick_stop: success=1 dependency=NONE\n\
          {idle} d..1.     0.000000000: cpu_idle: state=1 cpu_id=0\n"
     );
     for (ready, now, done, next) in [
@@ -121,6 +124,7 @@ fn a_too_shallow_period_is_written_as_a_below_miss_after_the_wake_up() {
     let timer = "hrtimer=ffffff8010000000 function=hrtimer_wakeup";
     let want = format!(
         "{HEADER}\
+         {idle} d..1.     0.000000000: cpu_frequency: state=1000000 cpu_id=0\n\
          {idle} d..1.     0.000000000: tick_stop: success=1 dependency=NONE\n\
          {idle} d..1.     0.000000000: cpu_idle: state=0 cpu_id=0\n\
          {idle} d..1.     0.010001000: cpu_idle: state=4294967295 cpu_id=0\n\
@@ -255,6 +259,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         seed,
         irq: vec![IrqMap::Managed],
         cpufreq: crate::cpufreq::GovernorName::Performance,
+        rate_limit_us: None,
     }
 }
 
