@@ -53,6 +53,8 @@ fn fixtures_give_the_streaming_report() {
         same(&dir.join(name), Some(&platform));
     }
     same(&dir.join("replay-timers.report.txt"), None);
+    let pstates = same(&dir.join("pstates.report.txt"), None);
+    assert_eq!(pstates.pstates.cpu_frequency_events, 4);
 }
 
 /// Markers, blank lines, unknown events, a timestamp going backwards within a block and across
