@@ -780,7 +780,8 @@ fn pstates_from_a_trace_dat_are_those_of_the_same_events_as_text() {
     let mut d = Dat::new(7, false);
     d.cpus = 2;
     let o = Order { big: false };
-    let mut per_cpu: Vec<(u64, Vec<(u64, u16, u32, u32)>)> = vec![(0, Vec::new()); 2];
+    // Per CPU column: (ns, event id, state, cpu_id) of each record.
+    let mut per_cpu: Vec<Vec<(u64, u16, u32, u32)>> = vec![Vec::new(); 2];
     for line in text.lines().skip(1) {
         let column: usize = line[line.find('[').unwrap() + 1..line.find(']').unwrap()]
             .parse()
@@ -798,9 +799,9 @@ fn pstates_from_a_trace_dat_are_those_of_the_same_events_as_text() {
             .split_whitespace()
             .map(|kv| kv.split_once('=').unwrap().1.parse::<u32>().unwrap());
         let (state, cpu_id) = (values.next().unwrap(), values.next().unwrap());
-        per_cpu[column].1.push((ns, id, state, cpu_id));
+        per_cpu[column].push((ns, id, state, cpu_id));
     }
-    for (cpu, (_, events)) in per_cpu.iter().enumerate() {
+    for (cpu, events) in per_cpu.iter().enumerate() {
         let mut page = d.page(events[0].0);
         let mut last = events[0].0;
         for &(ns, id, state, cpu_id) in events {
