@@ -608,3 +608,19 @@ def test_idlestat_agrees_on_the_juno_pstates(tmp_path: Path, name: str) -> None:
             assert abs(r[4] - t[4]) <= bound, section
         total = sum(r[4] for r in rows) - sum(t[4] for t in theirs[section])
         assert abs(total) <= bound, section
+
+
+@needs_idlestat
+def test_idlestat_on_its_own_trace_file_parts_where_pstates_rs_says() -> None:
+    """two-clusters.idlestat has one cpu_frequency event (cpu0, 1.2 GHz at 1000 s, when cpu0
+    has no cpu_idle event yet) and a second entry of cpu0 into C2 at 70 us without an exit
+    (events listed in idle_stats/tests.rs). cpu0 runs at 1.2 GHz from 50 to 60 us only: torpor
+    has one 10 us row for cpu0, clusterA and core0. idlestat also closes cpu0's interval again
+    at the second entry (70 - 50 = 20 us, a second hit) and, taking the highest frequency of
+    core0's CPUs idle or not, keeps core0 at 1.2 GHz to the end (no row)."""
+    path = HERE / "two-clusters.idlestat"
+    theirs = idlestat_pstates(path)
+    ours = as_rows(stats(str(path))["pstates"]["sections"])
+    row = [1_200_000, 10, 10, 10, 10, 1]
+    assert ours == {"clusterA": [row], "core0": [row], "cpu0": [row]}
+    assert theirs == {"clusterA": [row], "cpu0": [[1_200_000, 10, 20, 15, 30, 2]]}
