@@ -151,6 +151,14 @@ fn bad_input_is_handed_back() {
     for block in SIZES {
         assert!(parallel(&path, Some(&one), block).is_none());
     }
+    // The same for a cpu_frequency event's cpu_id.
+    let freq =
+        "         sugov:0-300   [000] ....  1000.000020: cpu_frequency: state=500000 cpu_id=1\n";
+    let path = temp("platform-freq.txt", format!("{good}{freq}").as_bytes());
+    assert!(streaming(&path, Some(&one)).is_err());
+    for block in SIZES {
+        assert!(parallel(&path, Some(&one), block).is_none());
+    }
 }
 
 #[test]
