@@ -448,16 +448,73 @@ def test_the_p_state_table_is_idlestats_and_the_doc_shows_it() -> None:
     assert block == got.stdout
 
 
-def test_c_and_p_states_together_and_p_states_refused_in_a_comparison() -> None:
+def test_c_and_p_states_together() -> None:
     both = run("idle", "stats", str(HERE / "pstates.report.txt"), "-c", "-p")
     assert both.returncode == 0, both.stderr
     heads = [line for line in both.stdout.splitlines() if line.startswith(("| C-", "| P-"))]
     assert [h[:9] for h in heads] == ["| C-state", "| P-state"]
-    got = run("idle", "stats", "a", "-b", "b", "-r", "comparison", "-p")
-    assert got.returncode == 2
-    assert got.stderr.strip() == (
-        "torpor: error: -r comparison compares C-states only; -p is for one trace"
+
+
+def _one_cpu_freq_trace(path: Path, events: list[tuple[int, str, int]]) -> Path:
+    """``(us, "freq" or "idle", value)`` on CPU 0 (idle value -1: the exit)."""
+    lines = ["cpus=1"]
+    for us, kind, v in events:
+        if kind == "freq":
+            lines.append(
+                f"         sugov-300   [000]  1000.{us:06d}: cpu_frequency: state={v} cpu_id=0"
+            )
+        else:
+            state = 4294967295 if v < 0 else v
+            lines.append(
+                f"          <idle>-0     [000]  1000.{us:06d}: cpu_idle: state={state} cpu_id=0"
+            )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+AFTER_FREQ = [
+    (0, "freq", 500_000),
+    (300, "idle", 0),
+    (500, "freq", 1_000_000),
+    (1000, "idle", -1),
+    (1200, "idle", 0),
+]
+BEFORE_FREQ = [
+    (0, "freq", 500_000),
+    (100, "idle", 0),
+    (200, "freq", 800_000),
+    (300, "idle", -1),
+    (350, "idle", 0),
+]
+
+
+def test_the_p_state_comparison_merges_both_traces_frequencies(tmp_path: Path) -> None:
+    # After: 500 MHz from 0 to its entry at 300 (300 us); 1 GHz set while idle at 500, run
+    # from its exit at 1000 to 1200 (200 us). Before: 500 MHz 0..100 (100 us); 800 MHz set
+    # while idle, run 300..350 (50 us). idlestat's merge_pstates shows every frequency of
+    # either: 800 MHz, which only the baseline has, as zeros with a change of -50 us, -1 hit;
+    # the change of the minimum is blank where one side has no interval. These six lines are
+    # idlestat's own for cpu0 (`idlestat --import -r comparison -p` on the same events).
+    new = _one_cpu_freq_trace(tmp_path / "new.txt", AFTER_FREQ)
+    base = _one_cpu_freq_trace(tmp_path / "base.txt", BEFORE_FREQ)
+    got = run("idle", "stats", str(new), "-b", str(base), "-r", "comparison", "-p")
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert not any(line.startswith("| C-state") for line in lines)
+    cpu0 = next(i for i, line in enumerate(lines) if line.strip("| ") == "cpu0")
+    assert lines[cpu0 + 2 : cpu0 + 8] == [
+        "| 500.00MHz |    300us |    300us |    300us |    300us |     1 |",
+        "|          |   +200us |   +200us |   +200us |   +200us |     0 |",
+        "| 800.00MHz |      0us |      0us |      0us |      0us |     0 |",
+        "|          |          |    -50us |    -50us |    -50us |    -1 |",
+        "|  1.00GHz |    200us |    200us |    200us |    200us |     1 |",
+        "|          |          |   +200us |   +200us |   +200us |    +1 |",
+    ]
+    as_json = json.loads(
+        run("idle", "stats", str(new), "-b", str(base), "-r", "comparison", "--json").stdout
     )
+    deltas = as_json["pstate_deltas"]["cpu0"]
+    assert [d["delta"]["total_us"] for d in deltas] == [200.0, -50.0, 200.0]
 
 
 def idlestat_pstates(path: Path) -> dict[str, list[list[float]]]:
@@ -624,3 +681,34 @@ def test_idlestat_on_its_own_trace_file_parts_where_pstates_rs_says() -> None:
     row = [1_200_000, 10, 10, 10, 10, 1]
     assert ours == {"clusterA": [row], "core0": [row], "cpu0": [row]}
     assert theirs == {"clusterA": [row], "cpu0": [[1_200_000, 10, 20, 15, 30, 2]]}
+
+
+@needs_idlestat
+def test_idlestats_own_p_state_comparison_of_cpu0(tmp_path: Path) -> None:
+    """The comparison above, as idlestat prints it from the same events in its own file
+    format: cpu0's lines are torpor's."""
+    assert IDLESTAT is not None
+    paths = {}
+    for name, events in (("new", AFTER_FREQ), ("base", BEFORE_FREQ)):
+        text = _one_cpu_freq_trace(tmp_path / f"{name}.txt", events).read_text()
+        head = ["idlestat version = 0.8", "cpus=1", "clusterA:", "\tcpu0", "cpuid 0:"]
+        head += ["\tWFI", "\t1"] + ["\t(null)", "\t-1"] * 15
+        body = [re.sub(r"\]\s+", "] .... ", line, count=1) for line in text.splitlines()[1:]]
+        paths[name] = tmp_path / f"{name}.idlestat"
+        paths[name].write_text("\n".join(head + body) + "\n")
+    both = ["-f", str(paths["new"]), "-b", str(paths["base"]), "-r", "comparison", "-p"]
+    theirs = subprocess.run(
+        [IDLESTAT, "--import", *both],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout.splitlines()
+    ours = run(
+        "idle", "stats", str(paths["new"]), "-b", str(paths["base"]), "-r", "comparison", "-p"
+    ).stdout.splitlines()
+
+    def cpu0(lines: list[str]) -> list[str]:
+        at = next(i for i, line in enumerate(lines) if line.strip("| ") == "cpu0")
+        return lines[at : at + 9]
+
+    assert cpu0(ours) == cpu0(theirs)

@@ -856,7 +856,8 @@ def idle_governors() -> None:
     type=click.Choice(["default", "comparison"]),
     default="default",
     show_default=True,
-    help="comparison: each row followed by its change from the baseline, as idlestat prints it.",
+    help="comparison: each row followed by its change from the baseline, as idlestat prints it "
+    "(C-states, or with -p P-states).",
 )
 @click.option("-c", "--idle", "cstates", is_flag=True, help="The C-state table (the default).")
 @click.option(
@@ -896,17 +897,23 @@ def idle_stats(
         raise click.UsageError("-r comparison needs a baseline trace (-b TRACE)")
     if baseline is not None and report_format != "comparison":
         raise click.UsageError("-b TRACE is for -r comparison")
-    if pstates and report_format == "comparison":
-        raise click.UsageError("-r comparison compares C-states only; -p is for one trace")
     stats = native.idle_stats(trace, platform)
     base = native.idle_stats(baseline, platform) if baseline is not None else None
     if as_json:
         if base is not None:
-            stats = stats | {"baseline": base, "deltas": idle_text.deltas(stats, base)}
+            stats = stats | {
+                "baseline": base,
+                "deltas": idle_text.deltas(stats, base),
+                "pstate_deltas": idle_text.pstate_deltas(stats, base),
+            }
         emit_json(stats)
         return
     if base is not None:
-        click.echo(idle_text.comparison_text(printable_tree(stats), printable_tree(base)))
+        click.echo(
+            idle_text.comparison_text(
+                printable_tree(stats), printable_tree(base), cstates or not pstates, pstates
+            )
+        )
     else:
         click.echo(idle_text.stats_text(printable_tree(stats), cstates or not pstates, pstates))
 

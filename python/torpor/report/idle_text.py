@@ -241,8 +241,59 @@ def deltas(stats: dict[str, Any], baseline: dict[str, Any]) -> dict[str, list[di
     return out
 
 
-def comparison_text(stats: dict[str, Any], baseline: dict[str, Any]) -> str:
-    """idlestat's comparison report: each row, then its change from the baseline."""
+PTIMES = (*TIMES, "hits")
+
+
+def pstate_deltas(
+    stats: dict[str, Any], baseline: dict[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per section of ``stats`` (then those only ``baseline`` has) and per frequency of either
+    (idlestat's ``merge_pstates``), ``stats``'s row (zeros where it has none) as ``row`` and its
+    change from ``baseline``'s (zeros where that has none) as ``delta``; the change of ``min_us``
+    is ``None`` where either side has no interval (idlestat leaves that cell blank: its empty
+    row's minimum is ``DBL_MAX``). Rows are paired by frequency in every section (idlestat
+    pairs a cluster's or core's rows by position, so a frequency only one trace has shifts
+    the pairs after it)."""
+    mine, theirs = stats["pstates"]["sections"], baseline["pstates"]["sections"]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in [*mine, *(n for n in theirs if n not in mine)]:
+        rows = {r["freq_khz"]: r for r in mine.get(name, [])}
+        base = {r["freq_khz"]: r for r in theirs.get(name, [])}
+        out[name] = []
+        for khz in sorted({*rows, *base}):
+            row = rows.get(khz) or {"freq_khz": khz, **dict.fromkeys(PTIMES, 0)}
+            b = base.get(khz, {})
+            change: dict[str, Any] = {k: row[k] - b.get(k, 0) for k in PTIMES}
+            if not (row["hits"] and b.get("hits")):
+                change["min_us"] = None
+            out[name].append({"row": row, "delta": {"freq_khz": khz, **change}})
+    return out
+
+
+def pstates_comparison_lines(stats: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """idlestat's P-state comparison report: each frequency's row, then its change."""
+    lines = [PRULE, PHEADER]
+    for name, pairs in pstate_deltas(stats, baseline).items():
+        lines += [PRULE, _section_head(name, 64), PRULE]
+        for pair in pairs:
+            r, d = pair["row"], pair["delta"]
+            times = " | ".join(f"{factored_time(r[k]):>8}" for k in TIMES)
+            lines.append(f"| {factored_freq(r['freq_khz']):>8} | {times} | {r['hits']:5} |")
+            changes = " | ".join(
+                " " * 8 if d[k] is None else f"{factored_delta(d[k]):>8}" for k in TIMES
+            )
+            lines.append(f"|          | {changes} |{_int_delta(d['hits'])}")
+    lines.append(PRULE)
+    return lines
+
+
+def comparison_text(
+    stats: dict[str, Any], baseline: dict[str, Any], cstates: bool = True, pstates: bool = False
+) -> str:
+    """idlestat's comparison report: each row, then its change from the baseline; C-states,
+    and (``pstates``) P-states."""
+    if not cstates:
+        return "\n".join(pstates_comparison_lines(stats, baseline))
     lines = [RULE, HEADER]
     changes = deltas(stats, baseline)
     for name, rows in stats["sections"].items():
@@ -256,4 +307,6 @@ def comparison_text(stats: dict[str, Any], baseline: dict[str, Any]) -> str:
             )
             lines.append(f"|          | {times} |{counts}")
     lines.append(RULE)
+    if pstates:
+        lines += pstates_comparison_lines(stats, baseline)
     return "\n".join(lines)
