@@ -14,7 +14,9 @@
 //!    opens when the CPU leaves idle (`cpu_idle` exit, `cpu_pstate_running`) or, while it runs,
 //!    when its frequency changes; it closes when the CPU enters an idle state
 //!    (`cpu_pstate_idle`) or its frequency changes again. A frequency change of an idle CPU only
-//!    sets the frequency the CPU will run at when it wakes.
+//!    sets the frequency the CPU will run at when it wakes. An event repeating a running CPU's
+//!    frequency (cpufreq emits one at every driver call) also closes its interval and opens the
+//!    next: another hit at the same frequency.
 //! 2. Each closed interval adds one hit and its length to its frequency's row: min, max, total
 //!    and the average (total / hits). An interval of zero or negative length is not recorded.
 //!    Rows are the frequencies met, in rising order (`alloc_pstate`), each shown once it has a

@@ -137,3 +137,16 @@ fn rows_beyond_the_limit_are_counted_with_their_time() {
     );
     assert_eq!(t.events(), u64::from(n));
 }
+
+#[test]
+fn a_repeated_frequency_is_another_hit_for_the_cpu_not_for_its_group() {
+    // idlestat's cpu_change_pstate closes and reopens on every event of a running CPU;
+    // record_group_freq changes nothing when the highest frequency stays.
+    let mut t = PstateTracker::new(1, vec![vec![0]]);
+    t.cpu_frequency(0, 0, 500 * MHZ);
+    t.cpu_frequency(100, 0, 500 * MHZ);
+    t.cpu_idle(300, 0, true);
+    assert_eq!(rows(&t, 0), [(500 * MHZ, 2, 300)]);
+    let group: Vec<u64> = t.group_rows(0).iter().map(|r| r.hits).collect();
+    assert_eq!(group, [1]);
+}
