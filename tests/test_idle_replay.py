@@ -147,3 +147,64 @@ def test_the_android_systrace_on_an_8_cpu_table_with_power() -> None:
     for col in r["governors"].values():
         assert col["energy_mj"] > 0
         assert len(col["per_cpu"]) == len(a["per_cpu"])
+
+
+@needs_real
+@pytest.mark.parametrize(
+    "name", [f"lisa-sched_load-juno.{ext}" for ext in ("report.txt", "trace.dat")]
+)
+def test_the_juno_traces_active_energy_at_its_traced_frequencies(name: str) -> None:
+    """Second method: the running time `idle stats -p` reports per CPU and frequency, times the
+    preset's OPP power at that frequency (presets/cpu/arm-juno-r0.toml, read here with tomllib),
+    plus each CPU's time at an unknown frequency at its cluster's highest OPP (the preset sets
+    no scaling limits), gives the replay's active energy."""
+    import tomllib
+
+    trace = str(REAL / name)
+    r = replay(trace, "--platform", "arm-juno-r0", "--governor", "menu,oracle")
+    a = r["active"]
+    assert a["cpu_frequency_events"] == 16
+    assert a["rule"] in ("traced frequency", "traced frequency, else highest OPP")
+    assert a["unlisted_frequency_ns"] == 0
+    preset = tomllib.loads((Path(__file__).parents[1] / "presets/cpu/arm-juno-r0.toml").read_text())
+    power: dict[int, dict[int, float]] = {}
+    for cluster in preset["cluster"]:
+        table = {o["freq_khz"]: o["power_mw"]["mw"] for o in cluster["opp"]}
+        for cpu in cluster["cpus"]:
+            power[cpu] = table
+    got = subprocess.run(
+        [sys.executable, "-m", "torpor.cli", "idle", "stats", "--json", trace],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    p = json.loads(got.stdout)["pstates"]
+    mj = 0.0
+    for section, rows in p["sections"].items():
+        if section.startswith("cpu"):
+            cpu = int(section[3:])
+            mj += sum(row["total_us"] * power[cpu][row["freq_khz"]] * 1e-6 for row in rows)
+    for u in p["unknown_frequency"]:
+        mj += u["total_ns"] * max(power[u["cpu"]].items())[1] * 1e-9
+    assert a["energy_mj"] == pytest.approx(mj, rel=1e-9)
+    assert a["energy_mj"] > 0
+    # The Juno preset has no power for every idle state: no idle part, so no total; the active
+    # part is there, the same in every column.
+    for col in [r["actual"], *r["governors"].values()]:
+        assert col["active_energy_mj"] == a["energy_mj"]
+        assert col["idle_energy_mj"] is None and col["energy_mj"] is None
+
+
+@needs_real
+def test_the_systraces_energy_parts_add_up() -> None:
+    r = replay(
+        str(REAL / "trappy-surfaceflinger-systrace.ftrace.txt"),
+        "--platform",
+        "hisilicon-hi3660-hikey960",
+    )
+    for col in [r["actual"], *r["governors"].values()]:
+        assert col["energy_mj"] == pytest.approx(
+            col["idle_energy_mj"] + col["active_energy_mj"], rel=1e-12
+        )
+    assert r["active"]["cpu_frequency_events"] == 104
+    assert any(n.startswith("active energy:") for n in r["notes"])

@@ -500,22 +500,29 @@ def sweep(path: str | os.PathLike[str], workers: int = 2) -> pd.DataFrame:
 
 
 def idle_stats(
-    trace: str | os.PathLike[str], platform: str | os.PathLike[str] | None = None
+    trace: str | os.PathLike[str],
+    platform: str | os.PathLike[str] | None = None,
+    frequency: bool = False,
 ) -> pd.DataFrame:
     """idlestat's C-state report of an ftrace trace (docs/idle-stats.md): one row per section
     (each cluster, core and CPU, as idlestat names them) and state, with ``min_us``,
-    ``max_us``, ``avg_us``, ``total_us``, ``hits``, ``over`` and ``under``.
+    ``max_us``, ``avg_us``, ``total_us``, ``hits``, ``over`` and ``under``. With
+    ``frequency=True``, its P-state report (``torpor idle stats -p``) instead: one row per
+    section and frequency (``freq_khz``), with the same times and ``hits``; only time while the
+    CPU runs counts.
 
     >>> s = idle_stats(_ROOT / "tests/ftrace/two-clusters.report.txt",
     ...                _ROOT / "tests/ftrace/two-clusters.toml")
     >>> s[s.section == "cpu1"][["state", "hits", "over", "under"]].to_dict("records")[0]
     {'state': 'WFI', 'hits': 2, 'over': 1, 'under': 1}
+    >>> p = idle_stats(_ROOT / "tests/ftrace/pstates.report.txt", frequency=True)
+    >>> p[p.section == "cpu1"][["freq_khz", "total_us", "hits"]].values.tolist()
+    [[500000.0, 550.0, 2.0], [1000000.0, 300.0, 1.0]]
     """
     report = native.idle_stats(trace, platform)
+    sections = report["pstates"]["sections"] if frequency else report["sections"]
     rows = [
-        {"section": section, **state}
-        for section, states in report["sections"].items()
-        for state in states
+        {"section": section, **state} for section, states in sections.items() for state in states
     ]
     return pd.DataFrame(rows)
 
@@ -529,8 +536,9 @@ def idle_replay(
     """A trace's idle periods replayed through ``governors`` (comma-separated names, as
     ``torpor idle replay`` takes them; docs/idle-replay.md): one row per governor, and one
     ``actual`` row for what the traced kernel chose, with ``periods``, ``too_deep_pct``,
-    ``too_shallow_pct``, ``added_latency_mean_us`` and ``energy_mj`` (NaN where the platform
-    gives no power), as the core reports them.
+    ``too_shallow_pct``, ``added_latency_mean_us``, ``idle_energy_mj``, ``active_energy_mj``
+    (the traced running time, the same in every row) and ``energy_mj`` (their sum; each NaN
+    where the platform gives no power), as the core reports them.
 
     >>> r = idle_replay(_ROOT / "tests/ftrace/replay-timers.report.txt", "menu,teo",
     ...                 "arm-juno-r0")
@@ -547,7 +555,10 @@ def idle_replay(
                 "too_deep_pct": g["too_deep_pct"],
                 "too_shallow_pct": g["too_shallow_pct"],
                 "added_latency_mean_us": g["added_latency_mean_ns"] / 1000,
-                "energy_mj": math.nan if g["energy_mj"] is None else g["energy_mj"],
+                **{
+                    k: math.nan if g[k] is None else g[k]
+                    for k in ("idle_energy_mj", "active_energy_mj", "energy_mj")
+                },
             }
         )
     return pd.DataFrame(rows)

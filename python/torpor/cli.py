@@ -857,23 +857,41 @@ def idle_governors() -> None:
     type=click.Choice(["default", "comparison"]),
     default="default",
     show_default=True,
-    help="comparison: each row followed by its change from the baseline, as idlestat prints it.",
+    help="comparison: each row followed by its change from the baseline, as idlestat prints it "
+    "(C-states, or with -p P-states).",
 )
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+@click.option("-c", "--idle", "cstates", is_flag=True, help="The C-state table (the default).")
+@click.option(
+    "-p",
+    "--frequency",
+    "pstates",
+    is_flag=True,
+    help="The P-state table: time at each cpu_frequency while not idle (idlestat's -p).",
+)
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON (both tables).")
 def idle_stats(
-    trace: str, platform: str | None, baseline: str | None, report_format: str, as_json: bool
+    trace: str,
+    platform: str | None,
+    baseline: str | None,
+    report_format: str,
+    cstates: bool,
+    pstates: bool,
+    as_json: bool,
 ) -> None:
-    """idlestat's C-state report of an ftrace trace: per cluster, core and CPU.
+    """idlestat's C-state (and with -p P-state) report of an ftrace trace: per cluster, core
+    and CPU.
 
     TRACE is the kernel's `trace` file, `trace-cmd report` output, an idlestat trace file or
     trace-cmd's binary trace.dat (versions 6 and 7; told apart by content).
     over: intervals shorter than the state's target residency; under: intervals long enough
-    for the next deeper state (idlestat's definitions, docs/idle-stats.md).
+    for the next deeper state (idlestat's definitions, docs/idle-stats.md). -p: per
+    frequency, the time CPUs ran at it (cpu_frequency events; idle time does not count).
 
     \b
     Examples:
       torpor idle stats tests/ftrace/two-clusters.report.txt \\
         --platform tests/ftrace/two-clusters.toml
+      torpor idle stats tests/ftrace/pstates.report.txt -p
       torpor idle stats after.trace -b before.trace -r comparison --platform google-gs101
     """
     if report_format == "comparison" and baseline is None:
@@ -884,13 +902,21 @@ def idle_stats(
     base = native.idle_stats(baseline, platform) if baseline is not None else None
     if as_json:
         if base is not None:
-            stats = stats | {"baseline": base, "deltas": idle_text.deltas(stats, base)}
+            stats = stats | {
+                "baseline": base,
+                "deltas": idle_text.deltas(stats, base),
+                "pstate_deltas": idle_text.pstate_deltas(stats, base),
+            }
         emit_json(stats)
         return
     if base is not None:
-        click.echo(idle_text.comparison_text(printable_tree(stats), printable_tree(base)))
+        click.echo(
+            idle_text.comparison_text(
+                printable_tree(stats), printable_tree(base), cstates or not pstates, pstates
+            )
+        )
     else:
-        click.echo(idle_text.stats_text(printable_tree(stats)))
+        click.echo(idle_text.stats_text(printable_tree(stats), cstates or not pstates, pstates))
 
 
 def _mix(summary: dict[str, Any]) -> str:
@@ -901,6 +927,7 @@ def _mix(summary: dict[str, Any]) -> str:
 
 def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
     energy = "-" if s["energy_mj"] is None else f"{s['energy_mj']:.4g}"
+    idle = "-" if s["idle_energy_mj"] is None else f"{s['idle_energy_mj']:.4g}"
     kept = "-" if s["tick_kept"] is None else f"{s['tick_kept']}"
     return [
         name,
@@ -908,6 +935,7 @@ def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
         f"{s['too_deep_pct']:.1f}",
         f"{s['too_shallow_pct']:.1f}",
         f"{s['added_latency_mean_ns'] / 1000:.1f}",
+        idle,
         energy,
         kept,
     ]
@@ -925,16 +953,22 @@ def _idle_replay_text(r: dict[str, Any]) -> None:
     # columns hold it whole.
     table = Table(
         box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
         title="Totals",
         caption="deep / shallow: too deep / too shallow, % of periods; added: latency added "
-        "per period, us; mJ: idle energy; tick: periods that kept the tick",
+        "per period, us; idle: idle energy, mJ; mJ: idle + active energy; tick: periods that "
+        "kept the tick",
     )
     table.add_column("column", no_wrap=True)
-    for head in ("periods", "deep %", "shallow %", "added us", "mJ", "tick"):
+    for head in ("periods", "deep %", "shallow %", "added us", "idle", "mJ", "tick"):
         table.add_column(head, justify="right", no_wrap=True)
     for name, col in columns:
         table.add_row(*_replay_row(name, col))
     console.print(table)
+    a = r["active"]
+    active = "-" if a["energy_mj"] is None else f"{a['energy_mj']:.4g} mJ"
+    console.print(f"active energy (every column; rule: {a['rule']}): {active}")
     console.print("state mix (share of periods):")
     for name, col in columns:
         console.print(f"  {name}: {_mix(col)}")

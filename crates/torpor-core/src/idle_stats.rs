@@ -28,7 +28,11 @@
 //! name, not as a substring of any line (idlestat also reads `cpu_idle_miss` and marker text
 //! containing `cpu_idle` as idle events).
 //!
-//! Memory is constant: per CPU, core and cluster a current state and ten accumulators.
+//! The P-state report (`-p`, idlestat's `--frequency`) comes from the same pass:
+//! [`crate::pstates`] says how `cpu_frequency` and `cpu_idle` events make it.
+//!
+//! Memory is constant: per CPU, core and cluster a current state and ten accumulators, and the
+//! P-state rows [`crate::pstates`] bounds.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -36,6 +40,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{self, InputError};
+use crate::pstates::{PstateDropped, PstateTracker, UnknownFrequency};
 use crate::trace::ftrace::{
     CpuPlace, EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader, CPUIDLE_STATE_MAX,
     MAX_CPUS,
@@ -286,10 +291,23 @@ pub struct IdleDropped {
     pub open_at_end: u64,
 }
 
+/// The P-state report (idlestat's `-p`): sections in the C-state report's order.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Pstates {
+    /// Per section, its [`crate::pstates::PstateRow`]s.
+    pub sections: serde_json::Map<String, serde_json::Value>,
+    pub cpu_frequency_events: u64,
+    /// CPUs that ran at an unknown frequency (before their first `cpu_frequency` event): that
+    /// time is in no row.
+    pub unknown_frequency: Vec<UnknownFrequency>,
+    pub dropped: PstateDropped,
+}
+
 /// The report: sections in idlestat's order (each cluster, its SMT cores, their CPUs).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct IdleStats {
     pub sections: serde_json::Map<String, serde_json::Value>,
+    pub pstates: Pstates,
     pub format: FtraceFormat,
     pub cpus: Option<u32>,
     /// `trace`, `platform`, `assumed` (one cluster, one core per CPU) or `None` (CPU rows only).
@@ -519,19 +537,28 @@ pub fn from_source<S: EventSource>(
 ) -> Result<IdleStats, InputError> {
     let mut analysis = Analysis::new(trace.header(), label, platform, platform_label)?;
     while let Some(ev) = trace.next_event()? {
-        if let EventKind::CpuIdle { state, cpu_id } = ev.kind {
-            if !analysis.knows_cpu(cpu_id) {
-                let e = InputError::at(label, ev.line, analysis.cpu_beyond(cpu_id));
-                return Err(trace.locate(e));
+        let cpu_id = match ev.kind {
+            EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuFrequency { cpu_id, .. } => cpu_id,
+            _ => continue,
+        };
+        if !analysis.knows_cpu(cpu_id) {
+            let e = InputError::at(label, ev.line, analysis.cpu_beyond(cpu_id));
+            return Err(trace.locate(e));
+        }
+        match ev.kind {
+            EventKind::CpuIdle { state, .. } => analysis.cpu_idle(ev.timestamp_ns, state, cpu_id),
+            EventKind::CpuFrequency { khz, .. } => {
+                analysis.cpu_frequency(ev.timestamp_ns, khz, cpu_id)
             }
-            analysis.cpu_idle(ev.timestamp_ns, state, cpu_id);
+            _ => {}
         }
     }
     Ok(analysis.finish(trace.counts()))
 }
 
-/// The report being built: the layout, a [`Tracker`] per CPU, core and cluster, and what was
-/// dropped. Fed `cpu_idle` events in trace order by the streaming reader or the parallel scan.
+/// The report being built: the layout, a [`Tracker`] per CPU, core and cluster, the P-state
+/// residency, and what was dropped. Fed `cpu_idle` and `cpu_frequency` events in trace order by
+/// the streaming reader or the parallel scan.
 struct Analysis {
     header: FtraceHeader,
     layout: Option<Layout>,
@@ -546,6 +573,7 @@ struct Analysis {
     events: u64,
     first_ns: Option<u64>,
     last_ns: Option<u64>,
+    pstates: PstateTracker,
 }
 
 impl Analysis {
@@ -730,6 +758,10 @@ impl Analysis {
                 order.push((cl_index, core_list));
             }
         }
+        let pstates = PstateTracker::new(
+            groups.len(),
+            cpu_groups.iter().map(|&(co, cl)| vec![co, cl]).collect(),
+        );
         Ok(Analysis {
             header,
             layout,
@@ -743,6 +775,7 @@ impl Analysis {
             events: 0,
             first_ns: None,
             last_ns: None,
+            pstates,
         })
     }
 
@@ -750,6 +783,11 @@ impl Analysis {
     /// header's count, but a platform may list fewer CPUs.
     fn knows_cpu(&self, cpu_id: u32) -> bool {
         self.layout.is_none() || (cpu_id as usize) < self.cpus.len()
+    }
+
+    /// One `cpu_frequency` event, of a CPU [`Self::knows_cpu`] accepts.
+    fn cpu_frequency(&mut self, ts: u64, khz: u32, cpu_id: u32) {
+        self.pstates.cpu_frequency(ts, cpu_id, khz);
     }
 
     /// The error for a `cpu_id` that fails [`Self::knows_cpu`].
@@ -765,6 +803,7 @@ impl Analysis {
         self.events += 1;
         self.first_ns.get_or_insert(ts);
         self.last_ns = Some(ts);
+        self.pstates.cpu_idle(ts, cpu_id, state.is_some());
         let state = state.map_or(-1, |s| s as i32);
         let c = cpu_id as usize;
         if c >= self.cpus.len() {
@@ -805,6 +844,7 @@ impl Analysis {
             events,
             first_ns,
             last_ns,
+            pstates,
             ..
         } = self;
         dropped.open_at_end = cpus.iter().filter(|t| t.current != -1).count() as u64;
@@ -816,8 +856,16 @@ impl Analysis {
                 .map(|t| t.iter().map(|(n, _)| n.clone()).collect())
                 .unwrap_or_default()
         };
+        // Sections in idlestat's order; a section is shown when it has a row.
         let mut sections = serde_json::Map::new();
-        let mut put = |name: String, rows: Vec<Row>| {
+        let mut pstate_sections = serde_json::Map::new();
+        let mut put = |name: String, rows: Vec<Row>, prows: Vec<crate::pstates::PstateRow>| {
+            if !prows.is_empty() {
+                pstate_sections.insert(
+                    name.clone(),
+                    serde_json::to_value(prows).unwrap_or_default(),
+                );
+            }
             if !rows.is_empty() {
                 sections.insert(name, serde_json::to_value(rows).unwrap_or_default());
             }
@@ -828,29 +876,44 @@ impl Analysis {
                 put(
                     group_names[*cl_index].clone(),
                     groups[*cl_index].rows(&names_of(first), table),
+                    pstates.group_rows(*cl_index),
                 );
                 for (core, members) in cores {
                     if let Some(co) = core {
                         put(
                             group_names[*co].clone(),
                             groups[*co].rows(&names_of(members[0] as usize), table),
+                            pstates.group_rows(*co),
                         );
                     }
                     for &c in members {
                         put(
                             format!("cpu{c}"),
                             cpus[c as usize].rows(&names_of(c as usize), table),
+                            pstates.cpu_rows(c),
                         );
                     }
                 }
             }
         } else {
-            for (c, t) in cpus.iter().enumerate() {
-                put(format!("cpu{c}"), t.rows(&[], false));
+            let n = cpus.len().max(pstates.cpu_count());
+            for c in 0..n {
+                let rows = cpus.get(c).map(|t| t.rows(&[], false)).unwrap_or_default();
+                put(format!("cpu{c}"), rows, pstates.cpu_rows(c as u32));
             }
         }
+        let pstates = Pstates {
+            sections: pstate_sections,
+            cpu_frequency_events: pstates.events(),
+            unknown_frequency: (0..pstates.cpu_count() as u32)
+                .map(|c| pstates.cpu_unknown(c))
+                .filter(|u| u.intervals > 0)
+                .collect(),
+            dropped: pstates.dropped(),
+        };
         IdleStats {
             sections,
+            pstates,
             format: header.format,
             cpus: header
                 .cpus

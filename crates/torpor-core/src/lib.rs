@@ -13,6 +13,7 @@ pub mod idle_stats;
 pub mod input;
 pub mod metrics;
 pub mod output_file;
+pub mod pstates;
 pub mod qos;
 pub mod report;
 pub mod run;

@@ -768,3 +768,65 @@ fn many_cpus_of_large_chunks_are_refused_within_a_memory_bound() {
         "{e}"
     );
 }
+
+#[test]
+fn pstates_from_a_trace_dat_are_those_of_the_same_events_as_text() {
+    // tests/ftrace/pstates.report.txt (the P-state residency worked out by hand in
+    // idle_stats/tests.rs) written as a trace.dat: one page per CPU column, each event a
+    // cpu_idle or cpu_frequency record of that CPU.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ftrace");
+    let text_path = dir.join("pstates.report.txt");
+    let text = std::fs::read_to_string(&text_path).unwrap();
+    let mut d = Dat::new(7, false);
+    d.cpus = 2;
+    let o = Order { big: false };
+    // Per CPU column: (ns, event id, state, cpu_id) of each record.
+    let mut per_cpu: Vec<Vec<(u64, u16, u32, u32)>> = vec![Vec::new(); 2];
+    for line in text.lines().skip(1) {
+        let column: usize = line[line.find('[').unwrap() + 1..line.find(']').unwrap()]
+            .parse()
+            .unwrap();
+        let after = &line[line.find(']').unwrap() + 1..];
+        let (secs, rest) = after.trim().split_once(':').unwrap();
+        let ns = (secs.parse::<f64>().unwrap() * 1e6).round() as u64 * 1000;
+        let (name, fields) = rest.trim().split_once(':').unwrap();
+        let id = if name == "cpu_idle" {
+            id::CPU_IDLE
+        } else {
+            id::CPU_FREQUENCY
+        };
+        let mut values = fields
+            .split_whitespace()
+            .map(|kv| kv.split_once('=').unwrap().1.parse::<u32>().unwrap());
+        let (state, cpu_id) = (values.next().unwrap(), values.next().unwrap());
+        per_cpu[column].push((ns, id, state, cpu_id));
+    }
+    for (cpu, events) in per_cpu.iter().enumerate() {
+        let mut page = d.page(events[0].0);
+        let mut last = events[0].0;
+        for &(ns, id, state, cpu_id) in events {
+            let mut e = payload(o, id, 16);
+            o.put(&mut e, 8, u64::from(state), 4);
+            o.put(&mut e, 12, u64::from(cpu_id), 4);
+            page.record((ns - last) as u32, &e);
+            last = ns;
+        }
+        d.data
+            .push((cpu as u32, vec![page.bytes(d.page_size as usize)]));
+    }
+    let tmp = std::env::temp_dir().join(format!("torpor-pstates-dat-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let dat_path = tmp.join("pstates.dat");
+    std::fs::write(&dat_path, d.bytes()).unwrap();
+    let from_dat = torpor_core::idle_stats::idle_stats(&dat_path, None).unwrap();
+    let from_text = torpor_core::idle_stats::idle_stats(&text_path, None).unwrap();
+    assert_eq!(from_dat.format, FtraceFormat::TraceDat);
+    assert_eq!(from_dat.pstates.cpu_frequency_events, 4);
+    assert_eq!(from_dat.pstates, from_text.pstates);
+    assert_eq!(from_dat.sections, from_text.sections);
+    assert_eq!(
+        from_dat.pstates.sections["cpu1"][0]["total_us"],
+        serde_json::json!(550.0)
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

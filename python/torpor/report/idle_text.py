@@ -1,5 +1,5 @@
-"""`torpor idle stats` as text: idlestat's boxed C-state table, and its comparison report
-(each row followed by its change from a baseline trace)."""
+"""`torpor idle stats` as text: idlestat's boxed C-state table, its P-state table (`-p`), and
+its comparison report (each row followed by its change from a baseline trace)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,52 @@ def factored_time(us: float) -> str:
     return f"{us / 1_000_000:.2f}s"
 
 
-def stats_text(stats: dict[str, Any]) -> str:
-    """idlestat's boxed C-state table, then what torpor assumed and dropped."""
-    lines = [RULE, HEADER]
-    for name, rows in stats["sections"].items():
-        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
-        lines += [RULE, f"| {' ' * indent}{name:<{76 - indent}} |", RULE]
-        lines += [_row_line(r) for r in rows]
-    lines.append(RULE)
+def _section_head(name: str, width: int) -> str:
+    """A section's title line, indented by kind as idlestat's ``default_cpu_header`` does."""
+    indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
+    return f"| {' ' * indent}{name:<{width - 4 - indent}} |"
+
+
+def stats_text(stats: dict[str, Any], cstates: bool = True, pstates: bool = False) -> str:
+    """idlestat's boxed C-state table and (``pstates``) its P-state table, then what torpor
+    assumed and dropped for each, and how the trace was read."""
+    lines = []
+    if cstates:
+        lines += [RULE, HEADER]
+        for name, rows in stats["sections"].items():
+            lines += [RULE, _section_head(name, 80), RULE]
+            lines += [_row_line(r) for r in rows]
+        lines.append(RULE)
+    if pstates:
+        lines += pstates_table(stats["pstates"])
+    if cstates:
+        lines += _cstates_summary(stats)
+    if pstates:
+        lines += pstates_summary(stats["pstates"])
+    t = stats["trace"]
+    lines.append(read_as(stats["format"], t))
+    lines += trace_warnings(t)
+    if t["unknown_events"]:
+        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
+        lines.append(f"other events skipped: {skipped}")
+    lines += [_fit(f"note: {n}") for n in stats["notes"]]
+    return "\n".join(lines)
+
+
+def _fit(line: str) -> str:
+    """``line`` wrapped at 80 columns, continued lines indented (long words kept whole)."""
+    if len(line) <= 80:
+        return line
+    import textwrap
+
+    return textwrap.fill(
+        line, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+
+
+def _cstates_summary(stats: dict[str, Any]) -> list[str]:
+    """The C-state legend, the span and what the C-state rows left out."""
+    lines = []
     if stats["states"]:
         legend = ", ".join(
             f"{s['index']} {s['name'] or '(null)'}"
@@ -51,14 +89,60 @@ def stats_text(stats: dict[str, Any]) -> str:
         f"{d['non_positive_intervals']} intervals of zero or negative length, "
         f"{d['open_at_end']} intervals still open at the end"
     )
-    t = stats["trace"]
-    lines.append(read_as(stats["format"], t))
-    lines += trace_warnings(t)
-    if t["unknown_events"]:
-        skipped = ", ".join(f"{k} {v}" for k, v in t["unknown_events"].items())
-        lines.append(f"other events skipped: {skipped}")
-    lines += [f"note: {n}" for n in stats["notes"]]
-    return "\n".join(lines)
+    return lines
+
+
+PRULE = "-" * 64
+PHEADER = "| P-state  |   min    |   max    |   avg    |   total  | hits  |"
+
+
+def factored_freq(khz: int) -> str:
+    """A frequency as idlestat prints one from a trace (in kHz): MHz below 1 GHz, then GHz, two
+    decimals; below 1 MHz in kHz (idlestat labels those ``Hz``)."""
+    if khz < 1000:
+        return f"{khz}kHz"
+    if khz < 1_000_000:
+        return f"{khz / 1000:.2f}MHz"
+    return f"{khz / 1_000_000:.2f}GHz"
+
+
+def pstates_table(p: dict[str, Any]) -> list[str]:
+    """idlestat's boxed P-state table (64 columns; a frequency in MHz overflows its column by
+    one character, as in idlestat)."""
+    lines = [PRULE, PHEADER]
+    for name, rows in p["sections"].items():
+        lines += [PRULE, _section_head(name, 64), PRULE]
+        for r in rows:
+            times = " | ".join(f"{factored_time(r[k]):>8}" for k in TIMES)
+            lines.append(f"| {factored_freq(r['freq_khz']):>8} | {times} | {r['hits']:5} |")
+    lines.append(PRULE)
+    return lines
+
+
+def pstates_summary(p: dict[str, Any]) -> list[str]:
+    """The P-state event count and the running time no row holds."""
+    lines = [f"{p['cpu_frequency_events']} cpu_frequency events"]
+    if not p["cpu_frequency_events"]:
+        lines.append("no P-states: the trace has no cpu_frequency events")
+    for u in p["unknown_frequency"]:
+        lines.append(
+            f"cpu{u['cpu']}: {factored_time(u['total_ns'] / 1000)} running in "
+            f"{u['intervals']} interval(s) before its first cpu_frequency event: frequency "
+            "unknown, in no row"
+        )
+    d = p["dropped"]
+    left = (
+        f"P-states left out: {d['non_positive_intervals']} intervals of zero or negative "
+        f"length, {d['open_at_end']} intervals still open at the end"
+    )
+    if d["beyond_max_frequencies"]:
+        left += (
+            f", {d['beyond_max_frequencies']} intervals "
+            f"({factored_time(d['beyond_max_frequencies_ns'] / 1000)}) at frequencies beyond "
+            "a section's first 128"
+        )
+    lines.append(left)
+    return [_fit(line) for line in lines]
 
 
 FORMATS = {
@@ -157,13 +241,63 @@ def deltas(stats: dict[str, Any], baseline: dict[str, Any]) -> dict[str, list[di
     return out
 
 
-def comparison_text(stats: dict[str, Any], baseline: dict[str, Any]) -> str:
-    """idlestat's comparison report: each row, then its change from the baseline."""
+PTIMES = (*TIMES, "hits")
+
+
+def pstate_deltas(
+    stats: dict[str, Any], baseline: dict[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per section of ``stats`` (then those only ``baseline`` has) and per frequency of either
+    (idlestat's ``merge_pstates``), ``stats``'s row (zeros where it has none) as ``row`` and its
+    change from ``baseline``'s (zeros where that has none) as ``delta``; the change of ``min_us``
+    is ``None`` where either side has no interval (idlestat leaves that cell blank: its empty
+    row's minimum is ``DBL_MAX``). Rows are paired by frequency in every section (idlestat
+    pairs a cluster's or core's rows by position, so a frequency only one trace has shifts
+    the pairs after it)."""
+    mine, theirs = stats["pstates"]["sections"], baseline["pstates"]["sections"]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in [*mine, *(n for n in theirs if n not in mine)]:
+        rows = {r["freq_khz"]: r for r in mine.get(name, [])}
+        base = {r["freq_khz"]: r for r in theirs.get(name, [])}
+        out[name] = []
+        for khz in sorted({*rows, *base}):
+            row = rows.get(khz) or {"freq_khz": khz, **dict.fromkeys(PTIMES, 0)}
+            b = base.get(khz, {})
+            change: dict[str, Any] = {k: row[k] - b.get(k, 0) for k in PTIMES}
+            if not (row["hits"] and b.get("hits")):
+                change["min_us"] = None
+            out[name].append({"row": row, "delta": {"freq_khz": khz, **change}})
+    return out
+
+
+def pstates_comparison_lines(stats: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """idlestat's P-state comparison report: each frequency's row, then its change."""
+    lines = [PRULE, PHEADER]
+    for name, pairs in pstate_deltas(stats, baseline).items():
+        lines += [PRULE, _section_head(name, 64), PRULE]
+        for pair in pairs:
+            r, d = pair["row"], pair["delta"]
+            times = " | ".join(f"{factored_time(r[k]):>8}" for k in TIMES)
+            lines.append(f"| {factored_freq(r['freq_khz']):>8} | {times} | {r['hits']:5} |")
+            changes = " | ".join(
+                " " * 8 if d[k] is None else f"{factored_delta(d[k]):>8}" for k in TIMES
+            )
+            lines.append(f"|          | {changes} |{_int_delta(d['hits'])}")
+    lines.append(PRULE)
+    return lines
+
+
+def comparison_text(
+    stats: dict[str, Any], baseline: dict[str, Any], cstates: bool = True, pstates: bool = False
+) -> str:
+    """idlestat's comparison report: each row, then its change from the baseline; C-states,
+    and (``pstates``) P-states."""
+    if not cstates:
+        return "\n".join(pstates_comparison_lines(stats, baseline))
     lines = [RULE, HEADER]
     changes = deltas(stats, baseline)
     for name, rows in stats["sections"].items():
-        indent = 0 if name.startswith("cluster") else 5 if "core" in name else 12
-        lines += [RULE, f"| {' ' * indent}{name:<{76 - indent}} |", RULE]
+        lines += [RULE, _section_head(name, 80), RULE]
         for r, d in zip(rows, changes[name], strict=True):
             lines.append(_row_line(r))
             times = " | ".join(f"{factored_delta(d[k]):>8}" for k in TIMES)
@@ -173,4 +307,6 @@ def comparison_text(stats: dict[str, Any], baseline: dict[str, Any]) -> str:
             )
             lines.append(f"|          | {times} |{counts}")
     lines.append(RULE)
+    if pstates:
+        lines += pstates_comparison_lines(stats, baseline)
     return "\n".join(lines)

@@ -34,10 +34,23 @@
 //! What the fixed-duration model leaves out, and the report counts where it can: a governor
 //! that keeps the tick while the period is longer than the time to the tick would have had a
 //! tick wake-up first (`tick_before_wakeup`); a polling state would have stopped at its poll
-//! limit; a governor's choice does not move the real wake-up. Energy charges each state's
-//! power over the period and the active power over the exit latency; a cluster-level state is
-//! charged at the deepest CPU-level state's power (the cluster powering down needs every CPU of
-//! it there at once, which a per-CPU replay does not track).
+//! limit; a governor's choice does not move the real wake-up.
+//!
+//! Energy has two parts, which add up to each column's total:
+//! * **idle**: each state's power over the period and through the exit latency, plus the
+//!   state's entry-and-exit energy; a cluster-level state is charged at the deepest CPU-level
+//!   state's power (the cluster powering down needs every CPU of it there at once, which a
+//!   per-CPU replay does not track);
+//! * **active**: each CPU's traced running time, the same in every column (the workload is held
+//!   fixed). Running time is what [`crate::pstates`] counts as P-state residency: from a
+//!   `cpu_idle` exit (or, before the CPU's first `cpu_idle` event, from a `cpu_frequency`
+//!   event) to the next entry. Time at a frequency a `cpu_frequency` event gave is charged at
+//!   that OPP's power (the platform's `[[cluster.opp]]` figures); time at an unknown frequency
+//!   (before the CPU's first `cpu_frequency` event, or all of it in a trace without them) and
+//!   time at a frequency the platform lists no power for are charged at the OPP the
+//!   `performance` governor holds (the policy's maximum), which is how torpor's simulation
+//!   charges a running CPU without DVFS. The report counts each kind of time and says which
+//!   rule it used.
 //!
 //! Memory is constant in the trace's length: per CPU one open and one closed period, the timers
 //! pending on it (at most [`MAX_PENDING_TIMERS`] in all), a PELT signal; per CPU and governor
@@ -53,6 +66,7 @@ use super::{Device, Governor, GovernorName, Kernel, Platform, MAX_STATES};
 use crate::cpu::pelt::Pelt;
 use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::error::{shown, InputError};
+use crate::pstates::PstateTracker;
 use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader};
 use crate::trace::source::EventSource;
 use crate::user_file;
@@ -506,6 +520,17 @@ pub struct ClusterTable {
     pub state_mw: Option<Vec<f64>>,
     /// The energy (mJ) of entering and leaving each state (`ClusterSpec::transition_mj`).
     pub transition_mj: Vec<f64>,
+    /// Each OPP's frequency (kHz) and active power (mW), where the platform gives one.
+    pub opp_mw: Vec<(u64, Option<f64>)>,
+    /// The OPP the `performance` governor holds (the policy's maximum), kHz.
+    pub held_khz: Option<u64>,
+}
+
+impl ClusterTable {
+    /// The active power (mW) at `khz`, if the platform lists that OPP with a power.
+    fn active_mw(&self, khz: u64) -> Option<f64> {
+        self.opp_mw.iter().find(|o| o.0 == khz).and_then(|o| o.1)
+    }
 }
 
 /// The C-state tables and which CPU uses which.
@@ -558,6 +583,12 @@ impl Layout {
                     disabled: c.states.iter().map(|s| s.disabled).collect(),
                     state_mw,
                     transition_mj: c.transition_mj(),
+                    opp_mw: c
+                        .opps
+                        .iter()
+                        .map(|o| (o.freq_khz, o.power_mw.as_ref().map(|p| p.central())))
+                        .collect(),
+                    held_khz: crate::cpufreq::domain::policy(c).map(|p| u64::from(p.max_khz())),
                 }
             })
             .collect();
@@ -617,6 +648,8 @@ impl Layout {
                 },
                 state_mw: None,
                 transition_mj: Vec::new(),
+                opp_mw: Vec::new(),
+                held_khz: None,
             });
         }
         Some(Layout {
@@ -651,8 +684,13 @@ pub struct Summary {
     /// The chosen states' exit latencies: the wake-up latency the choice adds.
     pub added_latency_ns: u64,
     pub added_latency_mean_ns: f64,
-    /// Idle energy over the periods (state power x duration + active power x exit latency);
-    /// `None` where the platform has no power figures.
+    /// Idle energy over the periods (state power x (duration + exit latency) + entry-and-exit
+    /// energy); `None` where the platform has no power for some idle state.
+    pub idle_energy_mj: Option<f64>,
+    /// Active energy over the traced running time (the same in every column); `None` where the
+    /// platform has no power for the OPP it needs.
+    pub active_energy_mj: Option<f64>,
+    /// `idle_energy_mj + active_energy_mj`, when both are known.
     pub energy_mj: Option<f64>,
     /// Periods in which the governor kept the tick running (not for the traced kernel).
     pub tick_kept: Option<u64>,
@@ -662,6 +700,14 @@ pub struct Summary {
     /// `cpu_idle_miss` events of the traced kernel: (above = too deep, below = too shallow).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_reported: Option<KernelMisses>,
+}
+
+impl Summary {
+    /// Sets the active part of the energy and the total.
+    fn add_active(&mut self, active_mj: Option<f64>) {
+        self.active_energy_mj = active_mj;
+        self.energy_mj = self.idle_energy_mj.zip(active_mj).map(|(i, a)| i + a);
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -842,7 +888,9 @@ impl Acc {
             } else {
                 self.latency_ns as f64 / periods as f64
             },
-            energy_mj: energy.then_some(self.energy_mj),
+            idle_energy_mj: energy.then_some(self.energy_mj),
+            active_energy_mj: None,
+            energy_mj: None,
             tick_kept: governor.then_some(self.tick_kept),
             tick_before_wakeup: governor.then_some(self.tick_before_wakeup),
             kernel_reported: None,
@@ -1016,8 +1064,13 @@ impl Replayer {
         Ok(())
     }
 
-    /// The columns: the traced kernel's, then each governor's, in the order asked.
-    fn columns(&self, kernel_misses: &[(u64, u64)]) -> (Column, Vec<(String, Column)>) {
+    /// The columns: the traced kernel's, then each governor's, in the order asked, each with
+    /// the same `active` energy.
+    fn columns(
+        &self,
+        kernel_misses: &[(u64, u64)],
+        active: &ActiveTime,
+    ) -> (Column, Vec<(String, Column)>) {
         let energy = self.energy;
         let mut total_names: Vec<Vec<String>> = vec![Vec::new(); MAX_STATES];
         for c in &self.layout.clusters {
@@ -1045,6 +1098,8 @@ impl Replayer {
                 let table = &self.layout.clusters[slot.cluster];
                 let names: Vec<String> = table.view.states.iter().map(|s| s.name.clone()).collect();
                 let mut summary = acc.summary(&names, energy, governor);
+                let cpu_active = active.per_cpu.iter().find(|a| a.cpu as usize == cpu);
+                summary.add_active(cpu_active.map_or(Some(0.0), |a| a.energy_mj));
                 if !governor {
                     let (above, below) = kernel_misses.get(cpu).copied().unwrap_or((0, 0));
                     let m = KernelMisses {
@@ -1062,6 +1117,7 @@ impl Replayer {
                 });
             }
             let mut total = total.summary(&total_names, energy, governor);
+            total.add_active(active.energy_mj);
             if !governor {
                 total.kernel_reported = Some(reported);
             }
@@ -1075,6 +1131,111 @@ impl Replayer {
             .map(|(i, (name, _))| (name.clone(), column(&|s: &CpuSlot| s.govs[i].acc, true)))
             .collect();
         (actual, govs)
+    }
+}
+
+/// A CPU's running time as the active energy charges it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuActive {
+    pub cpu: u32,
+    /// At a traced frequency the platform lists with a power, charged at that power.
+    pub traced_ns: u64,
+    /// At an unknown frequency (before the CPU's first `cpu_frequency` event).
+    pub unknown_frequency_ns: u64,
+    /// At a traced frequency the platform lists no power for.
+    pub unlisted_frequency_ns: u64,
+    /// The OPP the unknown and unlisted time is charged at (the policy's maximum), kHz.
+    pub fallback_khz: Option<u64>,
+    /// `None` when the fallback OPP has no power and some time needs it.
+    pub energy_mj: Option<f64>,
+}
+
+/// The running time of every CPU and how it was charged (the module doc gives the rule).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ActiveTime {
+    /// `traced frequency`, `highest OPP` (no `cpu_frequency` events) or `traced frequency,
+    /// else highest OPP`.
+    pub rule: &'static str,
+    pub cpu_frequency_events: u64,
+    pub traced_ns: u64,
+    pub unknown_frequency_ns: u64,
+    pub unlisted_frequency_ns: u64,
+    /// Over all CPUs; `None` when some CPU's is.
+    pub energy_mj: Option<f64>,
+    /// CPUs with running time, by number.
+    pub per_cpu: Vec<CpuActive>,
+}
+
+/// Charges each CPU's running time in `tracker` (its P-state residency and its time at an
+/// unknown frequency) at the power of its cluster's OPPs in `layout`.
+fn active_time(layout: &Layout, tracker: &PstateTracker) -> ActiveTime {
+    let mut per_cpu = Vec::new();
+    for cpu in 0..tracker.cpu_count() as u32 {
+        let Some(table) = layout
+            .cpu_cluster
+            .get(cpu as usize)
+            .copied()
+            .flatten()
+            .map(|k| &layout.clusters[k])
+        else {
+            continue;
+        };
+        let mut a = CpuActive {
+            cpu,
+            traced_ns: 0,
+            unknown_frequency_ns: tracker.cpu_unknown(cpu).total_ns,
+            unlisted_frequency_ns: 0,
+            fallback_khz: table.held_khz,
+            energy_mj: None,
+        };
+        // mW x ns = 1e-9 mJ.
+        let mut mj = 0.0;
+        for (khz, ns) in tracker.cpu_time_ns(cpu) {
+            match table.active_mw(u64::from(khz)) {
+                Some(mw) => {
+                    a.traced_ns += ns;
+                    mj += mw * ns as f64 * 1e-9;
+                }
+                None => a.unlisted_frequency_ns += ns,
+            }
+        }
+        let fallback_ns = a.unknown_frequency_ns + a.unlisted_frequency_ns;
+        let fallback_mw = table.held_khz.and_then(|khz| table.active_mw(khz));
+        a.energy_mj = match fallback_mw {
+            Some(mw) => Some(mj + mw * fallback_ns as f64 * 1e-9),
+            None if fallback_ns == 0 => Some(mj),
+            None => None,
+        };
+        if a.traced_ns + fallback_ns > 0 {
+            per_cpu.push(a);
+        }
+    }
+    let sum = |f: fn(&CpuActive) -> u64| per_cpu.iter().map(f).sum::<u64>();
+    let (traced_ns, unknown_frequency_ns, unlisted_frequency_ns) = (
+        sum(|a| a.traced_ns),
+        sum(|a| a.unknown_frequency_ns),
+        sum(|a| a.unlisted_frequency_ns),
+    );
+    let events = tracker.events();
+    let rule = if events == 0 {
+        "highest OPP"
+    } else if unknown_frequency_ns + unlisted_frequency_ns == 0 {
+        "traced frequency"
+    } else {
+        "traced frequency, else highest OPP"
+    };
+    // Without any running time there is nothing to charge, whatever the platform has.
+    let energy_mj = per_cpu
+        .iter()
+        .try_fold(0.0, |total, a| a.energy_mj.map(|mj| total + mj));
+    ActiveTime {
+        rule,
+        cpu_frequency_events: events,
+        traced_ns,
+        unknown_frequency_ns,
+        unlisted_frequency_ns,
+        energy_mj,
+        per_cpu,
     }
 }
 
@@ -1197,6 +1358,8 @@ pub struct ReplayReport {
     pub dropped: Dropped,
     /// What the traced kernel chose, classified as the replayed governors are.
     pub actual: Column,
+    /// The running time behind every column's active energy.
+    pub active: ActiveTime,
     /// Each governor's column, by the name it was asked by.
     #[serde(serialize_with = "as_map")]
     pub governors: Vec<(String, Column)>,
@@ -1409,6 +1572,8 @@ fn replay_events<S: EventSource>(
         .collect();
     let cpu_cluster = layout.cpu_cluster.clone();
     let mut builder = PeriodBuilder::new(tick_ns, |c| capacities[c as usize], cpus);
+    // Each CPU's running time and the frequencies it ran at, for the active energy.
+    let mut running = PstateTracker::new(0, Vec::new());
     let mut replayer = Replayer::new(layout, options.governors.clone(), label)?;
     let (mut first_ns, mut last_ns) = (None, None);
     let mut periods = 0u64;
@@ -1423,7 +1588,9 @@ fn replay_events<S: EventSource>(
         // MAX_CPUS, the builder by its table.
         let beyond = |c: u32| c >= cpus;
         let named = match ev.kind {
-            EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuIdleMiss { cpu_id, .. } => cpu_id,
+            EventKind::CpuIdle { cpu_id, .. }
+            | EventKind::CpuIdleMiss { cpu_id, .. }
+            | EventKind::CpuFrequency { cpu_id, .. } => cpu_id,
             _ => ev.cpu,
         };
         if let EventKind::CpuIdle {
@@ -1436,10 +1603,20 @@ fn replay_events<S: EventSource>(
         if beyond(ev.cpu) || beyond(named) {
             continue;
         }
+        match ev.kind {
+            EventKind::CpuIdle { state, cpu_id } => {
+                running.cpu_idle(ev.timestamp_ns, cpu_id, state.is_some())
+            }
+            EventKind::CpuFrequency { khz, cpu_id } => {
+                running.cpu_frequency(ev.timestamp_ns, cpu_id, khz)
+            }
+            _ => {}
+        }
         builder.on_event(ev.cpu, ev.timestamp_ns, ev.line, &ev.kind, &mut emit)?;
     }
     builder.finish(&mut emit)?;
-    let (actual, govs) = replayer.columns(&builder.kernel_misses);
+    let active = active_time(&replayer.layout, &running);
+    let (actual, govs) = replayer.columns(&builder.kernel_misses, &active);
     let c = &replayer.counts;
     let inputs = input_sources(c, periods, tick_ns, builder.saw_sched_switch());
     if options.hz.is_none() {
@@ -1447,11 +1624,12 @@ fn replay_events<S: EventSource>(
             "HZ={hz} assumed: the trace does not carry CONFIG_HZ (--hz to change)"
         ));
     }
-    if actual.total.energy_mj.is_none() {
+    if actual.total.idle_energy_mj.is_none() {
         notes.push(
-            "energy is not available: the platform gives no power for some idle state".into(),
+            "idle energy is not available: the platform gives no power for some idle state".into(),
         );
     }
+    notes.push(active_note(&active));
     notes.push(
         "residency model: the real idle duration plus the chosen state's exit latency (the \
          wake-up time is the workload's and does not move)"
@@ -1480,10 +1658,39 @@ fn replay_events<S: EventSource>(
         inputs,
         dropped: builder.dropped.clone(),
         actual,
+        active,
         governors: govs,
         trace: trace.counts(),
         notes,
     })
+}
+
+/// What the active energy charged, and by which rule.
+fn active_note(a: &ActiveTime) -> String {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let fallback = "the OPP the performance governor holds (the policy's maximum), as torpor's \
+                    simulation charges a running CPU without DVFS";
+    let mut note = if a.cpu_frequency_events == 0 {
+        format!(
+            "active energy: the trace has no cpu_frequency events; the CPUs' running time \
+             ({:.3} ms, each cpu_idle exit to the next entry) is charged at {fallback}",
+            ms(a.unknown_frequency_ns + a.unlisted_frequency_ns + a.traced_ns)
+        )
+    } else {
+        format!(
+            "active energy: running time at the traced frequency's OPP power ({} cpu_frequency \
+             events) for {:.3} ms; at {fallback} for {:.3} ms before a CPU's first \
+             cpu_frequency event and {:.3} ms at frequencies the platform lists no power for",
+            a.cpu_frequency_events,
+            ms(a.traced_ns),
+            ms(a.unknown_frequency_ns),
+            ms(a.unlisted_frequency_ns)
+        )
+    };
+    if a.energy_mj.is_none() {
+        note += "; not available: the platform gives no power for the OPP needed";
+    }
+    note
 }
 
 fn input_sources(c: &InputCounts, periods: u64, tick_ns: u64, trips: bool) -> Vec<InputSource> {

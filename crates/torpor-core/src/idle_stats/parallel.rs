@@ -6,7 +6,7 @@
 //! then the rest of the file is cut into blocks of [`BLOCK_BYTES`]; a block holds the lines that
 //! start in it (the last one may run past its end). Workers scan blocks in parallel with the
 //! same line checks as the streaming reader ([`classify_line`], [`parse_kind`]), keep only the
-//! `cpu_idle` events and the counts, and the calling thread merges the blocks in file order:
+//! `cpu_idle` and `cpu_frequency` events and the counts, and the calling thread merges the blocks in file order:
 //! the report sees the same events in the same order, so its figures are the streaming
 //! reader's. What a block cannot know alone is stitched at the merge: line numbers (each block
 //! counts its lines), timestamps going backwards across a block start (each block keeps each
@@ -45,13 +45,21 @@ pub(super) const BLOCK_BYTES: usize = 1 << 20;
 /// Blocks a worker may scan ahead of the block being merged.
 const AHEAD_PER_WORKER: usize = 2;
 
-/// One `cpu_idle` event: timestamp, `cpu_id`, state ([`CPU_IDLE_EXIT`] for an exit).
-type Idle = (u64, u32, u32);
+/// One event the report reads: timestamp, `cpu_id`, what happened.
+type Kept = (u64, u32, Change);
+
+#[derive(Clone, Copy)]
+enum Change {
+    /// `cpu_idle`: the state ([`CPU_IDLE_EXIT`] for an exit).
+    Idle(u32),
+    /// `cpu_frequency`: the new frequency in kHz.
+    Frequency(u32),
+}
 
 /// What one block held.
 #[derive(Default)]
 struct Scanned {
-    idle: Vec<Idle>,
+    kept: Vec<Kept>,
     /// Lines that start in the block.
     lines: usize,
     /// Known events by their index in [`KNOWN`].
@@ -240,9 +248,14 @@ impl Merge {
                 *self.unknown.entry(OTHER_EVENTS.into()).or_insert(0) += n;
             }
         }
-        for &(ts, cpu_id, state) in &b.idle {
-            let state = (state != CPU_IDLE_EXIT).then_some(state);
-            analysis.cpu_idle(ts, state, cpu_id);
+        for &(ts, cpu_id, change) in &b.kept {
+            match change {
+                Change::Idle(state) => {
+                    let state = (state != CPU_IDLE_EXIT).then_some(state);
+                    analysis.cpu_idle(ts, state, cpu_id);
+                }
+                Change::Frequency(khz) => analysis.cpu_frequency(ts, khz, cpu_id),
+            }
         }
         self.line += b.lines;
     }
@@ -354,9 +367,15 @@ impl Scanned {
                 return None;
             }
             self.known[0] += 1;
-            self.idle.push((ts, cpu_id, state));
+            self.kept.push((ts, cpu_id, Change::Idle(state)));
         } else if let Some(k) = known_index(name) {
-            parse_kind(name, fields, limits.cpus).ok()?;
+            let kind = parse_kind(name, fields, limits.cpus).ok()?;
+            if let EventKind::CpuFrequency { khz, cpu_id } = kind {
+                if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
+                    return None;
+                }
+                self.kept.push((ts, cpu_id, Change::Frequency(khz)));
+            }
             self.known[k] += 1;
         } else {
             // Event names are ASCII identifiers; anything else counts under OTHER_EVENTS, as

@@ -216,3 +216,96 @@ target_residency_us = 100
         serde_json::json!([row("DEEP", [1000.0, 1000.0, 1000.0, 1000.0], [1, 0, 0])])
     );
 }
+
+/// A P-state row: kHz, then min, max, avg, total (us), then hits.
+fn prow(khz: u32, us: [f64; 4], hits: u64) -> serde_json::Value {
+    let [min, max, avg, total] = us;
+    serde_json::json!({"freq_khz": khz, "min_us": min, "max_us": max, "avg_us": avg,
+        "total_us": total, "hits": hits})
+}
+
+#[test]
+fn pstate_residency_of_the_hand_made_trace() {
+    // tests/ftrace/pstates.report.txt: two CPUs, one cluster (assumed from `cpus=2`). Only
+    // time while a CPU runs counts (idlestat's cpu_pstate_idle / cpu_pstate_running); the
+    // cluster runs at its running CPUs' highest frequency. Times in us after 1000 s:
+    //   10   cpu1 enters: it ran before at an unknown frequency since an unknown time: nothing
+    //   60   cpu1 exits: running at an unknown frequency from 60
+    //   100  cpu0 500 MHz (no cpu_idle yet: running): cpu0 500 from 100; cluster 500 from 100
+    //   150  cpu1 enters: 90 us at an unknown frequency (60..150), in no row
+    //   300  cpu1 1 GHz while idle: nothing recorded
+    //   400  cpu1 exits at 1 GHz: cpu1 1000 from 400; cluster 1000: 500 for 300 (100..400)
+    //   600  cpu0 enters: cpu0 500 for 500 (100..600); cluster still 1000 (cpu1)
+    //   700  cpu1 500 MHz: cpu1 1000 for 300 (400..700); cluster 500: 1000 for 300
+    //   900  cpu1 enters: cpu1 500 for 200 (700..900); cluster none: 500 for 200
+    //   1000 cpu0 exits: cpu0 500 from 1000; cluster 500 from 1000
+    //   1100 cpu0 1 GHz: cpu0 500 for 100 (1000..1100); cluster 1000: 500 for 100
+    //   1150 cpu1 exits at 500: cluster still 1000
+    //   1400 cpu0 enters: cpu0 1000 for 300 (1100..1400); cluster 500: 1000 for 300
+    //   1500 cpu1 enters: cpu1 500 for 350 (1150..1500); cluster none: 500 for 100
+    //   1600 cpu0 exits: cpu0 (and the cluster) at 1 GHz from 1600, open at the end
+    // cpu0: 500 MHz 500, 100 -> min 100, max 500, avg 300, total 600, 2 hits; 1 GHz 300, 1 hit.
+    // cpu1: 500 MHz 200, 350 -> min 200, max 350, avg 275, total 550; 1 GHz 300, 1 hit.
+    // clusterA: 500 MHz 300, 200, 100, 100 -> min 100, max 300, avg 175, total 700; 1 GHz 300,
+    // 300 -> total 600.
+    let text = include_str!("../../../../tests/ftrace/pstates.report.txt");
+    let got = from_reader(text.as_bytes(), "t", None, None).unwrap();
+    let p = &got.pstates;
+    let expected = serde_json::json!({
+        "clusterA": [
+            prow(500_000, [100.0, 300.0, 175.0, 700.0], 4),
+            prow(1_000_000, [300.0, 300.0, 300.0, 600.0], 2),
+        ],
+        "cpu0": [
+            prow(500_000, [100.0, 500.0, 300.0, 600.0], 2),
+            prow(1_000_000, [300.0, 300.0, 300.0, 300.0], 1),
+        ],
+        "cpu1": [
+            prow(500_000, [200.0, 350.0, 275.0, 550.0], 2),
+            prow(1_000_000, [300.0, 300.0, 300.0, 300.0], 1),
+        ],
+    });
+    assert_eq!(serde_json::Value::Object(p.sections.clone()), expected);
+    // Second method: the cluster's P-state time is the union of its CPUs' running time at a
+    // known frequency: cpu0 100..600 and 1000..1400, cpu1 400..900 and 1150..1500, whose union
+    // is 100..900 and 1000..1500, 1300 us.
+    let cluster_us: f64 = p.sections["clusterA"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["total_us"].as_f64().unwrap())
+        .sum();
+    assert_eq!(cluster_us, 800.0 + 500.0);
+    assert_eq!(p.cpu_frequency_events, 4);
+    assert_eq!(
+        p.unknown_frequency,
+        [UnknownFrequency {
+            cpu: 1,
+            intervals: 1,
+            total_ns: 90_000
+        }]
+    );
+    assert_eq!(
+        p.dropped,
+        PstateDropped {
+            open_at_end: 1,
+            ..PstateDropped::default()
+        }
+    );
+}
+
+#[test]
+fn a_frequency_event_of_a_cpu_the_platform_lacks_is_refused_at_its_line() {
+    let p = Platform::parse(
+        "[[cluster]]\ncpus = [0]\n[[state]]\nname = \"WFI\"\ntarget_residency_us = 1\n",
+        "p.toml",
+    )
+    .unwrap();
+    let text =
+        "         sugov:0-300   [000]  1000.000100: cpu_frequency:        state=500000 cpu_id=1\n";
+    let e = from_reader(text.as_bytes(), "t", Some(&p), Some("p.toml")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t:1: cpu_id=1, but the platform lists 1 CPUs"
+    );
+}

@@ -112,7 +112,7 @@ fn the_oracle_and_the_traced_kernel_on_three_periods_without_timer_events() {
     // exit energy E(s) = E(s-1) + (P(s-1) - P(s)) x target: E(CPU_OFF) = 8 x 500 = 0.004,
     // E(DEEP) = 0.004 + 1 x 5000 = 0.009. WFI 10 x 201 = 0.00201; CPU_OFF 2 x 2100 + 0.004 =
     // 0.0082; DEEP 1 x 11000 + 0.009 = 0.020; total 0.03021.
-    assert!((o.energy_mj.unwrap() - 0.03021).abs() < 1e-12);
+    assert!((o.idle_energy_mj.unwrap() - 0.03021).abs() < 1e-12);
     // Ticks: the sleep length is reconstructed as max(duration, 4 ms) = 4, 4 and 10 ms; only
     // the last is more than a tick away, so only there can the tick stop (and the oracle, whose
     // 10 ms period outlasts the 4 ms to the tick, stops it). None of the two kept-tick periods
@@ -124,7 +124,7 @@ fn the_oracle_and_the_traced_kernel_on_three_periods_without_timer_events() {
     assert_eq!((a.periods, a.too_deep, a.too_shallow), (3, 1, 1));
     assert!((a.too_deep_pct - 100.0 / 3.0).abs() < 1e-9);
     // WFI 0.00201; DEEP 1 x 3000 + 0.009 = 0.012; CPU_OFF 2 x 10100 + 0.004 = 0.0242.
-    assert!((a.energy_mj.unwrap() - 0.03821).abs() < 1e-12);
+    assert!((a.idle_energy_mj.unwrap() - 0.03821).abs() < 1e-12);
     assert_eq!(a.tick_kept, None);
     assert_eq!(a.kernel_reported, Some(KernelMisses::default()));
     // Every input but the causes is reconstructed; the report says so.
@@ -525,7 +525,7 @@ impl PlainSums {
             too_deep: s.too_deep,
             too_shallow: s.too_shallow,
             latency_ns: s.added_latency_ns,
-            energy_mj: s.energy_mj.unwrap_or(0.0),
+            energy_mj: s.idle_energy_mj.unwrap_or(0.0),
             tick_kept: s.tick_kept.unwrap_or(0),
             tick_before_wakeup: s.tick_before_wakeup.unwrap_or(0),
         }
@@ -544,7 +544,7 @@ fn the_replay_books_every_period_as_the_plain_per_period_method_does() {
     for (line, q) in ps.iter().enumerate() {
         r.replay(*q, "t", line).unwrap();
     }
-    let (actual, govs) = r.columns(&[]);
+    let (actual, govs) = r.columns(&[], &active_time(&r.layout, &PstateTracker::default()));
 
     let table = |cpu: u32| &layout.clusters[layout.cpu_cluster[cpu as usize].unwrap()];
     let sums = |cpu: u32| PlainSums {
@@ -628,7 +628,7 @@ fn the_replay_books_every_period_as_the_plain_per_period_method_does() {
     }
 
     assert_eq!(actual.per_cpu.len(), 5);
-    assert!(actual.total.energy_mj.is_some());
+    assert!(actual.total.idle_energy_mj.is_some());
     for (cpu, got) in actual.per_cpu.iter().enumerate() {
         assert_eq!(
             PlainSums::of(&got.summary),
@@ -689,4 +689,121 @@ fn the_per_state_bounds_classify_as_classify_does() {
             }
         }
     }
+}
+
+/// The test platform with a second OPP: 500 MHz at 30 mW below 1 GHz at 100 mW.
+fn two_opps() -> CpuPlatform {
+    let text = PLATFORM.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000",
+        "[[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 30.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000",
+    );
+    CpuPlatform::parse("p.toml", &text).unwrap()
+}
+
+fn freq(cpu: u32, ts: &'static str, khz: u32) -> (u32, &'static str, String) {
+    (cpu, ts, format!("cpu_frequency: state={khz} cpu_id={cpu}"))
+}
+
+#[test]
+fn active_energy_at_two_traced_frequencies_by_hand() {
+    // us after 100 s. cpu0:
+    //   0     500 MHz (running)               500 MHz from 0
+    //   300   WFI                             300 us at 500 MHz
+    //   500   exit                            500 MHz from 500
+    //   600   1 GHz                           100 us at 500 MHz; 1 GHz from 600
+    //   1000  CPU_OFF                         400 us at 1 GHz
+    //   3000  exit                            1 GHz from 3000
+    //   3200  700 MHz, not an OPP             200 us at 1 GHz; 700 MHz from 3200
+    //   3500  WFI                             300 us at 700 MHz: unlisted, charged at 1 GHz
+    //   4000  exit                            700 MHz from 4000, open at the end
+    // cpu1 (no cpu_frequency event): WFI 0..100, running 100..350 at an unknown frequency
+    // (charged at 1 GHz, the policy's maximum), WFI from 350, exit at 2000, open at the end.
+    // Active (mW x us x 1e-6 = mJ): 500 MHz 400 us x 30 = 0.012; 1 GHz 600 us x 100 = 0.06;
+    // unlisted 300 us x 100 = 0.03; cpu1 250 us x 100 = 0.025; in all 0.127.
+    // Idle, the traced kernel's states (power x (duration + exit) + transition energy):
+    // cpu0 WFI 10 x (201 + 501) = 0.00702, CPU_OFF 2 x 2100 + 0.004 = 0.0082; cpu1 WFI
+    // 10 x (101 + 1651) = 0.01752; in all 0.03274.
+    let lines = [
+        freq(0, "100.000000", 500_000),
+        idle(1, "100.000000", 0),
+        exit(1, "100.000100"),
+        idle(0, "100.000300", 0),
+        idle(1, "100.000350", 0),
+        exit(0, "100.000500"),
+        freq(0, "100.000600", 1_000_000),
+        idle(0, "100.001000", 1),
+        exit(1, "100.002000"),
+        exit(0, "100.003000"),
+        freq(0, "100.003200", 700_000),
+        idle(0, "100.003500", 0),
+        exit(0, "100.004000"),
+    ];
+    let borrowed: Vec<(u32, &str, &str)> =
+        lines.iter().map(|(c, t, e)| (*c, *t, e.as_str())).collect();
+    let p = two_opps();
+    let r = from_reader(
+        trace(&borrowed).as_bytes(),
+        "t.txt",
+        Some((&p, "platform")),
+        &ReplayOptions {
+            governors: parse_governors("oracle").unwrap(),
+            hz: Some(250),
+        },
+    )
+    .unwrap();
+    let a = &r.active;
+    assert_eq!(a.rule, "traced frequency, else highest OPP");
+    assert_eq!(a.cpu_frequency_events, 3);
+    assert_eq!(
+        (a.traced_ns, a.unlisted_frequency_ns, a.unknown_frequency_ns),
+        (1_000_000, 300_000, 250_000)
+    );
+    assert!((a.energy_mj.unwrap() - 0.127).abs() < 1e-12);
+    let cpu0 = &a.per_cpu[0];
+    assert_eq!((cpu0.cpu, cpu0.fallback_khz), (0, Some(1_000_000)));
+    assert!((cpu0.energy_mj.unwrap() - 0.102).abs() < 1e-12);
+    let actual = &r.actual.total;
+    assert!((actual.idle_energy_mj.unwrap() - 0.03274).abs() < 1e-12);
+    // The parts add up, in every column and on every CPU; the active part is the workload's,
+    // the same in every column.
+    for col in [&r.actual, &r.governors[0].1] {
+        let t = &col.total;
+        assert_eq!(t.active_energy_mj, a.energy_mj);
+        let sum = t.idle_energy_mj.unwrap() + t.active_energy_mj.unwrap();
+        assert!((t.energy_mj.unwrap() - sum).abs() < 1e-15);
+        let per_cpu: f64 = col
+            .per_cpu
+            .iter()
+            .map(|c| c.summary.energy_mj.unwrap())
+            .sum();
+        assert!((per_cpu - t.energy_mj.unwrap()).abs() < 1e-12);
+    }
+    assert!((actual.energy_mj.unwrap() - 0.15974).abs() < 1e-12);
+    assert!(r.notes.iter().any(|n| n.contains("for 1.000 ms")));
+}
+
+#[test]
+fn without_frequency_events_running_time_is_charged_at_the_policys_maximum() {
+    // cpu0 runs 200..1000 and 3000..10000 us between its periods: 7.8 ms at 1 GHz, 100 mW:
+    // 0.78 mJ.
+    let r = run(
+        &[
+            idle(0, "100.000000", 0),
+            exit(0, "100.000200"),
+            idle(0, "100.001000", 2),
+            exit(0, "100.003000"),
+            idle(0, "100.010000", 1),
+            exit(0, "100.020000"),
+        ],
+        "oracle",
+    );
+    assert_eq!(r.active.rule, "highest OPP");
+    assert_eq!(r.active.unknown_frequency_ns, 7_800_000);
+    assert!((r.active.energy_mj.unwrap() - 0.78).abs() < 1e-12);
+    assert!((r.actual.total.energy_mj.unwrap() - (0.03821 + 0.78)).abs() < 1e-12);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("the trace has no cpu_frequency events")));
 }

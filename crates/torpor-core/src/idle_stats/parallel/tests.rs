@@ -53,6 +53,8 @@ fn fixtures_give_the_streaming_report() {
         same(&dir.join(name), Some(&platform));
     }
     same(&dir.join("replay-timers.report.txt"), None);
+    let pstates = same(&dir.join("pstates.report.txt"), None);
+    assert_eq!(pstates.pstates.cpu_frequency_events, 4);
 }
 
 /// Markers, blank lines, unknown events, a timestamp going backwards within a block and across
@@ -145,6 +147,14 @@ fn bad_input_is_handed_back() {
         "platform.txt",
         format!("{good}{}", good.replace("cpu_id=0", "cpu_id=1")).as_bytes(),
     );
+    assert!(streaming(&path, Some(&one)).is_err());
+    for block in SIZES {
+        assert!(parallel(&path, Some(&one), block).is_none());
+    }
+    // The same for a cpu_frequency event's cpu_id.
+    let freq =
+        "         sugov:0-300   [000] ....  1000.000020: cpu_frequency: state=500000 cpu_id=1\n";
+    let path = temp("platform-freq.txt", format!("{good}{freq}").as_bytes());
     assert!(streaming(&path, Some(&one)).is_err());
     for block in SIZES {
         assert!(parallel(&path, Some(&one), block).is_none());
