@@ -35,6 +35,15 @@ def test_run_takes_a_dict_and_returns_tables():
     assert any("PS0 idle power 700 mW" in n for n in r.notes)
 
 
+def test_the_notes_are_the_lines_the_cli_prints(cli):
+    # A blkparse replay: its flushes and skipped lines are notes beside the drive's estimates.
+    path = ROOT / "scenarios" / "apst-blkparse-replay.toml"
+    printed = cli("run", str(path), "--brief").stderr.splitlines()
+    notes = torpor.run(path).notes
+    assert any("flushes counted, not sent" in n for n in notes)
+    assert [f"torpor: note: {n}" for n in notes] == printed
+
+
 def test_overrides_by_dotted_path_or_double_underscore_are_the_same():
     # A 200 ms primary timeout is longer than the 150 ms gaps: the drive never sleeps and
     # every read takes its 75 us.
@@ -227,6 +236,15 @@ def nested(depth: int) -> dict:
             r"^hz: -1 is below 0$",
         ),
         (
+            lambda: torpor.reproduce("apst-v2", "out"),
+            r"^area: 'apst-v2' \(str\) is not one of 'apst', 'teo', 'devfreq', 'hpb', 'qos', "
+            r"'all'$",
+        ),
+        (
+            lambda: torpor.reproduce("apst", None),
+            r"^out: expected a folder to write into \(a str or a pathlib\.Path\), got None",
+        ),
+        (
             lambda: torpor.apst_table(None),
             r"^device: expected a preset id or a path to a dump .*, got None \(NoneType\)$",
         ),
@@ -252,6 +270,8 @@ def nested(depth: int) -> dict:
         "idle-stats-platform-int",
         "idle-replay-governors-list",
         "idle-replay-hz-negative",
+        "reproduce-unknown-area",
+        "reproduce-none-out",
         "apst-table-none",
         "apst-table-set",
     ],

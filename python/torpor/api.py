@@ -91,14 +91,11 @@ class Result:
 
     @property
     def notes(self) -> list[str]:
-        """What the run assumed (estimated powers, decoding, defaults), once each."""
-        notes = [
-            n
-            for v in self.report["variants"]
-            for component in ("nvme", "cpu", "ufs")
-            for n in v.get(component, {}).get("notes", [])
-        ]
-        return list(dict.fromkeys(notes))
+        """What the run assumed, estimated or left out (estimated powers, decoding, defaults,
+        replayed lines not sent), once each: the lines ``torpor run`` prints as notes."""
+        from torpor.report.notes import run_notes
+
+        return run_notes(self.report)
 
 
 def run(
@@ -192,15 +189,22 @@ def apst_table(device: str | os.PathLike[str], **params: Any) -> pd.DataFrame:
 
 
 def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
-    """Re-runs a built-in experiment into ``out`` (``results.json``, ``report.md``) and
-    returns its results, ``claims`` and ``runs`` as DataFrames."""
+    """Re-runs a built-in experiment (``apst``, ``teo``, ``devfreq``, ``hpb``, ``qos``) into
+    ``out`` (``results.json``, ``report.md``, ``report.html``) and returns its results,
+    ``claims`` and ``runs`` as DataFrames; ``all`` runs each into its own folder under ``out``
+    and returns ``{"experiments": [...]}``, one such result per experiment."""
     from torpor import reproduction as rep
 
+    area = arguments.choice("area", area, (*rep.AREAS, "all"))
+    out = arguments.path("out", out, "a folder to write into")
     results = rep.run(area, Path(out))
-    return results | {
-        "claims": pd.DataFrame(results["claims"]),
-        "runs": pd.DataFrame(results["runs"]),
-    }
+
+    def tables(r: dict[str, Any]) -> dict[str, Any]:
+        return r | {"claims": pd.DataFrame(r["claims"]), "runs": pd.DataFrame(r["runs"])}
+
+    if area == "all":
+        return {"experiments": [tables(r) for r in results["experiments"]]}
+    return tables(results)
 
 
 def _summary(variants: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:

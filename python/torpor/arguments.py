@@ -62,6 +62,14 @@ def integer(name: str, value: Any, least: int, most: int) -> int:
     return value
 
 
+def choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, refused as the CLI refuses a value not in its list."""
+    if isinstance(value, str) and value in choices:
+        return value
+    listed = ", ".join(repr(c) for c in choices)
+    raise InputError(f"{name}: {shown(value)} is not one of {listed}")
+
+
 def progress(value: Any) -> Any:
     """A progress callback, or None."""
     if value is None or callable(value):
