@@ -415,7 +415,8 @@ def _device_lane(v: dict[str, Any], until_s: float) -> tuple[str, list[tuple[flo
     name) and whether changes past the recording limit were dropped. An NVMe drive's power
     states, a UFS host's clock level; no lane without a device."""
     if (t := v.get("nvme", {}).get("timeline")) is not None:
-        changes = [(at, t["states"][s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
+        names = [_BETWEEN if n == "transition" else n for n in t["states"]]
+        changes = [(at, names[s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
         return v["nvme"]["device"], changes, bool(t["dropped"])
     if "ufs" in v:
         ufs = v["ufs"]
@@ -429,13 +430,14 @@ def _clock(hz: float) -> str:
 
 
 def _device_colors(variants: list[dict[str, Any]]) -> dict[str, str]:
-    """NVMe power states in purples, shallow light to deep dark, a transition in gold; a UFS
-    host's clock levels in purples, the highest lightest."""
+    """NVMe power states in purples, shallow light to deep dark, the time between them
+    (``entry/exit``, as the CLI names it) in gold; a UFS host's clock levels in purples, the
+    highest lightest."""
     colors: dict[str, str] = {}
     for v in variants:
         if (t := v.get("nvme", {}).get("timeline")) is not None:
             states = [s for s in t["states"] if s != "transition"]
-            colors |= _shades("Purples", states) | {"transition": "gold"}
+            colors |= _shades("Purples", states) | {_BETWEEN: "gold"}
         elif "ufs" in v:
             levels = sorted({hz for _, hz in v["ufs"]["freq_timeline"]}, reverse=True)
             colors |= _shades("Purples", [_clock(hz) for hz in levels])
