@@ -142,3 +142,15 @@ def test_the_check_finds_overlapping_text_and_a_legend_over_bars() -> None:
     ax.set_title("title")
     fig.legend(loc="outside upper center")
     assert problems(fig) == []
+
+
+def test_the_sweep_figure_draws_its_constraint_and_spreads_decades_on_a_log_axis(
+    written_pages: dict[str, Any],
+) -> None:
+    # apst-sn530-sweep.toml: p99.9 latency within 15 ms; its points' p99.9 run from 75 us (the
+    # drive never sleeps) to tens of ms: more than two decades.
+    _, (fig,) = written_pages["sweep"]
+    (ax,) = fig.axes
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert [list(line.get_ydata()) for line in dashed] == [[15000.0, 15000.0]]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "lat_p999_us (log scale)"

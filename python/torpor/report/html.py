@@ -35,7 +35,8 @@ table { border-collapse: collapse; font-size: 0.9em; overflow-wrap: normal; }
 td, th { border: 1px solid #ccc; padding: 0.3em 0.5em; vertical-align: top; }
 td.holds { background: #e5f5e0; } td.fails { background: #fde0dd; }
 td.not-checkable { background: #eee; }
-.wide, pre { overflow-x: auto; }
+.wide { overflow-x: auto; }
+pre { white-space: pre-wrap; }
 figure { margin: 1.5em 0; }
 figure > svg { display: block; max-width: 100%; height: auto; }
 """
@@ -789,11 +790,24 @@ def sweep_page(
         ):
             xs, ys = [r[x] for r in group], [r[y] for r in group]
             ax.scatter(xs, ys, color=color, marker=marker, label=label)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
-        _legend_above(fig, ax, 3)
+        # Each bound on a plotted objective as a dashed line: the feasible side is plain.
+        for metric, low, high in constraints:
+            for bound in (b for b in (low, high) if b is not None):
+                if metric in (x, y):
+                    line = ax.axhline if metric == y else ax.axvline
+                    line(bound, color="grey", linestyle="--", linewidth=1, label="constraint")
+        if _spans_decades([r[x] for r in ran]):
+            ax.set_xscale("log")
+        if _spans_decades([r[y] for r in ran]):
+            ax.set_yscale("log")
+        ax.set_xlabel(x + (" (log scale)" if ax.get_xscale() == "log" else ""))
+        ax.set_ylabel(y + (" (log scale)" if ax.get_yscale() == "log" else ""))
+        handles, labels = ax.get_legend_handles_labels()
+        shown = dict(zip(labels, handles, strict=True))  # one "constraint" entry
+        fig.legend(shown.values(), shown.keys(), loc="outside upper center", ncol=4, fontsize=8)
         body.append(f"<figure>{_svg(fig)}</figure>")
     head = ["point", *axes, *objectives]
+    body.append("<h2>The Pareto front</h2>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
     for r in front:
         cells = [str(r["point"]), *[str(r[a]) for a in axes], *[f"{r[o]:,.1f}" for o in objectives]]
