@@ -230,6 +230,10 @@ def nested(depth: int) -> dict:
             r"^governors: expected comma-separated governor names \(a str\), got \['menu'\]",
         ),
         (
+            lambda: torpor.idle_replay(ROOT / "tests/ftrace/replay-timers.report.txt", "nope"),
+            r'^governors: unknown governor "nope"; expected one of menu@6\.6, menu, ',
+        ),
+        (
             lambda: torpor.idle_replay(
                 ROOT / "tests/ftrace/replay-timers.report.txt", "menu", hz=-1
             ),
@@ -269,6 +273,7 @@ def nested(depth: int) -> dict:
         "idle-stats-none",
         "idle-stats-platform-int",
         "idle-replay-governors-list",
+        "idle-replay-unknown-governor",
         "idle-replay-hz-negative",
         "reproduce-unknown-area",
         "reproduce-none-out",

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torpor import arguments, native
+from torpor import InputError, arguments, native
 
 #: A drive's time between power states, as the CLI's residency table names it (the core's
 #: ``transition``).
@@ -533,7 +533,8 @@ def idle_replay(
     ``torpor idle replay`` takes them; docs/idle-replay.md): one row per governor, and one
     ``actual`` row for what the traced kernel chose, with ``periods``, ``too_deep_pct``,
     ``too_shallow_pct``, ``added_latency_mean_us`` and ``energy_mj`` (NaN where the platform
-    gives no power), as the core reports them.
+    gives no power), as the core reports them. An unknown or repeated governor, like any
+    wrong argument, raises :class:`torpor.InputError`.
 
     >>> r = idle_replay(_ROOT / "tests/ftrace/replay-timers.report.txt", "menu,teo",
     ...                 "arm-juno-r0")
@@ -546,7 +547,10 @@ def idle_replay(
         platform = arguments.text("platform", platform, "a CPU preset id or a platform TOML path")
     if hz is not None:
         hz = arguments.integer("hz", hz, 0, 2**32 - 1)
-    report = native.idle_replay(trace, governors, platform, hz)
+    try:
+        report = native.idle_replay(trace, governors, platform, hz)
+    except ValueError as e:  # the core's word on the governor list, as the CLI shows it
+        raise InputError(f"governors: {e}") from None
     rows = []
     for name, g in [("actual", report["actual"]), *report["governors"].items()]:
         rows.append(
