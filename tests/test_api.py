@@ -26,12 +26,22 @@ def test_run_takes_a_dict_and_returns_tables():
     reads = r.latency[r.latency.op == "read"].iloc[0]
     assert reads["count"] == 19
     assert reads["max_us"] == 11075.0
-    assert list(r.summary.component) == ["io", "nvme"]
-    assert r.summary.set_index("component").loc["io", "ios"] == 19
-    # Residency covers the whole run: PS0, PS3 and the transitions add up to 100 %.
+    assert list(r.summary) == ["io", "nvme"]
+    assert r.summary["io"].ios.tolist() == [19]
+    assert r.summary["nvme"].device.tolist() == ["wdc-pc-sn530-256gb"]
+    # Residency covers the whole run: PS0, PS3 and the entries and exits add up to 100 %.
     assert r.residency.time_pct.sum() == pytest.approx(100.0, abs=1e-9)
-    assert set(r.residency.state) >= {"PS0", "PS3", "transition"}
+    assert set(r.residency.state) >= {"PS0", "PS3", "entry/exit"}
     assert any("PS0 idle power 700 mW" in n for n in r.notes)
+
+
+def test_the_notes_are_the_lines_the_cli_prints(cli):
+    # A blkparse replay: its flushes and skipped lines are notes beside the drive's estimates.
+    path = ROOT / "scenarios" / "apst-blkparse-replay.toml"
+    printed = cli("run", str(path), "--brief").stderr.splitlines()
+    notes = torpor.run(path).notes
+    assert any("flushes counted, not sent" in n for n in notes)
+    assert [f"torpor: note: {n}" for n in notes] == printed
 
 
 def test_overrides_by_dotted_path_or_double_underscore_are_the_same():
@@ -49,7 +59,7 @@ def test_an_override_reaches_every_variant_and_is_checked():
     # Every variant but the first names its own governor: the override replaces them all.
     path = ROOT / "scenarios" / "cpu-gs101-governors.toml"
     r = torpor.run(path, policy__cpuidle__governor="menu", run__duration="1s")
-    assert set(r.summary[r.summary.component == "cpu"].governor) == {"menu"}
+    assert set(r.summary["cpu"].governor) == {"menu"}
     with pytest.raises(torpor.InputError, match=r"policy\.cpuidle\.governor"):
         torpor.run(path, policy__cpuidle__governor="nonexistent", run__duration="1s")
 
@@ -101,7 +111,7 @@ def test_timeline_columns_keep_their_compact_types():
     # Floats for times and power, categories (codes of a byte or two) for names.
     assert (str(t.t_s.dtype), str(t.power_mw.dtype)) == ("float64", "float32")
     assert str(t.state.dtype) == "category" and str(t.variant.dtype) == "category"
-    assert set(t.state.cat.categories) == {"PS0", "PS1", "PS2", "PS3", "PS4", "transition"}
+    assert set(t.state.cat.categories) == {"PS0", "PS1", "PS2", "PS3", "PS4", "entry/exit"}
     # The JSON report keeps the timeline's names and window, not its rows.
     meta = r.report["variants"][0]["nvme"]["timeline"]
     assert meta["until_s"] == 1.0 and meta["t_s"] == []
@@ -111,7 +121,7 @@ def test_derived_measures_come_from_the_core_not_recomputed():
     # The core serializes energy per IO, transitions per hour and each task's mean wake-up
     # latency; the tables carry those very numbers.
     r = torpor.run(SN530_W7, **{"run.duration": "3s"})
-    nvme = r.summary[r.summary.component == "nvme"]
+    nvme = r.summary["nvme"]
     core = [v["nvme"]["energy_per_io_uj"] for v in r.report["variants"]]
     assert list(nvme.energy_per_io_uj) == core
     cpu = torpor.run(ROOT / "scenarios" / "cpu-gs101-governors.toml", run__duration="1s")
@@ -146,3 +156,134 @@ def test_sweep_idle_stats_and_idle_replay_are_public():
     assert callable(torpor.sweep) and callable(torpor.idle_stats) and callable(torpor.idle_replay)
     # torpor.sweep is also the module of the sweep machinery.
     assert torpor.sweep.METRICS[0] == "avg_power_mw"
+
+
+# Wrong types through the API: one InputError line saying what was expected, as the CLI words
+# it, never a TypeError, OverflowError or RecursionError with a traceback (issue 22, item 10).
+
+
+def nested(depth: int) -> dict:
+    tree: dict = {}
+    for _ in range(depth):
+        tree = {"a": tree}
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: torpor.run(SN530_W7, policy__apst__primary_timeout_ms={100}),
+            r"^<overrides>: `policy\.apst\.primary_timeout_ms`: \{100\} \(set\) has no "
+            r"TOML form \(give a list\)$",
+        ),
+        (
+            lambda: torpor.run(b"[platform.nvme]\npreset = 'wdc-pc-sn530-256gb'\n"),
+            r"^scenario: expected a path to a TOML file, TOML text or a dict of the same "
+            r"tables, got b.* \(bytes\) \(decode it first: data\.decode\(\)\)$",
+        ),
+        (
+            lambda: torpor.run({"platform": {"nvme": {1: "x"}}}),
+            r"^<dict>: `platform\.nvme`: a key must be a string, got 1 \(int\)$",
+        ),
+        (
+            lambda: torpor.run(SN530_W7 | {"run": {"duration": None}}),
+            r"^<dict>: `run\.duration`: None \(NoneType\) has no TOML form$",
+        ),
+        (
+            lambda: torpor.run(SN530_W7 | {"run": {"seed": 2**64}}),
+            r"^<dict>: `run\.seed`: 18446744073709551616 does not fit a TOML integer",
+        ),
+        (
+            lambda: torpor.run(nested(100_000)),
+            r"^<dict>: `a(\.a){64}`: nested more than 64 tables or arrays deep$",
+        ),
+        (lambda: torpor.run(SN530_W7, max_ios=-1), r"^max_ios: -1 is below 1$"),
+        (
+            lambda: torpor.run(SN530_W7, max_ios=2**64),
+            r"^max_ios: 18446744073709551616 is above the largest value, 18446744073709551615$",
+        ),
+        (
+            lambda: torpor.run(SN530_W7, max_ios="10"),
+            r"^max_ios: expected an integer, got '10' \(str\)$",
+        ),
+        (
+            lambda: torpor.run(SN530_W7, progress=5),
+            r"^progress: expected a function .* or None, got 5 \(int\)$",
+        ),
+        (
+            lambda: torpor.run(SN530_W7, run__duration=float("nan")),
+            r"^<overrides>: `run\.duration`: nan is not a finite number$",
+        ),
+        (lambda: torpor.run(None), r"^scenario: expected a path .*, got None \(NoneType\)$"),
+        (
+            lambda: torpor.idle_stats(None),
+            r"^trace: expected a path to an ftrace text trace \(a str or a pathlib\.Path\), "
+            r"got None \(NoneType\)$",
+        ),
+        (
+            lambda: torpor.idle_stats(ROOT / "tests/ftrace/two-clusters.report.txt", 7),
+            r"^platform: expected a CPU preset id or a platform TOML path .*, got 7 \(int\)$",
+        ),
+        (
+            lambda: torpor.idle_replay(ROOT / "tests/ftrace/replay-timers.report.txt", ["menu"]),
+            r"^governors: expected comma-separated governor names \(a str\), got \['menu'\]",
+        ),
+        (
+            lambda: torpor.idle_replay(ROOT / "tests/ftrace/replay-timers.report.txt", "nope"),
+            r'^governors: unknown governor "nope"; expected one of menu@6\.6, menu, ',
+        ),
+        (
+            lambda: torpor.idle_replay(
+                ROOT / "tests/ftrace/replay-timers.report.txt", "menu", hz=-1
+            ),
+            r"^hz: -1 is below 0$",
+        ),
+        (
+            lambda: torpor.reproduce("apst-v2", "out"),
+            r"^area: 'apst-v2' \(str\) is not one of 'apst', 'teo', 'devfreq', 'hpb', 'qos', "
+            r"'all'$",
+        ),
+        (
+            lambda: torpor.reproduce("apst", None),
+            r"^out: expected a folder to write into \(a str or a pathlib\.Path\), got None",
+        ),
+        (
+            lambda: torpor.apst_table(None),
+            r"^device: expected a preset id or a path to a dump .*, got None \(NoneType\)$",
+        ),
+        (
+            lambda: torpor.apst_table("wdc-pc-sn530-256gb", ps_max_latency_us={1}),
+            r"^<apst parameters>: `ps_max_latency_us`: \{1\} \(set\) has no TOML form",
+        ),
+    ],
+    ids=[
+        "override-set",
+        "bytes-scenario",
+        "non-string-key",
+        "none-value",
+        "int-beyond-toml",
+        "deep-dict",
+        "max-ios-negative",
+        "max-ios-beyond-u64",
+        "max-ios-str",
+        "progress-not-callable",
+        "override-nan",
+        "none-scenario",
+        "idle-stats-none",
+        "idle-stats-platform-int",
+        "idle-replay-governors-list",
+        "idle-replay-unknown-governor",
+        "idle-replay-hz-negative",
+        "reproduce-unknown-area",
+        "reproduce-none-out",
+        "apst-table-none",
+        "apst-table-set",
+    ],
+)
+def test_a_wrong_argument_is_an_input_error_saying_what_was_expected(call, message):
+    with pytest.raises(torpor.InputError) as raised:
+        call()
+    assert re.search(message, str(raised.value)), str(raised.value)
+    # One line, as the CLI prints it.
+    assert "\n" not in str(raised.value)

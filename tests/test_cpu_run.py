@@ -31,8 +31,9 @@ def scenario(governor: str) -> dict:
 
 def test_the_api_gives_cpu_tables() -> None:
     r = torpor.run(scenario("oracle"))
-    row = r.summary.iloc[0]
-    assert (row.component, row.governor) == ("cpu", "oracle")
+    assert list(r.summary) == ["cpu"]
+    row = r.summary["cpu"].iloc[0]
+    assert (row.device, row.governor) == (str(HERE / "cpu" / "one-cpu.toml"), "oracle")
     # By hand (see the core's test): 99 wake-ups at SLEEP's 280 us exit latency; 0.0495 mJ
     # running (99 x 5 us at 100 mW), 0.994505 mJ in SLEEP (1 mW), and 100 entries at
     # (10 - 1) mW x 2 ms = 0.018 mJ each.
@@ -53,12 +54,18 @@ def test_the_api_gives_cpu_tables() -> None:
     # Running and every idle state cover the whole run on each CPU.
     per_cpu = r.residency.groupby("cpu").time_pct.sum()
     assert abs(float(per_cpu.loc[0]) - 100.0) < 1e-9
+    # Each row's energy, by hand as above: running 0.0495 mJ; SLEEP 0.994505 mJ and its 100
+    # entries' 1.8 mJ; WFI never entered.
+    energy = r.residency.set_index("state").energy_mj
+    assert abs(energy["running"] - 0.0495) < 1e-12
+    assert abs(energy["SLEEP"] - (0.994505 + 1.8)) < 1e-12
+    assert energy["WFI"] == 0.0
     assert r.notes and "exit latency" in r.notes[0]
 
 
 def test_overrides_choose_the_governor(tmp_path: Path) -> None:
     r = torpor.run(scenario("oracle"), **{"policy.cpuidle.governor": "ladder"})
-    assert r.summary.iloc[0].governor == "ladder"
+    assert r.summary["cpu"].iloc[0].governor == "ladder"
     # ladder sits in WFI for its first three wake-ups (1 us), then in SLEEP (280 us).
     assert r.tasks.iloc[0].latency_min_us == 1.0
 

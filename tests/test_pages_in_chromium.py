@@ -1,5 +1,8 @@
-"""The HTML reports open in a real browser: headless Chromium renders every plot and its
-console stays free of errors.
+"""The HTML reports open in a real browser: every page torpor writes (each `reproduce` area's,
+the index, `run --report` for an NVMe drive, CPUs, a UFS device and a two-device machine, a
+sweep's) renders every plot in headless Chromium with its console free of errors, and fits a
+1280 px screen and a phone's 412 px one without scrolling sideways; run pages list the run's
+notes, the sweep page its constraints and recommendation.
 
 Chromium and ChromeDriver come from Debian's `chromium` and `chromium-driver` packages, which
 `.ci/run` installs; elsewhere, without them, the test skips and says so.
@@ -7,12 +10,16 @@ Chromium and ChromeDriver come from Debian's `chromium` and `chromium-driver` pa
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from torpor.report.notes import run_notes
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -22,9 +29,6 @@ pytestmark = pytest.mark.skipif(
     reason="needs Debian's chromium and chromium-driver (apt-get install chromium "
     "chromium-driver; .ci/run installs them)",
 )
-
-SCENARIO = Path(__file__).parent.parent / "scenarios" / "apst-sn530-workflow7.toml"
-SWEEP = Path(__file__).parent.parent / "scenarios" / "apst-sn530-sweep.toml"
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +59,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 
 def check_page(browser: object, page: Path, at_least: int) -> None:
-    """Opens `page`: every <figure> holds a rendered SVG plot, and no console errors."""
+    """Opens `page`: every <figure> holds a rendered SVG plot, scaled to the screen's width
+    with its own proportions, and no console errors."""
     from selenium.webdriver.common.by import By
 
     source = page.read_text()
@@ -70,7 +75,9 @@ def check_page(browser: object, page: Path, at_least: int) -> None:
     assert len(plots) == expected, page
     for plot in plots:
         size = plot.size
-        assert size["width"] > 100 and size["height"] > 100, (page, size)
+        assert size["width"] > 100 and size["height"] > 40, (page, size)
+        _, _, width, height = map(float, plot.get_dom_attribute("viewBox").split())
+        assert size["height"] / size["width"] == pytest.approx(height / width, rel=0.02)
         # Drawn, not an empty frame: matplotlib paths for the axes, lines and bars.
         assert len(plot.find_elements(By.CSS_SELECTOR, "path")) > 3, page
     errors = [
@@ -81,48 +88,84 @@ def check_page(browser: object, page: Path, at_least: int) -> None:
     assert errors == [], errors
 
 
-def test_the_reproduction_page(browser: object, cli, tmp_path: Path) -> None:
-    assert cli("reproduce", "apst", "--out", str(tmp_path)).exit_code == 0
-    # Power, mean and p99.9 latency per workflow, the power-state timeline, the latency CDF.
-    check_page(browser, tmp_path / "report.html", at_least=5)
+#: Desktop and a phone (412 CSS px: a Pixel's width), as (width, height, mobile).
+SCREENS = {"1280px": (1280, 900, False), "412px": (412, 915, True)}
+
+#: Every page torpor writes (conftest.py's ``written_pages``) and the figures it has at least.
+PAGES = {
+    "run-nvme": 2,
+    "run-cpu": 2,
+    "run-ufs": 2,
+    "run-two-devices": 5,
+    "sweep": 1,
+    "reproduce-apst": 5,
+    "reproduce-teo": 5,
+    "reproduce-devfreq": 1,
+    "reproduce-hpb": 3,
+    "reproduce-qos": 1,
+    "index": 0,
+}
 
 
-def test_the_run_page(browser: object, cli, tmp_path: Path) -> None:
-    assert cli("run", str(SCENARIO), "--report", str(tmp_path)).exit_code == 0
-    check_page(browser, tmp_path / "report.html", at_least=2)
-
-
-def test_the_sweep_page(browser: object, cli, tmp_path: Path) -> None:
-    page = tmp_path / "sweep.html"
-    assert cli("sweep", str(SWEEP), "--report", str(page)).exit_code == 0
-    check_page(browser, page, at_least=1)
-
-
-def test_the_cpu_run_page(browser: object, cli, tmp_path: Path) -> None:
-    scenario = SCENARIO.parent / "cpu-gs101-governors.toml"
-    assert cli("run", str(scenario), "--report", str(tmp_path)).exit_code == 0
-    # Idle misses per governor, residency per state.
-    check_page(browser, tmp_path / "report.html", at_least=2)
-
-
-def test_the_teo_reproduction_page(browser: object, cli, tmp_path: Path) -> None:
-    assert cli("reproduce", "teo", "--out", str(tmp_path)).exit_code == 0
-    # Too deep, too shallow, power, wake-up latency, residency per state.
-    check_page(browser, tmp_path / "report.html", at_least=5)
-
-
-def test_the_devfreq_reproduction_page(browser: object, cli, tmp_path: Path) -> None:
-    assert cli("reproduce", "devfreq", "--out", str(tmp_path)).exit_code == 0
-    # The clock timeline of the fio cases (the Pixel traces' only with --traces).
-    check_page(browser, tmp_path / "report.html", at_least=1)
-
-
-def test_the_ufs_run_page(browser: object, cli, tmp_path: Path) -> None:
-    scenario = tmp_path / "ufs.toml"
-    scenario.write_text(
-        '[platform.ufs]\npreset = "samsung-eufs31-512gb"\n[workload]\n[[workload.job]]\n'
-        'name = "r"\nrw = "randread"\nbs = "4k"\nrate_iops = 50\n[run]\nduration = "2s"\n'
+def screen(browser: Any, width: int, height: int, mobile: bool) -> None:
+    """The pages open next on a screen ``width`` CSS px wide."""
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
     )
-    assert cli("run", str(scenario), "--report", str(tmp_path / "r")).exit_code == 0
-    # The latency CDF and the host's clock over time.
-    check_page(browser, tmp_path / "r" / "report.html", at_least=2)
+
+
+def fits(browser: Any, width: int) -> None:
+    """The open page on a screen ``width`` CSS px wide: nothing wider than the screen (the
+    page never scrolls sideways; a wide table scrolls in its own box), every figure inside
+    it."""
+    inner = browser.execute_script("return window.innerWidth")
+    assert inner == width
+    scroll = browser.execute_script("return document.scrollingElement.scrollWidth")
+    assert scroll <= inner, f"the page is {scroll} px wide on a {inner} px screen"
+    widest = browser.execute_script(
+        "return Math.max(0, ...Array.from(document.querySelectorAll('figure > svg'),"
+        " e => e.getBoundingClientRect().right))"
+    )
+    assert widest <= inner, f"a figure ends at {widest} px on a {inner} px screen"
+
+
+@pytest.mark.parametrize("size", list(SCREENS))
+@pytest.mark.parametrize("name", list(PAGES))
+def test_every_page_fits_the_screen(
+    browser: Any, written_pages: dict[str, Any], name: str, size: str
+) -> None:
+    page, _ = written_pages[name]
+    screen(browser, *SCREENS[size])
+    check_page(browser, page, at_least=PAGES[name])
+    fits(browser, SCREENS[size][0])
+
+
+@pytest.mark.parametrize("name", [n for n in PAGES if n.startswith("run-")])
+def test_a_run_page_lists_the_notes_the_cli_prints(
+    browser: Any, written_pages: dict[str, Any], name: str
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page, _ = written_pages[name]
+    screen(browser, *SCREENS["1280px"])
+    report = json.loads((page.parent / "results.json").read_text())
+    notes = run_notes(report)
+    assert notes, f"{name}: the scenario should make the run note something"
+    browser.get(page.as_uri())
+    shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "h2#notes + ul > li")]
+    assert shown == notes
+
+
+def test_the_sweep_page_shows_its_constraint_and_recommendation(
+    browser: Any, written_pages: dict[str, Any]
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page, _ = written_pages["sweep"]
+    screen(browser, *SCREENS["1280px"])
+    browser.get(page.as_uri())
+    text = browser.find_element(By.TAG_NAME, "body").text
+    # The sweep file's one constraint, p99.9 within 15 ms, and the CLI's recommendation.
+    assert "Constraints: lat_p999_us <= 15,000.0." in text
+    assert "Recommended (point " in text

@@ -151,6 +151,6 @@ def test_a_run_page_lists_the_notes_the_cli_prints(cli, tmp_path: Path):
     r = cli("run", str(ROOT / "scenarios" / "apst-sn530-workflow7.toml"), "--report", str(out))
     assert r.exit_code == 0, r.output
     page = (out / "report.html").read_text()
-    assert "<h2>Notes</h2>" in page
+    assert '<h2 id="notes">Notes</h2>' in page
     assert "PS0 idle power 700 mW, range 350-1050 mW" in r.stderr
     assert "PS0 idle power 700 mW, range 350-1050 mW" in page

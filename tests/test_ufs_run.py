@@ -526,7 +526,7 @@ def test_the_api_summary_has_a_ufs_row_per_variant():
     text = SLOW_READS + '[[variant]]\nname = "scaling"\n[[variant]]\nname = "fixed max"\n'
     text += "[variant.policy.devfreq]\nenabled = false\n"
     r = torpor.run(text)
-    ufs = r.summary[r.summary.component == "ufs"]
+    ufs = r.summary["ufs"]
     assert list(ufs.variant) == ["scaling", "fixed max"]
     assert set(ufs.device) == {UFS40}
     # By hand (test (b)): 89.0 % at min with one scale down; with scaling off, none.
@@ -550,7 +550,7 @@ def test_every_ufs_example_in_the_scenario_reference_runs():
     for text in ufs_examples:
         names = [v["name"] for v in tomllib.loads(text).get("variant", [])] or ["base"]
         r = torpor.run(text)
-        assert list(r.summary[r.summary.component == "ufs"].variant) == names
+        assert list(r.summary["ufs"].variant) == names
 
 
 def test_the_api_summary_has_hpbs_hit_ratio():
@@ -564,8 +564,7 @@ def test_the_api_summary_has_hpbs_hit_ratio():
         '[[variant]]\nname = "off"\n[variant.policy.hpb]\nenabled = false\n'
         '[[variant]]\nname = "on"\n'
     )
-    ufs = torpor.run(text).summary.set_index("variant")
-    ufs = ufs[ufs.component == "ufs"]
+    ufs = torpor.run(text).summary["ufs"].set_index("variant")
     assert pd.isna(ufs.loc["off", "hpb_hit_ratio"])
     assert 1 - 64 * 16 / 65536 <= ufs.loc["on", "hpb_hit_ratio"] <= 1 - 64 / 65536
 

@@ -34,9 +34,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import tomli_w
 
-from torpor import native
+from torpor import InputError, arguments, native
+
+#: A drive's time between power states, as the CLI's residency table names it (the core's
+#: ``transition``).
+BETWEEN_STATES = "entry/exit"
 
 #: What :func:`run` accepts as a scenario.
 Scenario = str | os.PathLike[str] | Mapping[str, Any]
@@ -51,7 +54,9 @@ class Result:
     report: dict[str, Any]
     #: Each variant's timeline as NumPy columns (``None`` without one).
     columns: list[native.Columns | None] = field(default_factory=list, repr=False)
-    summary: pd.DataFrame = field(init=False, repr=False)
+    #: One table per component the run had, by its name: ``io``, ``nvme``, ``ufs``, ``cpu``,
+    #: ``system``; each a row per variant (see :func:`run`).
+    summary: dict[str, pd.DataFrame] = field(init=False, repr=False)
     latency: pd.DataFrame = field(init=False, repr=False)
     residency: pd.DataFrame = field(init=False, repr=False)
     #: With ``run.timeline`` set: every state change of the drive in that window (variant,
@@ -86,14 +91,11 @@ class Result:
 
     @property
     def notes(self) -> list[str]:
-        """What the run assumed (estimated powers, decoding, defaults), once each."""
-        notes = [
-            n
-            for v in self.report["variants"]
-            for component in ("nvme", "cpu", "ufs")
-            for n in v.get(component, {}).get("notes", [])
-        ]
-        return list(dict.fromkeys(notes))
+        """What the run assumed, estimated or left out (estimated powers, decoding, defaults,
+        replayed lines not sent), once each: the lines ``torpor run`` prints as notes."""
+        from torpor.report.notes import run_notes
+
+        return run_notes(self.report)
 
 
 def run(
@@ -110,35 +112,40 @@ def run(
     teo-util), and it is checked like a value written in the file, in every variant (an
     unknown governor is an ``InputError`` naming ``policy.cpuidle.governor``).
 
-    ``summary`` has one row per variant and component (``io`` and ``nvme`` for a drive,
-    ``io`` and ``ufs`` for a UFS device, ``cpu`` for CPUs; CPUs with a device add ``system``:
-    the report's ``system`` energies and power, ``cpu_energy_mj``, ``device_energy_mj``,
-    ``energy_mj`` (their sum) and ``avg_power_mw``, and the tasks' IO as they saw it,
-    ``io_<part>_<stat>`` from ``cpu.io``, e.g. ``io_total_p99_us``, ``io_device_p99_us``;
-    ``io_path`` has it per task and part), ``latency`` one per variant and
-    direction (``read``, ``write``, ``all``), ``residency`` one per variant and power state
-    (plus ``transition``) of a drive, or per variant, CPU and idle state (plus ``running``)
-    of CPUs, with the idle misses (``above``: too deep, ``below``: too shallow). ``max_ios``
-    and ``progress`` are as in :func:`torpor.native.run_scenario_file`.
+    ``summary`` holds one table per component, each a row per variant with ``variant`` and
+    ``duration_s`` first: ``io`` (the jobs' IO, with a drive or a UFS device), ``nvme`` and
+    ``ufs`` (the device: ``device`` its preset id or file, power, energy, its counters),
+    ``cpu`` (``device`` the platform's preset id or file, the governor, power and energy, NaN
+    where a state or OPP has no power figure, the idle misses), and ``system`` for CPUs with
+    a device (the report's ``system`` energies and power, ``cpu_energy_mj``,
+    ``device_energy_mj``, ``energy_mj`` (their sum) and ``avg_power_mw``, and the tasks' IO
+    as they saw it, ``io_<part>_<stat>`` from ``cpu.io``, e.g. ``io_total_p99_us``;
+    ``io_path`` has it per task and part). ``latency`` has one row per variant and direction
+    (``read``, ``write``, ``all``); ``residency`` one per variant and power state of a drive
+    (plus ``entry/exit``, the time between states, as the CLI's table names it), or per
+    variant, CPU and idle state (plus ``running``) of CPUs, with its energy and the idle
+    misses (``above``: too deep, ``below``: too shallow). ``max_ios`` and ``progress`` are as
+    in :func:`torpor.native.run_scenario_file`.
+
+    A wrong argument (a set as an override, bytes as the scenario, ``max_ios=-1``, ...)
+    raises :class:`torpor.InputError` saying what was expected, as bad input does.
 
     >>> r = run({"platform": {"nvme": {"preset": "kioxia-bg4-kbg40zns256g"}},
     ...          "workload": {"apst_workflow": 2}, "run": {"duration": "1s"}})
-    >>> list(r.summary.component)
+    >>> list(r.summary)
     ['io', 'nvme']
+    >>> r.summary["nvme"][["variant", "device"]].to_dict("records")
+    [{'variant': 'base', 'device': 'kioxia-bg4-kbg40zns256g'}]
     >>> round(float(r.residency.time_pct.sum()), 6)
     100.0
     """
     fields = {path.replace("__", "."): value for path, value in overrides.items()}
+    arguments.fields("<overrides>", fields)
     overrides_json = json.dumps(fields) if fields else None
-    if isinstance(scenario, Mapping):
-        source: str | os.PathLike[str] = tomli_w.dumps(dict(scenario))
-        is_text, label = True, "<dict>"
-    elif isinstance(scenario, str) and _is_text(scenario):
-        source, is_text, label = scenario, True, "<text>"
-    else:
-        source, is_text, label = scenario, False, ""
+    source, is_text, label = arguments.scenario_source(scenario)
+    max_ios = arguments.integer("max_ios", max_ios, 1, arguments.U64_MAX)
     report, columns = native.run_scenario_columns(
-        source, is_text, label, max_ios, progress, overrides_json
+        source, is_text, label, max_ios, arguments.progress(progress), overrides_json
     )
     return Result(report, columns)
 
@@ -173,6 +180,8 @@ def apst_table(device: str | os.PathLike[str], **params: Any) -> pd.DataFrame:
     >>> t.loc[t.itpt_ms > 0, ["ps", "itps", "itpt_ms"]].to_dict("records")[:1]
     [{'ps': 0, 'itps': 3, 'itpt_ms': 745}]
     """
+    device = arguments.path("device", device, "a preset id or a path to a dump")
+    arguments.fields("<apst parameters>", params)
     result = native.apst(device, params)
     table = pd.DataFrame(result["table"]["entries"])
     table.attrs.update(sent=result["sent"], reason=result["reason"], apste=result["table"]["apste"])
@@ -180,42 +189,35 @@ def apst_table(device: str | os.PathLike[str], **params: Any) -> pd.DataFrame:
 
 
 def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
-    """Re-runs a built-in experiment into ``out`` (``results.json``, ``report.md``) and
-    returns its results, ``claims`` and ``runs`` as DataFrames."""
+    """Re-runs a built-in experiment (``apst``, ``teo``, ``devfreq``, ``hpb``, ``qos``) into
+    ``out`` (``results.json``, ``report.md``, ``report.html``) and returns its results,
+    ``claims`` and ``runs`` as DataFrames; ``all`` runs each into its own folder under ``out``
+    and returns ``{"experiments": [...]}``, one such result per experiment."""
     from torpor import reproduction as rep
 
+    area = arguments.choice("area", area, (*rep.AREAS, "all"))
+    out = arguments.path("out", out, "a folder to write into")
     results = rep.run(area, Path(out))
-    return results | {
-        "claims": pd.DataFrame(results["claims"]),
-        "runs": pd.DataFrame(results["runs"]),
-    }
+
+    def tables(r: dict[str, Any]) -> dict[str, Any]:
+        return r | {"claims": pd.DataFrame(r["claims"]), "runs": pd.DataFrame(r["runs"])}
+
+    if area == "all":
+        return {"experiments": [tables(r) for r in results["experiments"]]}
+    return tables(results)
 
 
-def _is_text(scenario: str) -> bool:
-    """TOML text rather than a path: several lines, or a table header or `key = value` in a
-    string that names no file (pass a ``Path`` for a file name with a newline)."""
-    if "\n" in scenario:
-        return True
-    if not ("=" in scenario or scenario.lstrip().startswith("[")):
-        return False
-    try:
-        return not Path(scenario).exists()
-    except OSError:  # too long for a file name
-        return True
-
-
-def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
+def _summary(variants: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    """One table per component, each with a row per variant that has it (no padding)."""
+    rows: dict[str, list[dict[str, Any]]] = {}
     for v in variants:
+        head = {"variant": v["name"], "duration_s": v["duration_s"]}
         cpu = v.get("cpu")
-        device = v.get("nvme") or v.get("ufs")
         if cpu:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "component": "cpu",
-                    "duration_s": v["duration_s"],
-                    "device": cpu["platform"],
+            rows.setdefault("cpu", []).append(
+                head
+                | {
+                    "device": _platform_id(cpu["platform"]),
                     "governor": cpu["governor"],
                     # NaN where a state or OPP has no power figure (the core leaves it out).
                     "avg_power_mw": cpu["avg_power_mw"] if cpu["power_known"] else math.nan,
@@ -225,31 +227,25 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                     "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
                 }
             )
-            if not device:
-                continue
-        io = v["io"]
-        lat = io["all"]
-        rows.append(
-            {
-                "variant": v["name"],
-                "component": "io",
-                "duration_s": v["duration_s"],
-                "ios": io["ios"],
-                "iops": io["iops"],
-                "bytes": io["bytes"],
-                "lat_mean_us": lat["mean_us"],
-                "lat_p99_us": lat["p99_us"],
-                "lat_p999_us": lat["p99_9_us"],
-                "lat_max_us": lat["max_us"],
-            }
-        )
+        if "nvme" in v or "ufs" in v:
+            io, lat = v["io"], v["io"]["all"]
+            rows.setdefault("io", []).append(
+                head
+                | {
+                    "ios": io["ios"],
+                    "iops": io["iops"],
+                    "bytes": io["bytes"],
+                    "lat_mean_us": lat["mean_us"],
+                    "lat_p99_us": lat["p99_us"],
+                    "lat_p999_us": lat["p99_9_us"],
+                    "lat_max_us": lat["max_us"],
+                }
+            )
         nvme = v.get("nvme")
         if nvme:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "component": "nvme",
-                    "duration_s": v["duration_s"],
+            rows.setdefault("nvme", []).append(
+                head
+                | {
                     "device": nvme["device"],
                     "algorithm": nvme["apst"]["algorithm"],
                     "avg_power_mw": nvme["avg_power_mw"],
@@ -261,11 +257,9 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
             )
         ufs = v.get("ufs")
         if ufs:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "component": "ufs",
-                    "duration_s": v["duration_s"],
+            rows.setdefault("ufs", []).append(
+                head
+                | {
                     "device": ufs["device"],
                     "avg_power_mw": ufs["avg_power_mw"],
                     "energy_mj": ufs["energy_mj"],
@@ -278,12 +272,14 @@ def _summary(variants: list[dict[str, Any]]) -> pd.DataFrame:
                 }
             )
         if v.get("system"):
-            rows.append(_system_row(v))
-    # Counts stay integers where a component has none (pandas' nullable integer).
-    table = pd.DataFrame(rows)
-    counts = ["ios", "bytes", "transitions", "woken_ios", "scale_ups", "scale_downs"]
-    counts += [f"io_{part}_count" for part in _IO_PARTS]
-    return table.astype({c: "Int64" for c in counts if c in table})
+            rows.setdefault("system", []).append(_system_row(v))
+    return {component: pd.DataFrame(table) for component, table in rows.items()}
+
+
+def _platform_id(label: str) -> str:
+    """A CPU platform by its id: the core labels a preset ``preset <id>`` (as the CLI's title
+    shows it) and a platform file by its path."""
+    return label.removeprefix("preset ")
 
 
 #: The parts of a task's IO latency as it saw it, as the report names them.
@@ -293,8 +289,7 @@ _IO_PARTS = ("total", "device", "irq", "exit", "sched")
 def _system_row(v: dict[str, Any]) -> dict[str, Any]:
     """CPUs with a device: the ``system`` section's energies and power, and the tasks' IO
     as they saw it (``cpu.io``: ``io_<part>_<stat>``, e.g. ``io_total_p99_us``), copied."""
-    row: dict[str, Any] = {"variant": v["name"], "component": "system"}
-    row["duration_s"] = v["duration_s"]
+    row: dict[str, Any] = {"variant": v["name"], "duration_s": v["duration_s"]}
     unknown = not v["system"]["power_known"]
     for key, value in v["system"].items():
         # The CPUs' part of the energy is unknown: NaN, not a partial sum.
@@ -326,7 +321,7 @@ def _timeline(
         t = v.get("nvme", {}).get("timeline")
         if not t or cols is None:
             continue
-        names = t["states"]
+        names = [BETWEEN_STATES if name == "transition" else name for name in t["states"]]
         n = len(cols["t_s"])
         changes.append(
             pd.DataFrame(
@@ -409,7 +404,10 @@ def _io_path(variants: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per CPU, its running time and each idle state, with their energy as the core gives it
+    (NaN for all when a state or OPP of the platform has no power figure)."""
     span_ns = v["duration_s"] * 1e9 or 1.0
+    known = v["cpu"]["power_known"]
     rows = []
     for c in v["cpu"]["cpus"]:
         rows.append(
@@ -419,6 +417,7 @@ def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
                 "state": "running",
                 "time_s": c["busy_ns"] / 1e9,
                 "time_pct": 100 * c["busy_ns"] / span_ns,
+                "energy_mj": c["busy_energy_mj"] if known else math.nan,
             }
         )
         for s in c["states"]:
@@ -429,6 +428,7 @@ def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
                     "state": s["name"],
                     "time_s": s["time_ns"] / 1e9,
                     "time_pct": 100 * s["time_ns"] / span_ns,
+                    "energy_mj": s["energy_mj"] if known else math.nan,
                     "entries": s["entries"],
                     "above": s["above"],
                     "below": s["below"],
@@ -461,7 +461,7 @@ def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append(
             {
                 "variant": v["name"],
-                "state": "transition",
+                "state": BETWEEN_STATES,
                 "time_s": nvme["transition_ns"] / 1e9,
                 "time_pct": 100 * nvme["transition_ns"] / total,
                 "energy_mj": nvme["transition_energy_mj"],
@@ -519,6 +519,9 @@ def idle_stats(
     >>> p[p.section == "cpu1"][["freq_khz", "total_us", "hits"]].values.tolist()
     [[500000.0, 550.0, 2.0], [1000000.0, 300.0, 1.0]]
     """
+    trace = arguments.path("trace", trace, "a path to an ftrace text trace")
+    if platform is not None:
+        platform = arguments.path("platform", platform, "a CPU preset id or a platform TOML path")
     report = native.idle_stats(trace, platform)
     sections = report["pstates"]["sections"] if frequency else report["sections"]
     rows = [
@@ -538,14 +541,24 @@ def idle_replay(
     ``actual`` row for what the traced kernel chose, with ``periods``, ``too_deep_pct``,
     ``too_shallow_pct``, ``added_latency_mean_us``, ``idle_energy_mj``, ``active_energy_mj``
     (the traced running time, the same in every row) and ``energy_mj`` (their sum; each NaN
-    where the platform gives no power), as the core reports them.
+    where the platform gives no power), as the core reports them. An unknown or repeated
+    governor, like any wrong argument, raises :class:`torpor.InputError`.
 
     >>> r = idle_replay(_ROOT / "tests/ftrace/replay-timers.report.txt", "menu,teo",
     ...                 "arm-juno-r0")
     >>> r[["governor", "periods", "too_deep_pct"]].round(1).to_dict("records")[0]
     {'governor': 'actual', 'periods': 3, 'too_deep_pct': 33.3}
     """
-    report = native.idle_replay(trace, governors, platform, hz)
+    trace = arguments.path("trace", trace, "a path to an ftrace text trace")
+    governors = arguments.text("governors", governors, "comma-separated governor names")
+    if platform is not None:
+        platform = arguments.text("platform", platform, "a CPU preset id or a platform TOML path")
+    if hz is not None:
+        hz = arguments.integer("hz", hz, 0, 2**32 - 1)
+    try:
+        report = native.idle_replay(trace, governors, platform, hz)
+    except ValueError as e:  # the core's word on the governor list, as the CLI shows it
+        raise InputError(f"governors: {e}") from None
     rows = []
     for name, g in [("actual", report["actual"]), *report["governors"].items()]:
         rows.append(

@@ -24,15 +24,21 @@ from torpor.report.notes import run_notes
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
 
 _VERDICT = {True: "holds", False: "fails", None: "not checkable"}
+#: A drive's time between power states, as the CLI's residency table names it.
+_BETWEEN = "entry/exit"
 # The IO path figure's bars per task: its parts at these percentiles of the report.
 _IO_BARS = ("p50_us", "p99_us")
 _STYLE = """
-body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
-table { border-collapse: collapse; font-size: 0.9em; }
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
+  color: #222; overflow-wrap: anywhere; }
+table { border-collapse: collapse; font-size: 0.9em; overflow-wrap: normal; }
 td, th { border: 1px solid #ccc; padding: 0.3em 0.5em; vertical-align: top; }
 td.holds { background: #e5f5e0; } td.fails { background: #fde0dd; }
 td.not-checkable { background: #eee; }
+.wide { overflow-x: auto; }
+pre { white-space: pre-wrap; }
 figure { margin: 1.5em 0; }
+figure > svg { display: block; max-width: 100%; height: auto; }
 """
 
 
@@ -47,20 +53,61 @@ def _svg(fig: Figure, svg_id: str = "") -> str:
     return text.replace("<svg", f'<svg id="{svg_id}"', 1) if svg_id else text
 
 
+#: Values whose largest is at least this many times their smallest (two decades) go on a log
+#: axis: on a linear one, 75 us bars vanish beside 11 ms ones.
+_LOG_SPAN = 100.0
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A figure under matplotlib's constrained layout, so that titles, labels, tick labels and
+    legends outside the axes make room for each other rather than overlap. At most 10 in
+    wide: the page scales figures down to fit, never up."""
+    return Figure(figsize=(min(width, 10.0), height), layout="constrained")
+
+
+def _spans_decades(values: Sequence[float]) -> bool:
+    """Whether the positive ``values`` span two decades or more: then they go on a log axis
+    (where a zero has no place and is not drawn)."""
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) >= _LOG_SPAN * min(positive)
+
+
+def _legend_above(fig: Figure, ax: Any, ncol: int, fontsize: float = 8) -> None:
+    """``ax``'s legend above the figure's axes, outside them, so that it covers no bar."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=ncol, fontsize=fontsize)
+
+
 def _per_workflow(rows: list[dict[str, Any]], key: str, title: str, unit: str) -> str:
-    """One panel per drive: ``key`` per workflow, legacy beside v5.14."""
-    fig = Figure(figsize=(16, 3.2))
-    axes = fig.subplots(1, len(apst.DRIVES))
+    """One panel per drive, three to a row: ``key`` per workflow, legacy beside v5.14 (the
+    legend in the last row's free cell or above); a log axis where the values span decades."""
+    drives = list(apst.DRIVES.items())
+    cols = 3
+    nrows = -(-len(drives) // cols)
+    fig = _figure(10, 2.6 * nrows + 0.6)
+    grid = fig.subplots(nrows, cols, squeeze=False)
+    axes = [ax for row in grid for ax in row]
     width = 0.4
-    for ax, (device, name) in zip(axes, apst.DRIVES.items(), strict=True):
+    log = _spans_decades([r[key] for r in rows])
+    for ax, (device, name) in zip(axes, drives, strict=False):
         for shift, algorithm in ((-width / 2, "legacy"), (width / 2, "v5.14")):
             values = [apst.row(rows, device, w, algorithm)[key] for w in apst.WORKFLOWS]
             ax.bar([w + shift for w in apst.WORKFLOWS], values, width, label=algorithm)
         ax.set_title(name, fontsize=10)
         ax.set_xticks(list(apst.WORKFLOWS))
         ax.set_xlabel("workflow")
-    axes[0].set_ylabel(unit)
-    axes[0].legend(fontsize=8)
+        if log:
+            ax.set_yscale("log")
+    for ax in grid[:, 0]:
+        ax.set_ylabel(f"{unit} (log scale)" if log else unit)
+    spare = axes[len(drives) :]
+    for ax in spare:
+        ax.set_axis_off()
+    if spare:
+        handles, labels = axes[0].get_legend_handles_labels()
+        spare[0].legend(handles, labels, loc="center", title="table builder")
+    else:
+        _legend_above(fig, axes[0], 2)
     fig.suptitle(title)
     return _svg(fig)
 
@@ -68,7 +115,7 @@ def _per_workflow(rows: list[dict[str, Any]], key: str, title: str, unit: str) -
 def _timeline(report: dict[str, Any]) -> str:
     """The seed's picture: each variant's power over time, with the requests marked."""
     variants = [v for v in report["variants"] if v.get("nvme", {}).get("timeline")]
-    fig = Figure(figsize=(16, 2.2 * len(variants)))
+    fig = _figure(10, 1.9 * len(variants) + 0.4)
     axes = fig.subplots(len(variants), 1, sharex=True, squeeze=False)[:, 0]
     for ax, v in zip(axes, variants, strict=True):
         t = v["nvme"]["timeline"]
@@ -84,8 +131,8 @@ def _timeline(report: dict[str, Any]) -> str:
 
 
 def _cdf(report: dict[str, Any]) -> str:
-    """Each variant's latency CDF, on a log scale of latency."""
-    fig = Figure(figsize=(10, 3.5))
+    """Each variant's latency CDF, on a log scale of latency; the legend beside the plot."""
+    fig = _figure(10, 3.5)
     ax = fig.subplots()
     for v in report["variants"]:
         points = v["io"]["cdf"]
@@ -97,15 +144,19 @@ def _cdf(report: dict[str, Any]) -> str:
     ax.set_xscale("log")
     ax.set_xlabel("latency, us")
     ax.set_ylabel("share of IOs at or below")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     return _svg(fig)
 
 
 def _page(title: str, body: list[str]) -> str:
+    """The page: as wide as the screen up to 1100 px, every table in a box of its own that
+    scrolls sideways on a narrow screen (the page itself never does), figures scaled down."""
+    text = "\n".join(body).replace("<table>", '<div class="wide"><table>')
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
-        + "\n".join(body)
+        + text.replace("</table>", "</table></div>")
         + "</body></html>\n"
     )
 
@@ -113,11 +164,12 @@ def _page(title: str, body: list[str]) -> str:
 def _residency(report: dict[str, Any]) -> str:
     """Share of the run per power state, one bar per variant."""
     variants = [v for v in report["variants"] if v.get("nvme")]
-    fig = Figure(figsize=(10, 0.6 * len(variants) + 1.2))
+    fig = _figure(10, 0.6 * len(variants) + 1.6)
     ax = fig.subplots()
     names = [v["name"] for v in variants]
     left = [0.0] * len(variants)
-    states = [s["name"] for s in variants[0]["nvme"]["power_states"]] + ["transition"]
+    # The time between states as the CLI's residency table names it.
+    states = [s["name"] for s in variants[0]["nvme"]["power_states"]] + [_BETWEEN]
     for state in states:
         shares = []
         for v in variants:
@@ -125,7 +177,7 @@ def _residency(report: dict[str, Any]) -> str:
             total = nvme["duration_ns"] or 1
             ns = (
                 nvme["transition_ns"]
-                if state == "transition"
+                if state == _BETWEEN
                 else next(s["time_ns"] for s in nvme["power_states"] if s["name"] == state)
             )
             shares.append(100 * ns / total)
@@ -133,14 +185,14 @@ def _residency(report: dict[str, Any]) -> str:
             ax.barh(names, shares, left=left, label=state)
             left = [a + b for a, b in zip(left, shares, strict=True)]
     ax.set_xlabel("% of the run")
-    ax.legend(fontsize=8, ncol=len(states))
+    _legend_above(fig, ax, len(states))
     return _svg(fig)
 
 
 def _cpu_misses(report: dict[str, Any]) -> str:
     """Too-deep and too-shallow idle periods per variant (governor)."""
     variants = report["variants"]
-    fig = Figure(figsize=(10, 0.5 * len(variants) + 1.5))
+    fig = _figure(10, 0.5 * len(variants) + 1.7)
     ax = fig.subplots()
     names = [f"{v['name']} ({v['cpu']['governor']})" for v in variants]
     y = list(range(len(variants)))
@@ -149,15 +201,16 @@ def _cpu_misses(report: dict[str, Any]) -> str:
     ax.barh([i - 0.2 for i in y], deep, height=0.4, label="too deep (above)")
     ax.barh([i + 0.2 for i in y], shallow, height=0.4, label="too shallow (below)")
     ax.set_yticks(y, names)
+    ax.invert_yaxis()
     ax.set_xlabel("% of idle periods")
-    ax.legend(fontsize=8)
+    _legend_above(fig, ax, 2)
     return _svg(fig)
 
 
 def _cpu_residency(report: dict[str, Any]) -> str:
     """Share of all CPUs' time per idle state (and running), one bar per variant."""
     variants = report["variants"]
-    fig = Figure(figsize=(10, 0.6 * len(variants) + 1.4))
+    fig = _figure(10, 0.6 * len(variants) + 1.8)
     ax = fig.subplots()
     names = [v["name"] for v in variants]
     totals = [v["duration_s"] * 1e9 * len(v["cpu"]["cpus"]) or 1.0 for v in variants]
@@ -174,7 +227,7 @@ def _cpu_residency(report: dict[str, Any]) -> str:
             ax.barh(names, shares, left=left, label=state)
             left = [a + b for a, b in zip(left, shares, strict=True)]
     ax.set_xlabel("% of CPU time")
-    ax.legend(fontsize=8, ncol=min(len(buckets), 6))
+    _legend_above(fig, ax, min(len(buckets), 6))
     return _svg(fig)
 
 
@@ -223,7 +276,7 @@ def _cpu_run_page(report: dict[str, Any]) -> str:
 def freq_timeline(variants: list[dict[str, Any]], until_s: float | None = None) -> str:
     """The UFS host's first clock over time, one step line per variant (the seed's ASCII
     timeline, drawn)."""
-    fig = Figure(figsize=(10, 0.9 * len(variants) + 1.4))
+    fig = _figure(10, 0.9 * len(variants) + 1.4)
     axes = fig.subplots(len(variants), 1, sharex=True, squeeze=False)[:, 0]
     for ax, v in zip(axes, variants, strict=True):
         ufs = v["ufs"]
@@ -236,7 +289,6 @@ def freq_timeline(variants: list[dict[str, Any]], until_s: float | None = None) 
         ax.set_ylabel("MHz", fontsize=8)
         ax.set_title(v["name"], fontsize=9, loc="left")
     axes[-1].set_xlabel("time, s")
-    fig.tight_layout()
     return _svg(fig)
 
 
@@ -298,7 +350,7 @@ def _io_path(report: dict[str, Any]) -> str:
         ax.margins(x=0.12)
         ax.set_title(v["name"], fontsize=9, loc="left")
     axes[-1].set_xlabel("us (each part its own percentile; the tick and number: the total's)")
-    axes[0].legend(fontsize=8, ncol=5, loc="lower right", bbox_to_anchor=(1.0, 1.02))
+    _legend_above(fig, axes[0], 5)
     return _svg(fig, "io-path")
 
 
@@ -310,7 +362,7 @@ def _wakeup_histogram(report: dict[str, Any]) -> str:
         for v in report["variants"]
         if any(not t.get("io") and t["latency"]["histogram_us"] for t in v["cpu"]["tasks"])
     ]
-    fig = Figure(figsize=(10, 2.4 * len(variants) + 0.8))
+    fig = _figure(10, 2.4 * len(variants) + 0.8)
     axes = fig.subplots(len(variants), 1, squeeze=False, sharex=True)[:, 0]
     for ax, v in zip(axes, variants, strict=True):
         for t in v["cpu"]["tasks"]:
@@ -328,7 +380,7 @@ def _wakeup_histogram(report: dict[str, Any]) -> str:
         ax.set_yscale("log")
         ax.set_ylabel("wake-ups")
         ax.set_title(v["name"], fontsize=9, loc="left")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     axes[-1].set_xlabel("wake-up latency, us (each bin at its lower edge)")
     return _svg(fig, "wakeup-histogram")
 
@@ -364,7 +416,8 @@ def _device_lane(v: dict[str, Any], until_s: float) -> tuple[str, list[tuple[flo
     name) and whether changes past the recording limit were dropped. An NVMe drive's power
     states, a UFS host's clock level; no lane without a device."""
     if (t := v.get("nvme", {}).get("timeline")) is not None:
-        changes = [(at, t["states"][s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
+        names = [_BETWEEN if n == "transition" else n for n in t["states"]]
+        changes = [(at, names[s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
         return v["nvme"]["device"], changes, bool(t["dropped"])
     if "ufs" in v:
         ufs = v["ufs"]
@@ -378,13 +431,14 @@ def _clock(hz: float) -> str:
 
 
 def _device_colors(variants: list[dict[str, Any]]) -> dict[str, str]:
-    """NVMe power states in purples, shallow light to deep dark, a transition in gold; a UFS
-    host's clock levels in purples, the highest lightest."""
+    """NVMe power states in purples, shallow light to deep dark, the time between them
+    (``entry/exit``, as the CLI names it) in gold; a UFS host's clock levels in purples, the
+    highest lightest."""
     colors: dict[str, str] = {}
     for v in variants:
         if (t := v.get("nvme", {}).get("timeline")) is not None:
             states = [s for s in t["states"] if s != "transition"]
-            colors |= _shades("Purples", states) | {"transition": "gold"}
+            colors |= _shades("Purples", states) | {_BETWEEN: "gold"}
         elif "ufs" in v:
             levels = sorted({hz for _, hz in v["ufs"]["freq_timeline"]}, reverse=True)
             colors |= _shades("Purples", [_clock(hz) for hz in levels])
@@ -647,7 +701,7 @@ def run_page(report: dict[str, Any]) -> str:
     else:
         page = _nvme_run_page(report)
     items = "".join(f"<li>{html.escape(n)}</li>" for n in run_notes(report))
-    notes = f"<h2>Notes</h2><ul>{items}</ul>" if items else ""
+    notes = f'<h2 id="notes">Notes</h2><ul>{items}</ul>' if items else ""
     return page.replace("</body></html>", notes + "</body></html>")
 
 
@@ -713,12 +767,20 @@ def sweep_page(
         if bounds
         else "<p>Constraints: none.</p>"
     )
+    body.append("<h2>Recommendation</h2>")
     if recommendation:
-        body.append("<h2>Recommendation</h2>")
         body.append(f"<pre>{html.escape(chr(10).join(recommendation))}</pre>")
+    else:
+        body.append("<p>No point meets the constraints: nothing to recommend.</p>")
+    failed = [r for r in rows if r.get("error")]
+    if failed:
+        items = "".join(
+            f"<li>point {r['point']} failed: {html.escape(str(r['error']))}</li>" for r in failed
+        )
+        body.append(f'<h2 id="notes">Notes</h2><ul>{items}</ul>')
     if len(objectives) >= 2:
         x, y = objectives[0], objectives[1]
-        fig = Figure(figsize=(8, 5))
+        fig = _figure(8, 5)
         ax = fig.subplots()
         ran = [r for r in rows if not r.get("error")]
         for group, color, marker, label in (
@@ -728,11 +790,24 @@ def sweep_page(
         ):
             xs, ys = [r[x] for r in group], [r[y] for r in group]
             ax.scatter(xs, ys, color=color, marker=marker, label=label)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
-        ax.legend(fontsize=8)
+        # Each bound on a plotted objective as a dashed line: the feasible side is plain.
+        for metric, low, high in constraints:
+            for bound in (b for b in (low, high) if b is not None):
+                if metric in (x, y):
+                    line = ax.axhline if metric == y else ax.axvline
+                    line(bound, color="grey", linestyle="--", linewidth=1, label="constraint")
+        if _spans_decades([r[x] for r in ran]):
+            ax.set_xscale("log")
+        if _spans_decades([r[y] for r in ran]):
+            ax.set_yscale("log")
+        ax.set_xlabel(x + (" (log scale)" if ax.get_xscale() == "log" else ""))
+        ax.set_ylabel(y + (" (log scale)" if ax.get_yscale() == "log" else ""))
+        handles, labels = ax.get_legend_handles_labels()
+        shown = dict(zip(labels, handles, strict=True))  # one "constraint" entry
+        fig.legend(shown.values(), shown.keys(), loc="outside upper center", ncol=4, fontsize=8)
         body.append(f"<figure>{_svg(fig)}</figure>")
     head = ["point", *axes, *objectives]
+    body.append("<h2>The Pareto front</h2>")
     body.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
     for r in front:
         cells = [str(r["point"]), *[str(r[a]) for a in axes], *[f"{r[o]:,.1f}" for o in objectives]]
@@ -802,15 +877,18 @@ def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -
 def _teo_bars(rows: list[dict[str, Any]], key: str, label: str) -> str:
     """One group of bars per workload, one bar per governor."""
     workloads = list(teo.WORKLOADS)
-    fig = Figure(figsize=(10, 3.6))
+    fig = _figure(10, 3.9)
     ax = fig.subplots()
     width = 0.8 / len(teo.GOVERNORS)
     for i, g in enumerate(teo.GOVERNORS):
         xs = [w + (i - (len(teo.GOVERNORS) - 1) / 2) * width for w in range(len(workloads))]
         ax.bar(xs, [teo.row(rows, w, g)[key] for w in workloads], width=width, label=g)
     ax.set_xticks(range(len(workloads)), workloads)
+    if _spans_decades([r[key] for r in rows]):
+        ax.set_yscale("log")
+        label += " (log scale)"
     ax.set_ylabel(label)
-    ax.legend(fontsize=8, ncol=len(teo.GOVERNORS))
+    _legend_above(fig, ax, len(teo.GOVERNORS))
     return _svg(fig)
 
 
@@ -843,7 +921,7 @@ def _teo_residency(rows: list[dict[str, Any]]) -> str:
     """Per workload and governor, the share of idle time in each state name."""
     labels = [f"{r['workload']} / {r['governor']}" for r in rows]
     states = sorted({s for r in rows for s in r["_states"]})
-    fig = Figure(figsize=(10, 0.28 * len(rows) + 1.5))
+    fig = _figure(10, 0.28 * len(rows) + 1.8)
     ax = fig.subplots()
     left = [0.0] * len(rows)
     for state in states:
@@ -857,7 +935,7 @@ def _teo_residency(rows: list[dict[str, Any]]) -> str:
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=7)
     ax.set_xlabel("% of idle time")
-    ax.legend(fontsize=7, ncol=3)
+    _legend_above(fig, ax, min(len(states), 6), fontsize=7)
     return _svg(fig)
 
 
@@ -904,7 +982,7 @@ def devfreq_page(results: dict[str, Any], timelines: list[dict[str, Any]]) -> st
 
 def _hpb_plots(rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> str:
     """Throughput against range (torpor and the seed, HPB on and off) and HPB's hit ratio."""
-    fig = Figure(figsize=(11, 3.6))
+    fig = _figure(10, 3.9)
     bw_ax, hit_ax = fig.subplots(1, 2)
     ranges = list(hpb.RANGES_GB)
     for on, label in ((True, "HPB on"), (False, "HPB off")):
@@ -917,19 +995,19 @@ def _hpb_plots(rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> str:
     bw_ax.set_xlabel("IO range, GB")
     bw_ax.set_ylabel("MB/s")
     bw_ax.set_ylim(bottom=0)
-    bw_ax.legend(fontsize=8)
-    bw_ax.set_title("iozone 4 KiB random read, 16 threads")
+    bw_ax.legend(fontsize=7)
+    bw_ax.set_title("iozone 4 KiB random read, 16 threads", fontsize=10)
     on_rows = [d for d in detail if d["hpb"]]
     hit_ax.bar([str(d["range_gb"]) for d in on_rows], [d["hit_ratio"] for d in on_rows])
     hit_ax.set_xlabel("IO range, GB")
     hit_ax.set_ylabel("HPB READs / eligible reads")
     hit_ax.set_ylim(0, 1)
-    hit_ax.set_title("HPB hit ratio")
+    hit_ax.set_title("HPB hit ratio", fontsize=10)
     return _svg(fig)
 
 
 def _launch_plot(launch: list[dict[str, Any]]) -> str:
-    fig = Figure(figsize=(6, 3.2))
+    fig = _figure(6, 3.2)
     ax = fig.subplots()
     for on, label in ((False, "HPB off"), (True, "HPB on")):
         pts = sorted((r["cycle"], r["storage_s"]) for r in launch if r["hpb"] == on)
@@ -945,8 +1023,8 @@ def _warmup_plot(warmup: list[dict[str, Any]]) -> str:
     """HPB's launch gain per cycle: one panel per warm-up lever (the others central), and the
     seed's."""
     levers = list(hpb.WARMUP_LEVERS)
-    fig = Figure(figsize=(12, 3.2))
-    axes = fig.subplots(1, len(levers) + 1)
+    fig = _figure(10, 5.6)
+    axes = [ax for row in fig.subplots(2, -(-(len(levers) + 1) // 2), squeeze=False) for ax in row]
     cycles = list(range(1, hpb.CYCLES + 1))
     for ax, lever in zip(axes, levers, strict=False):
         for value in hpb.WARMUP_LEVERS[lever]:
@@ -955,11 +1033,15 @@ def _warmup_plot(warmup: list[dict[str, Any]]) -> str:
         ax.set_xlabel("cycle")
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
-    axes[0].set_ylabel("gain, s (storage time)")
-    axes[-1].plot(cycles, hpb.SEED_GAINS, marker="o", color="black")
-    axes[-1].set_title("seed (whole start-up)", fontsize=9)
-    axes[-1].set_xlabel("cycle")
-    axes[-1].set_ylim(bottom=0)
+    seed = axes[len(levers)]
+    seed.plot(cycles, hpb.SEED_GAINS, marker="o", color="black")
+    seed.set_title("seed (whole start-up)", fontsize=9)
+    seed.set_xlabel("cycle")
+    seed.set_ylim(bottom=0)
+    for ax in axes[len(levers) + 1 :]:
+        ax.set_axis_off()
+    for ax in axes[:: len(axes) // 2]:
+        ax.set_ylabel("gain, s (storage time)")
     return _svg(fig)
 
 
@@ -984,7 +1066,7 @@ def hpb_page(results: dict[str, Any]) -> str:
 
 def _qos_residency(rows: list[dict[str, Any]]) -> str:
     """Each CPU's time in WFI and spc per configuration (the seed's idlestat comparison)."""
-    fig = Figure(figsize=(10, 3.2))
+    fig = _figure(10, 3.5)
     axes = fig.subplots(1, len(qos.CONFIGS), sharey=True)
     for ax, config in zip(axes, qos.CONFIGS, strict=True):
         cpus = [r for r in rows if r["config"] == config and r["cpu"] != "all"]
@@ -995,7 +1077,7 @@ def _qos_residency(rows: list[dict[str, Any]]) -> str:
             bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
         ax.set_title(config)
     axes[0].set_ylabel("% of the run")
-    axes[0].legend(fontsize=8)
+    _legend_above(fig, axes[0], 2)
     return _svg(fig)
 
 

@@ -116,6 +116,9 @@ pub struct StateStats {
     pub above: u64,
     /// Too shallow: a deeper enabled state would have fitted.
     pub below: u64,
+    /// The energy of the time in the state (its exits included, as `time_ns` counts them)
+    /// and of entering it; the CPU's `energy_mj` holds it with the running time's.
+    pub energy_mj: f64,
 }
 
 /// One CPU's results.
@@ -124,6 +127,9 @@ pub struct CpuStats {
     pub cpu: u32,
     pub states: Vec<StateStats>,
     pub busy_ns: u64,
+    /// The energy of the running time (`busy_ns`), at the active power; with the states'
+    /// `energy_mj`, the CPU's `energy_mj`.
+    pub busy_energy_mj: f64,
     pub energy_mj: f64,
     /// Idle iterations that kept the tick running.
     pub tick_kept: u64,
@@ -438,6 +444,7 @@ impl Cpu {
         self.stats.busy_ns += dt;
         let mj = self.active_mw * dt as f64 * 1e-9;
         self.stats.energy_mj += mj;
+        self.stats.busy_energy_mj += mj;
         if let Some(o) = self.stats.opps.get_mut(self.opp) {
             o.time_ns += dt;
             o.energy_mj += mj;
@@ -1095,6 +1102,7 @@ impl<'t> CpuSystem<'t> {
         let cpu_ref = &mut self.cpus[c];
         cpu_ref.stats.states[idx].entries += 1;
         cpu_ref.stats.energy_mj += cpu_ref.transition_mj[idx];
+        cpu_ref.stats.states[idx].energy_mj += cpu_ref.transition_mj[idx];
         if cpu_ref.view.states[idx].polling {
             let limit = poll_limit_ns(cpu_ref, tick_ns);
             cpu_ref
@@ -1348,6 +1356,7 @@ impl<'t> CpuSystem<'t> {
                 cpu.stats.states[state].time_ns += exiting;
                 cpu.charge_busy(handling);
                 cpu.stats.energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
+                cpu.stats.states[state].energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
                 return;
             }
             Mode::Idle { state, .. } => {
@@ -1359,7 +1368,11 @@ impl<'t> CpuSystem<'t> {
             }
         };
         // mW x ns = 1e-12 J = 1e-9 mJ.
-        cpu.stats.energy_mj += mw * dt as f64 * 1e-9;
+        let mj = mw * dt as f64 * 1e-9;
+        cpu.stats.energy_mj += mj;
+        if let Mode::Idle { state, .. } = cpu.mode {
+            cpu.stats.states[state].energy_mj += mj;
+        }
     }
 
     fn settle_cluster(&mut self, now: Nanos, k: usize) {
