@@ -1,6 +1,7 @@
 """Terminal tables for runs on CPUs: one row per variant (governor, power, idle misses, wake-up
-latency), then per CPU the residency of each idle state and per task its wake-up latency (tasks
-doing IO are shown by ``system_text``, with their IO's latency and its parts)."""
+latency), then per CPU the residency of each idle state, where a cpufreq governor moved the
+clock the busy time at each OPP, and per task its wake-up latency (tasks doing IO are shown by
+``system_text``, with their IO's latency and its parts)."""
 
 from __future__ import annotations
 
@@ -63,10 +64,36 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
                     f"{s['below']:,}",
                 )
         console.print(states)
+        if any(c["freq_changes"] for c in cpu["cpus"]):
+            console.print(frequency_table(cpu["cpus"]))
         # Tasks doing IO have their own table (system_text: their IO as they saw it).
         quiet = [t for t in cpu["tasks"] if not t.get("io")]
         if quiet or not cpu["tasks"]:
             console.print(wakeup_table(quiet))
+
+
+def frequency_table(cpus: list[dict[str, Any]]) -> Table:
+    """Per CPU whose frequency moved: its switches, then its busy time and energy at each OPP
+    it was busy at (idle time has no OPP, as in idlestat's P-state report)."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
+    for col in ("cpu", "switches", "MHz", "busy ms", "mJ"):
+        table.add_column(col, justify="right")
+    for c in cpus:
+        if not c["freq_changes"]:
+            continue
+        first = True
+        for o in c["opps"]:
+            if not o["time_ns"]:
+                continue
+            table.add_row(
+                str(c["cpu"]) if first else "",
+                f"{c['freq_changes']:,}" if first else "",
+                f"{o['khz'] / 1000:g}",
+                f"{o['time_ns'] / 1e6:,.1f}",
+                f"{o['energy_mj']:,.2f}",
+            )
+            first = False
+    return table
 
 
 def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
