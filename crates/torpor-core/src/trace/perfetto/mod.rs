@@ -141,8 +141,10 @@ pub struct PerfettoReader<R> {
     symbols: HashMap<u32, HashMap<u64, Sym>>,
     symbols_held: usize,
     queues: Vec<VecDeque<Pending>>,
-    /// CPUs that have had events.
+    /// CPUs that hold the merge back when their queue is empty: those that have had events,
+    /// and those the trace's first `ftrace_stats` names.
     active: Vec<u32>,
+    has_data: Vec<bool>,
     /// Per CPU: the latest time queued.
     known_until: Vec<u64>,
     /// The queues' first events by time.
@@ -178,6 +180,7 @@ impl<R: BufRead> PerfettoReader<R> {
             symbols_held: 0,
             queues: Vec::new(),
             active: Vec::new(),
+            has_data: Vec::new(),
             known_until: Vec::new(),
             heap: BinaryHeap::new(),
             floor: None,
@@ -261,19 +264,30 @@ impl<R: BufRead> PerfettoReader<R> {
         p
     }
 
+    /// Makes `cpu` (below [`crate::trace::ftrace::MAX_CPUS`]) one the merge waits for.
+    fn activate(&mut self, cpu: u32) {
+        let c = cpu as usize;
+        if self.queues.len() <= c {
+            self.queues.resize_with(c + 1, VecDeque::new);
+            self.known_until.resize(c + 1, 0);
+            self.has_data.resize(c + 1, false);
+        }
+        if !self.active.contains(&cpu) {
+            self.active.push(cpu);
+            self.floor = None;
+        }
+    }
+
     /// Queues the events just decoded for `cpu`.
     fn queue(&mut self, cpu: u32, place: Place) -> Result<(), InputError> {
         if self.decoded.is_empty() {
             return Ok(());
         }
         let c = cpu as usize;
-        if self.queues.len() <= c {
-            self.queues.resize_with(c + 1, VecDeque::new);
-            self.known_until.resize(c + 1, 0);
-        }
-        let fresh = !self.active.contains(&cpu);
+        self.activate(cpu);
+        let fresh = !self.has_data[c];
         if fresh {
-            self.active.push(cpu);
+            self.has_data[c] = true;
             self.info.cpus_with_data += 1;
         }
         let was_empty = self.queues[c].is_empty();
@@ -432,22 +446,34 @@ impl<R: BufRead> PerfettoReader<R> {
         Ok(())
     }
 
-    /// `ftrace_stats`: its phase (1: start, 2: end) and per CPU `overrun` (3) and
-    /// `dropped_events` (8), summed.
+    /// `ftrace_stats`: its phase (1: start, 2: end) and per CPU (`cpu`, 1) `overrun` (3) and
+    /// `dropped_events` (8), summed. The start's CPUs are the ones the merge waits for.
     fn ftrace_stats(&mut self, stats: &[u8]) -> Result<(), String> {
         let mut phase = 0;
         let mut lost = 0u64;
+        let mut cpus = Vec::new();
         for f in Fields::new(stats) {
             match f? {
                 (1, v) => phase = v.int().unwrap_or(0),
                 (2, Value::Bytes(cpu)) => {
                     for g in Fields::new(cpu) {
-                        if let (3 | 8, v) = g? {
-                            lost = lost.saturating_add(v.int().unwrap_or(0));
+                        match g? {
+                            (1, v) => cpus.push(v.int().unwrap_or(0)),
+                            (3 | 8, v) => lost = lost.saturating_add(v.int().unwrap_or(0)),
+                            _ => {}
                         }
                     }
                 }
                 _ => {}
+            }
+        }
+        if phase == 1 {
+            for c in cpus {
+                let c = u32::try_from(c)
+                    .ok()
+                    .filter(|&c| c < crate::trace::ftrace::MAX_CPUS)
+                    .ok_or_else(|| format!("`ftrace_stats` names CPU {c}; expected below 8192"))?;
+                self.activate(c);
             }
         }
         if let Some(slot) = match phase {

@@ -80,7 +80,7 @@ impl<R: BufRead> Packets<R> {
     /// file.
     pub fn next_packet(&mut self, buf: &mut Vec<u8>) -> Result<Option<Place>, InputError> {
         if let Some(inner) = &mut self.inner {
-            match read_packet(&mut inner.reader, &mut inner.pos, buf) {
+            match read_packet(&mut inner.reader, &mut inner.pos, buf, true) {
                 Ok(Some(start)) => {
                     return Ok(Some(Place {
                         at: inner.at,
@@ -110,7 +110,7 @@ impl<R: BufRead> Packets<R> {
                 }
             }
         }
-        match read_packet(&mut self.outer, &mut self.pos, buf) {
+        match read_packet(&mut self.outer, &mut self.pos, buf, false) {
             Ok(Some(at)) => Ok(Some(Place { at, inflated: None })),
             Ok(None) => Ok(None),
             Err(Fault(at, m)) => Err(self.err(Place { at, inflated: None }, m)),
@@ -155,18 +155,20 @@ impl<R: BufRead> Packets<R> {
 const ZSTD_MAX_WINDOW: u64 = 128 << 20;
 
 /// One byte, or `None` at the end of the stream.
-fn byte<B: BufRead>(r: &mut B, pos: u64) -> Result<Option<u8>, Fault> {
+fn byte<B: BufRead>(r: &mut B, pos: u64, inflating: bool) -> Result<Option<u8>, Fault> {
     let b = match r.fill_buf() {
         Ok([]) => return Ok(None),
         Ok(buf) => buf[0],
-        Err(e) => return Err(Fault(pos, read_failure(&e))),
+        Err(e) => return Err(Fault(pos, read_failure(&e, inflating))),
     };
     r.consume(1);
     Ok(Some(b))
 }
 
-fn read_failure(e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::InvalidData || e.kind() == std::io::ErrorKind::Other {
+/// An error of the reader under the packets: a failed read of the file, or (inside
+/// compressed packets, whose source is in memory) of the decompressor.
+fn read_failure(e: &std::io::Error, inflating: bool) -> String {
+    if inflating {
         format!("the data does not decompress: {e}")
     } else {
         format!("cannot read: {e}")
@@ -174,11 +176,16 @@ fn read_failure(e: &std::io::Error) -> String {
 }
 
 /// A varint from the stream (`None`: the stream ended before its first byte).
-fn read_varint<B: BufRead>(r: &mut B, pos: &mut u64, what: &str) -> Result<Option<u64>, Fault> {
+fn read_varint<B: BufRead>(
+    r: &mut B,
+    pos: &mut u64,
+    what: &str,
+    inflating: bool,
+) -> Result<Option<u64>, Fault> {
     let start = *pos;
     let mut bytes = [0u8; 10];
     for i in 0..10 {
-        let Some(b) = byte(r, *pos)? else {
+        let Some(b) = byte(r, *pos, inflating)? else {
             if i == 0 {
                 return Ok(None);
             }
@@ -204,22 +211,23 @@ fn read_packet<B: BufRead>(
     r: &mut B,
     pos: &mut u64,
     buf: &mut Vec<u8>,
+    inflating: bool,
 ) -> Result<Option<u64>, Fault> {
     loop {
         let start = *pos;
-        let Some(key) = read_varint(r, pos, "a field key of the trace")? else {
+        let Some(key) = read_varint(r, pos, "a field key of the trace", inflating)? else {
             return Ok(None);
         };
         let (number, wire) = (key >> 3, key & 7);
         let len = match wire {
             0 => {
-                read_varint(r, pos, "a top-level varint")?
+                read_varint(r, pos, "a top-level varint", inflating)?
                     .ok_or_else(|| Fault(start, "the file ends inside a top-level field".into()))?;
                 continue;
             }
             1 => 8,
             5 => 4,
-            2 => read_varint(r, pos, "a packet's length")?
+            2 => read_varint(r, pos, "a packet's length", inflating)?
                 .ok_or_else(|| Fault(start, "the file ends before a packet's length".into()))?,
             _ => {
                 return Err(Fault(
@@ -241,7 +249,7 @@ fn read_packet<B: BufRead>(
         let got = r
             .take(len)
             .read_to_end(buf)
-            .map_err(|e| Fault(start, read_failure(&e)))? as u64;
+            .map_err(|e| Fault(start, read_failure(&e, inflating)))? as u64;
         *pos += got;
         if got < len {
             return Err(Fault(
