@@ -55,6 +55,9 @@ pub struct Platform {
     /// The table of every cluster that has none of its own.
     #[serde(default)]
     pub state: Vec<PlatformState>,
+    /// What the file lacked, shown with the report (a LISA plat_info.yml's).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs), and
@@ -101,6 +104,10 @@ impl Platform {
             MAX_DUMP_BYTES,
             Decoding::Strict,
         )?;
+        if crate::input::lisa_platform::sniff(&file.text) {
+            let lisa = crate::input::lisa_platform::LisaPlatform::parse(&label, &file.text)?;
+            return Ok(lisa.idle_stats_platform());
+        }
         // A torpor CPU platform names itself with a top-level `id`.
         let is_cpu_platform =
             toml::from_str::<toml::Table>(&file.text).is_ok_and(|t| t.contains_key("id"));
@@ -134,6 +141,7 @@ impl Platform {
                 })
                 .collect(),
             state: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -576,6 +584,8 @@ impl Analysis {
                         "the platform file replaces the trace's topology and C-state table".into(),
                     );
                 }
+                notes.extend(p.notes.iter().cloned());
+                let has_table = (0..p.cluster.len()).all(|i| !p.table(i).is_empty());
                 let tables = places
                     .iter()
                     .map(|place| {
@@ -601,7 +611,7 @@ impl Analysis {
                         })
                         .collect(),
                     topology_from: "platform",
-                    states_from: Some("platform"),
+                    states_from: has_table.then_some("platform"),
                 })
             }
             (None, Some(topo), Some(tables)) => Some(Layout {
