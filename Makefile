@@ -55,6 +55,7 @@ bench: install
 fuzz:
 	for t in nvme_cli_json smartctl_text fio_iolog scenario_toml; do cargo +nightly fuzz run $$t -- -max_total_time=60 -dict=fuzz/dict/$$t.dict -max_len=4096 -timeout=5 -rss_limit_mb=1024 || exit 1; done
 	cargo +nightly fuzz run trace_dat -- -max_total_time=60 -dict=fuzz/dict/trace_dat.dict -max_len=65536 -timeout=5 -rss_limit_mb=1024
+	cargo +nightly fuzz run perfetto -- -max_total_time=60 -max_len=65536 -timeout=5 -rss_limit_mb=1024
 
 clean:
 	rm -rf $(VENV) target out

@@ -15,6 +15,7 @@ say it read a Perfetto trace and give the residency worked out by hand.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zlib
@@ -23,7 +24,8 @@ from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "crates" / "torpor-core" / "tests" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "crates" / "torpor-core" / "tests" / "data"
 FIXTURE = FIXTURES / "perfetto" / "every-event.pftrace"
 EXPECTED = FIXTURES / "perfetto" / "every-event.expected"
 
@@ -164,8 +166,24 @@ def test_the_perfetto_package_reads_the_fixture_as_torpor_does() -> None:
 
 def torpor(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "torpor.cli", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "torpor.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
+
+
+def test_the_docs_example_prints_what_the_docs_show() -> None:
+    doc = (ROOT / "docs" / "perfetto.md").read_text()
+    command = re.search(r"```console\n\$ torpor (.*)\n```", doc)
+    shown = re.search(r"```text\n(.*?)```", doc, re.S)
+    assert command and shown
+    got = torpor(*command.group(1).split())
+    assert got.returncode == 0, got.stderr
+    printed = got.stdout.splitlines()
+    for line in shown.group(1).splitlines():
+        assert line in printed, (line, got.stdout)
 
 
 def test_idle_stats_reads_a_trace_the_perfetto_package_wrote(tmp_path: Path) -> None:

@@ -331,14 +331,83 @@ fn regenerate() {
     std::fs::write(dir.join("every-event.expected"), EXPECTED).unwrap();
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/perfetto");
     std::fs::create_dir_all(&seeds).unwrap();
-    std::fs::write(seeds.join("seed-every-event"), &b).unwrap();
-    for quarter in 1..4 {
-        let cut = b.len() * quarter / 4;
-        std::fs::write(
-            seeds.join(format!("seed-every-event-cut{quarter}")),
-            &b[..cut],
-        )
-        .unwrap();
+    let mut all: Vec<(String, Vec<u8>)> = vec![("every-event".into(), b.clone())];
+    for eighth in 1..8 {
+        all.push((
+            format!("every-event-cut{eighth}"),
+            b[..b.len() * eighth / 8].to_vec(),
+        ));
+    }
+    let idle = || bundle(0, vec![cpu_idle(10, 1, 0), cpu_idle(20, EXIT, 0)]);
+    let compact = Msg::new()
+        .str(5, "a")
+        .packed(1, &[5, 5])
+        .packed(2, &[0, 1])
+        .packed(3, &[1, 0])
+        .packed(4, &[120, 120])
+        .packed(6, &[0, 0]);
+    let zstd = ruzstd::encoding::compress_to_vec(
+        &trace(&[idle()])[..],
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    let small: Vec<(&str, Vec<u8>)> = vec![
+        ("idle", trace(&[idle()])),
+        (
+            "compact",
+            trace(&[bundle_with(1, vec![], |b| b.msg(4, compact))]),
+        ),
+        ("zlib", trace(&[zlib_packets(&[idle(), idle()])])),
+        ("zstd", trace(&[Msg::new().bytes(133, &zstd)])),
+        (
+            "lost",
+            trace(&[bundle_with(0, vec![cpu_idle(5, 0, 0)], |b| b.uint(3, 1))]),
+        ),
+        (
+            "stats",
+            trace(&[
+                ftrace_stats(1, &[(0, 1, 0)]),
+                idle(),
+                ftrace_stats(2, &[(0, 4, 0)]),
+            ]),
+        ),
+        (
+            "late",
+            trace(&[
+                bundle(1, vec![cpu_idle(100, 1, 1)]),
+                bundle(0, vec![cpu_idle(50, 1, 0)]),
+            ]),
+        ),
+        (
+            "generic",
+            trace(&[bundle(
+                0,
+                vec![generic(
+                    7,
+                    "tick_stop",
+                    &[("success", 1), ("dependency", 8)],
+                )],
+            )]),
+        ),
+        ("bad-zlib", trace(&[Msg::new().bytes(50, b"\x78\x9cjunk")])),
+        ("huge-claim", vec![0x0a, 0x80, 0xc8, 0xaf, 0xa0, 0x25]),
+        ("empty", Vec::new()),
+        ("text", b"# tracer: nop\n".to_vec()),
+        (
+            "symbols",
+            trace(&[bundle(
+                0,
+                vec![event(9, 553, Msg::new().uint(1, 1).int(2, 9).uint(3, 3))],
+            )
+            .uint(13, 1)
+            .msg(
+                12,
+                Msg::new().msg(26, Msg::new().uint(1, 3).str(2, "tick_sched_timer")),
+            )]),
+        ),
+    ];
+    all.extend(small.into_iter().map(|(n, v)| (n.to_string(), v)));
+    for (name, bytes) in all {
+        std::fs::write(seeds.join(format!("seed-{name}")), bytes).unwrap();
     }
 }
 
@@ -505,4 +574,24 @@ fn idle_stats_and_idle_replay_read_a_perfetto_trace_by_content() {
     assert_eq!(e.line, None);
     assert!(e.message.contains("(at byte "), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn zstd_compressed_packets_read_as_zlib_ones() {
+    let inner = [
+        bundle(0, vec![cpu_idle(10, 1, 0)]),
+        bundle(0, vec![cpu_idle(20, EXIT, 0)]),
+    ];
+    let zstd = ruzstd::encoding::compress_to_vec(
+        &trace(&inner)[..],
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    let (got, c) = read_all(&trace(&[Msg::new().bytes(133, &zstd)])).unwrap();
+    let (want, _) = read_all(&trace(&[zlib_packets(&inner)])).unwrap();
+    assert_eq!(
+        got,
+        "10 0 cpu_idle state=1 cpu_id=0\n20 0 cpu_idle state=4294967295 cpu_id=0\n"
+    );
+    assert_eq!(got, want);
+    assert_eq!(c.perfetto.unwrap().compressed_packets, 1);
 }

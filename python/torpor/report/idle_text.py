@@ -137,10 +137,8 @@ def perfetto_warnings(p: dict[str, Any] | None) -> list[str]:
         ("symbols_dropped", "interned kernel symbols dropped (too many)"),
         ("names_overflow", "names past the 65,536 kept"),
     ]
-    lines = [f"warning: {p[k]} {what}" for k, what in said if p.get(k)]
-    if p.get("kernel_overruns"):
-        lines.append(f"warning: the kernel overwrote or dropped {p['kernel_overruns']} events")
-    return lines
+    # The kernel's overruns are the lost events of the lost-events line.
+    return [f"warning: {p[k]} {what}" for k, what in said if p.get(k)]
 
 
 def factored_delta(us: float) -> str:
