@@ -232,3 +232,18 @@ def test_a_cut_perfetto_trace_is_one_line(tmp_path: Path) -> None:
     lines = got.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"torpor: error: {path}: "), got.stderr
     assert "(at byte " in lines[0]
+
+
+def test_idle_stats_reads_a_perfetto_trace_from_a_pipe() -> None:
+    got = subprocess.run(
+        [sys.executable, "-m", "torpor.cli", "idle", "stats", "-", "--json"],
+        input=FIXTURE.read_bytes(),
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert got.returncode == 0, got.stderr
+    stats = json.loads(got.stdout)
+    assert stats["format"] == "perfetto"
+    # The fixture's cpu_idle events (crates/torpor-core/tests/perfetto.rs).
+    assert stats["cpu_idle_events"] == 5
