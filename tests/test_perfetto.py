@@ -212,7 +212,7 @@ def test_idle_stats_reads_a_trace_the_perfetto_package_wrote(tmp_path: Path) -> 
     assert got.returncode == 0, got.stderr
     stats = json.loads(got.stdout)
     assert stats["format"] == "perfetto"
-    assert stats["cpu_idle_events"] == 7
+    assert stats["cpu_idle_events"] == 6
     cpu0 = {r["state"]: r for r in stats["sections"]["cpu0"]}
     cpu1 = {r["state"]: r for r in stats["sections"]["cpu1"]}
     assert (cpu0["state1"]["total_us"], cpu0["state0"]["total_us"]) == (2000.0, 500.0)
