@@ -247,3 +247,25 @@ def test_idle_stats_reads_a_perfetto_trace_from_a_pipe() -> None:
     assert stats["format"] == "perfetto"
     # The fixture's cpu_idle events (crates/torpor-core/tests/perfetto.rs).
     assert stats["cpu_idle_events"] == 5
+
+
+def test_torpor_trace_gives_one_dataframe_per_event() -> None:
+    import torpor
+
+    frames = torpor.trace(FIXTURE)
+    # The fixture's events by name (every-event.expected).
+    assert frames["cpu_idle"].index.tolist() == [1000, 1100, 1400, 2000, 3500]
+    assert frames["cpu_idle"]["state"].tolist() == [1, 2, EXIT, EXIT, 0]
+    switches = frames["sched_switch"]
+    assert switches.index.name == "time_ns"
+    assert switches[["cpu", "prev_pid", "prev_state", "next_pid"]].values.tolist() == [
+        [0, 10, "S", 0],
+        [0, 0, "R+", 55],
+        [1, 0, "R", 77],
+        [1, 77, "D", 0],
+    ]
+    assert frames["hrtimer_start"]["function"].tolist() == ["tick_sched_timer"]
+    # The module is callable as the function, whichever was imported first.
+    import torpor.trace
+
+    assert torpor.trace(FIXTURE).keys() == frames.keys()

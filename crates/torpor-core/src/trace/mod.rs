@@ -16,4 +16,5 @@ pub mod mobile_csv;
 pub mod packed_text;
 pub mod perfetto;
 pub mod source;
+pub mod tables;
 pub mod trace_dat;
