@@ -467,7 +467,9 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
     if path.as_os_str() == "-" {
         let mut reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
         // A Perfetto trace streams; its first packet is in the first bytes read.
-        let head = reader.fill_buf().map_err(|e| user_file::io_error("<stdin>", &e))?;
+        let head = reader
+            .fill_buf()
+            .map_err(|e| user_file::io_error("<stdin>", &e))?;
         if crate::trace::perfetto::looks_like_trace(head) {
             let trace = crate::trace::perfetto::PerfettoReader::new(reader, "<stdin>");
             return from_source(trace, "<stdin>", loaded.as_ref(), platform_label.as_deref());
