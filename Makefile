@@ -24,7 +24,8 @@ $(VENV)/bin/python:
 $(PACKAGES): $(VENV)/bin/python Makefile
 	@echo "install: Python packages (pip)"
 	@$(BIN)/pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" "click>=8.1" "rich>=13" "pandas>=2" "pyarrow>=15" "tomli-w>=1" "matplotlib>=3.8" \
-		"dask[distributed]>=2024.1" "pytest>=7" "selenium>=4.20" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2"
+		"dask[distributed]>=2024.1" "pytest>=7" "selenium>=4.20" "ruff>=0.4" "mypy>=1.8" "pandas-stubs>=2" \
+		"perfetto>=0.10" "protobuf>=4"
 	@touch $(PACKAGES)
 
 $(STAMP): $(PACKAGES) $(SOURCES)
@@ -46,7 +47,7 @@ test: install
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests
 	$(BIN)/mypy python/torpor
-	$(BIN)/pytest -q --doctest-modules python/torpor/api.py tests
+	$(BIN)/pytest -q --doctest-modules python/torpor/api.py python/torpor/trace.py tests
 
 bench: install
 	$(BIN)/torpor bench
@@ -55,6 +56,7 @@ bench: install
 fuzz:
 	for t in nvme_cli_json smartctl_text fio_iolog scenario_toml; do cargo +nightly fuzz run $$t -- -max_total_time=60 -dict=fuzz/dict/$$t.dict -max_len=4096 -timeout=5 -rss_limit_mb=1024 || exit 1; done
 	cargo +nightly fuzz run trace_dat -- -max_total_time=60 -dict=fuzz/dict/trace_dat.dict -max_len=65536 -timeout=5 -rss_limit_mb=1024
+	cargo +nightly fuzz run perfetto -- -max_total_time=60 -max_len=65536 -timeout=5 -rss_limit_mb=1024
 
 clean:
 	rm -rf $(VENV) target out

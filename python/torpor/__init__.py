@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "sweep":  # the module, callable as the API's sweep (torpor/sweep.py)
-        import torpor.sweep
+    if name in ("sweep", "trace"):  # modules, callable as the API's functions of their name
+        import importlib
 
-        return torpor.sweep
+        return importlib.import_module(f"torpor.{name}")
     if name in _API:
         from torpor import api
 

@@ -159,6 +159,11 @@ def idle_stats(
     return json.loads(_native.idle_stats(trace, platform))
 
 
+def trace_tables(trace: str | PathLike[str]) -> dict[str, Any]:
+    """Every event of a trace, one table per event (``torpor.trace``; docs/perfetto.md)."""
+    return json.loads(_native.trace_tables(trace))
+
+
 def idle_replay(
     trace: str | PathLike[str],
     governors: str,

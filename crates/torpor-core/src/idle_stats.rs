@@ -60,6 +60,9 @@ pub struct Platform {
     /// The table of every cluster that has none of its own.
     #[serde(default)]
     pub state: Vec<PlatformState>,
+    /// What the file lacked, shown with the report (a LISA plat_info.yml's).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs), and
@@ -106,6 +109,10 @@ impl Platform {
             MAX_DUMP_BYTES,
             Decoding::Strict,
         )?;
+        if crate::input::lisa_platform::sniff(&file.text) {
+            let lisa = crate::input::lisa_platform::LisaPlatform::parse(&label, &file.text)?;
+            return Ok(lisa.idle_stats_platform());
+        }
         // A torpor CPU platform names itself with a top-level `id`.
         let is_cpu_platform =
             toml::from_str::<toml::Table>(&file.text).is_ok_and(|t| t.contains_key("id"));
@@ -139,6 +146,7 @@ impl Platform {
                 })
                 .collect(),
             state: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -475,7 +483,15 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
     let loaded = platform.map(Platform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
     if path.as_os_str() == "-" {
-        let reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+        // A Perfetto trace streams; its first packet is in the first bytes read.
+        let head = reader
+            .fill_buf()
+            .map_err(|e| user_file::io_error("<stdin>", &e))?;
+        if crate::trace::perfetto::looks_like_trace(head) {
+            let trace = crate::trace::perfetto::PerfettoReader::new(reader, "<stdin>");
+            return from_source(trace, "<stdin>", loaded.as_ref(), platform_label.as_deref());
+        }
         return from_reader(
             reader,
             "<stdin>",
@@ -604,6 +620,8 @@ impl Analysis {
                         "the platform file replaces the trace's topology and C-state table".into(),
                     );
                 }
+                notes.extend(p.notes.iter().cloned());
+                let has_table = (0..p.cluster.len()).all(|i| !p.table(i).is_empty());
                 let tables = places
                     .iter()
                     .map(|place| {
@@ -629,7 +647,7 @@ impl Analysis {
                         })
                         .collect(),
                     topology_from: "platform",
-                    states_from: Some("platform"),
+                    states_from: has_table.then_some("platform"),
                 })
             }
             (None, Some(topo), Some(tables)) => Some(Layout {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use torpor_core::input::{nvme_cli, smartctl};
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::trace::fio_iolog::IologReader;
+use torpor_core::trace::perfetto::PerfettoReader;
 use torpor_core::trace::trace_dat::TraceDatReader;
 use torpor_core::InputError;
 
@@ -169,6 +170,24 @@ fn trace_dat_corpus() {
                 Ok(None) => break,
                 Err(e) => {
                     check_error(path, "f.dat", &e);
+                    break;
+                }
+            }
+        }
+        let _ = reader.counts();
+    });
+}
+
+#[test]
+fn perfetto_corpus() {
+    replay("perfetto", |path, bytes| {
+        let mut reader = PerfettoReader::new(bytes, "f.pftrace");
+        for _ in 0..MAX_ENTRIES {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "f.pftrace", &e);
                     break;
                 }
             }

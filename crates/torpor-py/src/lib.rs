@@ -456,6 +456,17 @@ fn idle_stats(py: Python<'_>, trace: PathBuf, platform: Option<PathBuf>) -> PyRe
     )
 }
 
+/// `torpor.trace`: every event of a trace (any format, told by content) as one table per
+/// event, as JSON: `{"format", "events": {name: {"time_ns", "cpu", "fields": [[field,
+/// values], ...]}}, "trace": counts}`.
+#[pyfunction]
+fn trace_tables(py: Python<'_>, trace: PathBuf) -> PyResult<String> {
+    to_json(
+        &py.allow_threads(|| torpor_core::trace::tables::read(&trace))
+            .map_err(to_py)?,
+    )
+}
+
 /// `torpor idle replay`: a trace replayed through governors (a comma-separated list), as
 /// JSON. `platform` is a preset id or a platform TOML; a bad governor list raises ValueError.
 #[pyfunction]
@@ -508,6 +519,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_tables, m)?)?;
     m.add_function(wrap_pyfunction!(idle_replay, m)?)?;
     Ok(())
 }

@@ -150,6 +150,7 @@ FORMATS = {
     "trace-cmd": "`trace-cmd report` text",
     "idlestat": "an idlestat trace file",
     "trace-dat": "trace-cmd's binary trace.dat",
+    "perfetto": "a Perfetto protobuf trace",
 }
 
 
@@ -170,6 +171,13 @@ def read_as(fmt: str, t: dict[str, Any]) -> str:
         line += f" ({', '.join(parts)})"
         if d["instances_skipped"]:
             line += f"; {d['instances_skipped']} other trace instances not read"
+    p = t.get("perfetto")
+    if p:
+        line += (
+            f" ({p['packets']} packets, {p['compressed_packets']} compressed, "
+            f"{p['ftrace_bundles']} ftrace bundles from {p['cpus_with_data']} CPUs, "
+            f"clock {p['clock']})"
+        )
     return line
 
 
@@ -192,12 +200,29 @@ def trace_warnings(t: dict[str, Any]) -> list[str]:
             + (f"; {uncounted} markers without a count" if uncounted else "")
             + ")"
         )
+    lines += perfetto_warnings(t.get("perfetto"))
     if t["buffer_started_markers"]:
         lines.append(
             f"warning: {t['buffer_started_markers']} `buffer started` markers "
             "(earlier events were overwritten)"
         )
     return lines
+
+
+def perfetto_warnings(p: dict[str, Any] | None) -> list[str]:
+    """What a Perfetto trace's reader dropped or could not place (its counts)."""
+    if not p:
+        return []
+    said = [
+        ("dropped_packets", "packets say the packet before them was dropped"),
+        ("late_events", "events came after later events of other CPUs (merge queue full)"),
+        ("compact_switches_skipped", "compact sched_switch events skipped (task before unknown)"),
+        ("unresolved_functions", "timer functions without a kernel symbol"),
+        ("symbols_dropped", "interned kernel symbols dropped (too many)"),
+        ("names_overflow", "names past the 65,536 kept"),
+    ]
+    # The kernel's overruns are the lost events of the lost-events line.
+    return [f"warning: {p[k]} {what}" for k, what in said if p.get(k)]
 
 
 def factored_delta(us: float) -> str:

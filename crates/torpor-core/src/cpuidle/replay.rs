@@ -1415,6 +1415,10 @@ pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputErr
             user_file::MAX_DUMP_BYTES,
             user_file::Decoding::Strict,
         )?;
+        if crate::input::lisa_platform::sniff(&text.text) {
+            let lisa = crate::input::lisa_platform::LisaPlatform::parse(spec, &text.text)?;
+            return Err(InputError::whole(spec, lisa.replay_refusal()));
+        }
         return Ok((CpuPlatform::parse(spec, &text.text)?, "platform"));
     }
     match crate::input::cpu_preset::find(spec) {

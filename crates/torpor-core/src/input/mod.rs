@@ -4,6 +4,7 @@
 //! Each parser reports bad input as an [`InputError`] naming file and line.
 
 pub mod cpu_preset;
+pub mod lisa_platform;
 pub mod nvme_cli;
 pub mod nvme_estimate;
 pub mod nvme_preset;
@@ -12,6 +13,7 @@ pub mod smartctl;
 pub mod sysfs_probe;
 pub mod ufs_preset;
 pub mod x86_idle_power;
+pub mod yaml_block;
 
 /// Every file under `presets/<kind>/`, embedded by `build.rs`.
 mod embedded {

@@ -78,6 +78,8 @@ pub enum FtraceFormat {
     Idlestat,
     /// trace-cmd's binary `trace.dat` ([`crate::trace::trace_dat`]).
     TraceDat,
+    /// A Perfetto protobuf trace ([`crate::trace::perfetto`]).
+    Perfetto,
 }
 
 /// Where one CPU sits, as idlestat's topology says: cluster (physical package), core, CPU.
@@ -228,6 +230,9 @@ pub struct FtraceCounts {
     /// A trace.dat's description of itself (version, compression, clock, pages).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_dat: Option<crate::trace::trace_dat::TraceDatInfo>,
+    /// A Perfetto trace's description of itself (packets, clock, losses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub perfetto: Option<crate::trace::perfetto::PerfettoInfo>,
     /// What the text was unpacked from (`gzip`, `zstd`, `systrace html`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packed: Option<&'static str>,

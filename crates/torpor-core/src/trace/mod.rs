@@ -1,8 +1,8 @@
 //! Event streams users already have, parsed as streams (constant memory): fio iologs, block
 //! traces (blkparse, DiskSim and MQSim ASCII, the mobile CSV; [`block`] is what they share),
-//! ftrace text and trace-cmd's binary trace.dat ([`source`]: what the analyses read either
-//! through). Each parser reports bad input as an [`crate::error::InputError`] naming
-//! file and line. Device descriptions are in [`crate::input`]. One stream is written rather
+//! ftrace text, trace-cmd's binary trace.dat and Perfetto's protobuf traces ([`source`]: what
+//! the analyses read each through). Each parser reports bad input as an
+//! [`crate::error::InputError`] naming file and line. Device descriptions are in [`crate::input`]. One stream is written rather
 //! than read: a simulated CPU run as ftrace text (`ftrace_writer`), for the same tools that
 //! read a real machine's trace.
 
@@ -14,5 +14,7 @@ pub mod ftrace;
 pub mod ftrace_writer;
 pub mod mobile_csv;
 pub mod packed_text;
+pub mod perfetto;
 pub mod source;
+pub mod tables;
 pub mod trace_dat;
