@@ -66,7 +66,9 @@ class Result:
     requests: pd.DataFrame = field(init=False, repr=False)
     #: On CPUs: each task's wake-ups and wake-up latencies (variant, task, cpu, wakeups,
     #: latency_min_us, latency_avg_us, latency_p50_us, latency_p99_us, latency_p99_9_us,
-    #: latency_max_us), as the core reports them. Empty otherwise.
+    #: latency_max_us; work_ms_per_s: work done, as time at the highest OPP; periods_missed:
+    #: a periodic task's frames that ran past their period), as the core reports them. Empty
+    #: otherwise.
     tasks: pd.DataFrame = field(init=False, repr=False)
     #: On CPUs: each task's wake-up latency histogram, cyclictest's 1 us bins (variant, task,
     #: us: the bin's lower edge, count), as the core reports it. Empty otherwise.
@@ -373,6 +375,8 @@ def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
                 for p in ("p50", "p99", "p99_9")
             },
             "latency_max_us": t["latency_max_ns"] / 1000,
+            "work_ms_per_s": t["work_ms_per_s"],
+            "periods_missed": t["periods_missed"],
         }
         for v in variants
         for t in v.get("cpu", {}).get("tasks", [])

@@ -97,10 +97,14 @@ def frequency_table(cpus: list[dict[str, Any]]) -> Table:
 
 
 def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
-    """Each task's wake-ups and wake-up latency (min, avg, p99, max)."""
+    """Each task's wake-ups and wake-up latency (min, avg, p99, max), and where a periodic task
+    ran past its period, the frames it missed."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
+    missed = any(t.get("periods_missed") for t in tasks)
     for col in ("task", "cpu", "wake-ups", "min us", "avg us", "p99 us", "max us"):
         table.add_column(col, justify="left" if col == "task" else "right")
+    if missed:
+        table.add_column("missed", justify="right")
     for t in tasks:
         summary = t.get("latency", {}).get("summary")
         table.add_row(
@@ -111,5 +115,6 @@ def wakeup_table(tasks: list[dict[str, Any]]) -> Table:
             f"{t['latency_avg_us']:.1f}" if t["wakeups"] else "-",
             f"{summary['p99_us']:.1f}" if summary and summary["count"] else "-",
             _us(t["latency_max_ns"]),
+            *([f"{t['periods_missed']:,}"] if missed else []),
         )
     return table

@@ -161,6 +161,14 @@ pub struct TaskStats {
     pub latency: crate::metrics::LatencyHistogram,
     /// A task doing IO: each request's latency as it saw it, decomposed.
     pub io: Option<IoPathStats>,
+    /// The work of the bursts it started, as time at the highest OPP (what a benchmark's
+    /// score counts: work done, whatever the clock).
+    pub work_ns: u64,
+    /// Work per second of the run, ms (derived with the mean latency).
+    pub work_ms_per_s: f64,
+    /// A periodic task (a frame): grid points its wake-up passed because its burst ran past
+    /// them (each a frame that missed its deadline).
+    pub periods_missed: u64,
 }
 
 impl TaskStats {
@@ -998,9 +1006,10 @@ impl<'t> CpuSystem<'t> {
                 ..
             } => {
                 // The next point of the grid not yet passed (a burst longer than the period
-                // skips a beat, as an absolute timer does).
+                // skips a beat, as a frame that missed its vsync waits for the next).
                 while task.next_periodic < now {
                     task.next_periodic += period;
+                    task.stats.periods_missed += 1;
                 }
                 let at = task.next_periodic;
                 task.next_periodic += period;
@@ -1254,6 +1263,7 @@ impl<'t> CpuSystem<'t> {
             }
         }
         let work = std::mem::replace(&mut task.next_run, task.spec.run.sample(&mut task.run_rng));
+        task.stats.work_ns += work.0;
         let burst = self.cpus[c].at_speed(work);
         self.cpus[c]
             .burst

@@ -367,3 +367,36 @@ fn schedutil_lowers_the_clock_after_its_transition_latency_mid_burst() {
     let active: f64 = cpu.opps.iter().map(|o| o.energy_mj).sum();
     assert!((active - 0.064).abs() < 1e-12, "{active}");
 }
+
+#[test]
+fn a_frame_that_runs_past_its_period_misses_it_and_counts_its_work() {
+    // ONE_CPU with OPPs 500 MHz and 1 GHz; a task every 1 ms (first at 1 ms) doing 600 us of
+    // work (stated at 1 GHz). The oracle takes WFI (1 us exit; SLEEP's 2 ms would not fit).
+    // performance: each burst runs 1.001 -> 1.601 ms, inside its period: 9 frames by 10 ms,
+    // none missed, 9 x 600 us of work. powersave (500 MHz): each burst takes 1.2 ms, 1.001 ->
+    // 2.201 ms, past the 2 ms frame, which is missed; the task next wakes at 3 ms. Frames at
+    // 1, 3, 5, 7, 9 ms: 5 bursts started (3 ms of work), 4 of them ended by 10 ms, each
+    // having missed one frame.
+    let platform = ONE_CPU.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000\n",
+        "[[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000\n",
+    );
+    let mut s = spec("oracle", vec![]);
+    s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
+    s.tasks[0] = TaskSpec::cyclictest("frame", 0, Nanos::from_ms(1));
+    s.tasks[0].run = Dist::Fixed(Nanos::from_us(600));
+    for (governor, wakeups, work_us, missed) in [
+        (crate::cpufreq::GovernorName::Performance, 9, 5_400, 0),
+        (crate::cpufreq::GovernorName::Powersave, 5, 3_000, 4),
+    ] {
+        s.cpufreq = governor;
+        let r = run(&s, Nanos::from_ms(10)).unwrap();
+        let t = &r.tasks[0];
+        assert_eq!(
+            (t.wakeups, t.work_ns, t.periods_missed),
+            (wakeups, work_us * 1000, missed),
+            "{governor:?}"
+        );
+    }
+}
