@@ -50,6 +50,9 @@ def test_the_api_gives_cpu_tables() -> None:
         "latency_p99_us": 280.0,
         "latency_p99_9_us": 280.0,
         "latency_max_us": 280.0,
+        # 99 bursts of 5 us of work in 0.995 s; the timer's period is never overrun.
+        "work_ms_per_s": 99 * 0.005 / 0.995,
+        "periods_missed": 0,
     }
     # Running and every idle state cover the whole run on each CPU.
     per_cpu = r.residency.groupby("cpu").time_pct.sum()
