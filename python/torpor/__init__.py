@@ -34,10 +34,6 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "sweep":  # the module, callable as the API's sweep (torpor/sweep.py)
-        import torpor.sweep
-
-        return torpor.sweep
     if name in _API:
         from torpor import api
 

@@ -20,11 +20,14 @@ A sweep file (TOML) names the base scenario and its axes, objectives and constra
     metric = "lat_p999_us"
     max = 5000.0                           # and/or min
 
-Each point runs the base scenario with the axes' values set (every variant of it: one row
-per point and variant). The points go to threads (the core releases the GIL), or, given a
-Dask scheduler's address, to a `dask.distributed` cluster in chunks; the rows come back in
-the points' order either way, identical. A point that fails keeps its row, with its
-parameters and the error.
+The core reads and checks the whole file before anything runs (``native.load_sweep``: each
+part at its line, at most 100,000 points, the base scenario alone and with each axis' first
+and last value); this module draws the points, runs them and ranks the rows. Each point runs
+the base scenario with the axes' values set (every variant of it: one row per point and
+variant). The points go to threads (the core releases the GIL), or, given a Dask scheduler's
+address, to a `dask.distributed` cluster in chunks; the rows come back in the points' order
+either way, identical. A point that fails keeps its row, with its parameters and the error;
+when every point fails with the same error, that error is raised once.
 """
 
 from __future__ import annotations
@@ -32,10 +35,7 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
-import sys
-import tomllib
-import types
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from torpor import InputError, native
-from torpor.files import read_text, shown_path
 
-#: The measurements each row carries, by column name.
+#: The measurements each row carries, by column name (the core checks that the base scenario
+#: measures each one a sweep file names).
 METRICS = (
     "avg_power_mw",
     "energy_mj",
@@ -71,7 +71,7 @@ class Axis:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A parsed sweep file."""
+    """A sweep file as the core checked it."""
 
     scenario_text: str
     scenario_label: str
@@ -81,77 +81,31 @@ class Sweep:
     mode: str = "grid"
     samples: int = 0
     seed: int = 1
+    #: The folder the base scenario's relative paths resolve against.
+    scenario_base: str = ""
+    #: The platforms the base scenario runs: ``nvme``, ``ufs``, ``cpu`` -> bool.
+    platforms: tuple[tuple[str, bool], ...] = ()
 
 
 def load(path: str | Path) -> Sweep:
-    """Reads a sweep file; problems are ``InputError``s naming the file."""
-    path = Path(path)
-    label = shown_path(path)
-    try:
-        doc = tomllib.loads(read_text(path, "a sweep file"))
-    except tomllib.TOMLDecodeError as e:
-        # tomllib says "... (at line N, column M)": the line goes where every error has it.
-        found = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", " ".join(str(e).split()))
-        if found:
-            what, line, column = found.groups()
-            raise InputError(f"{label}:{line}: {what} (column {column})") from None
-        raise InputError(f"{label}: {' '.join(str(e).split())}") from None
-    s = doc.get("sweep")
-    if not isinstance(s, dict):
-        raise InputError(f"{label}: expected a [sweep] table")
-    unknown = set(s) - {"scenario", "mode", "samples", "seed", "axis", "objective", "constraint"}
-    if unknown:
-        raise InputError(f"{label}: [sweep]: unknown key(s) {', '.join(sorted(unknown))}")
-    if "scenario" not in s:
-        raise InputError(f'{label}: [sweep]: expected `scenario = "<base scenario file>"`')
-    scenario = path.parent / str(s["scenario"])
-    text = read_text(scenario, "the sweep's base scenario")
-    mode = s.get("mode", "grid")
-    if mode not in ("grid", "random", "lhs"):
-        raise InputError(f"{label}: [sweep] mode: expected grid, random or lhs, got {mode!r}")
-    axes = tuple(_axis(label, a, mode) for a in s.get("axis", []))
-    if not axes:
-        raise InputError(f"{label}: expected at least one [[sweep.axis]]")
-    objectives = tuple(
-        _metric(label, o.get("minimise"), "objective") for o in s.get("objective", [])
+    """Reads and checks a sweep file (the core's ``load_sweep``); problems are one
+    ``InputError`` line naming the file and line."""
+    s = native.load_sweep(path)
+    axes = tuple(
+        Axis(a["path"], tuple(a["values"]), a["low"], a["high"], a["log"]) for a in s["axes"]
     )
-    if not objectives:
-        raise InputError(f"{label}: expected at least one [[sweep.objective]] `minimise = ...`")
-    constraints = tuple(
-        (_metric(label, c.get("metric"), "constraint"), c.get("min"), c.get("max"))
-        for c in s.get("constraint", [])
-    )
-    samples = int(s.get("samples", 0))
-    if mode != "grid" and samples < 1:
-        raise InputError(f"{label}: [sweep] mode {mode}: expected `samples` >= 1")
     return Sweep(
-        text, str(scenario), axes, objectives, constraints, mode, samples, int(s.get("seed", 1))
+        s["scenario_text"],
+        s["scenario_label"],
+        axes,
+        tuple(s["objectives"]),
+        tuple((c["metric"], c["min"], c["max"]) for c in s["constraints"]),
+        s["mode"],
+        s["samples"],
+        s["seed"],
+        s["scenario_base"],
+        tuple(s["platforms"].items()),
     )
-
-
-def _axis(label: str, a: dict[str, Any], mode: str) -> Axis:
-    path = a.get("path")
-    if not isinstance(path, str) or not path:
-        raise InputError(f'{label}: [[sweep.axis]]: expected `path = "dotted.path"`')
-    if "values" in a:
-        return Axis(path, tuple(a["values"]))
-    if "range" in a:
-        start, stop, step = a["range"]
-        if step <= 0 or stop < start:
-            raise InputError(f"{label}: axis {path}: expected range = [from, to, step > 0]")
-        count = math.floor((stop - start) / step + 1e-9) + 1
-        return Axis(path, tuple(start + i * step for i in range(count)))
-    if "low" in a and "high" in a and mode != "grid":
-        return Axis(path, low=float(a["low"]), high=float(a["high"]), log=bool(a.get("log")))
-    raise InputError(
-        f"{label}: axis {path}: expected `values`, `range` or (random/lhs) `low` and `high`"
-    )
-
-
-def _metric(label: str, name: Any, what: str) -> str:
-    if name not in METRICS:
-        raise InputError(f"{label}: {what}: expected one of {', '.join(METRICS)}, got {name!r}")
-    return str(name)
 
 
 def points(sweep: Sweep) -> list[dict[str, Any]]:
@@ -201,7 +155,8 @@ def run(
     scheduler: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every point of ``sweep``, one row per point and variant, in the points' order: in
-    ``workers`` threads here, or on the Dask cluster whose scheduler is at ``scheduler``."""
+    ``workers`` threads here, or on the Dask cluster whose scheduler is at ``scheduler``.
+    Raises ``InputError`` once when every point failed with the same error."""
     todo = list(enumerate(points(sweep)))
     # Small enough that every thread has work (four chunks each), at most CHUNK points.
     size = max(1, min(CHUNK, math.ceil(len(todo) / (4 * max(1, workers)))))
@@ -217,41 +172,88 @@ def run(
                 progress()
 
     if scheduler is None:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            text, label = sweep.scenario_text, sweep.scenario_label
-            for chunk, chunk_rows in zip(
-                chunks, pool.map(lambda c: run_chunk(text, label, c), chunks), strict=True
-            ):
-                collect(chunk_rows, len(chunk))
-        return rows
-    from distributed import Client
-
-    with Client(scheduler) as client:
-        futures = [
-            client.submit(run_chunk, sweep.scenario_text, sweep.scenario_label, c, pure=False)
-            for c in chunks
-        ]
-        for chunk, future in zip(chunks, futures, strict=True):
-            try:
-                chunk_rows = future.result()
-            except Exception as e:  # a lost worker: every point of the chunk says so
-                chunk_rows = [
-                    {"point": i} | p | {"variant": None, "error": f"worker failed: {e}"}
-                    for i, p in chunk
-                ]
-            collect(chunk_rows, len(chunk))
+        _run_threads(sweep, chunks, workers, collect)
+    else:
+        _run_dask(sweep, chunks, scheduler, collect)
+    errors = {r["error"] for r in rows}
+    if len(errors) == 1 and None not in errors:
+        raise InputError(f"every point of the sweep failed: {errors.pop()}")
     return rows
 
 
+Chunk = list[tuple[int, dict[str, Any]]]
+
+
+def _run_threads(
+    sweep: Sweep,
+    chunks: list[Chunk],
+    workers: int,
+    collect: Callable[[list[dict[str, Any]], int], None],
+) -> None:
+    """Runs ``chunks`` in ``workers`` threads. Ctrl-C (or any error) here stops at once: no
+    point starts after it, the points in flight stop at the core's next check (``cancel``:
+    within milliseconds), and nothing waits for them."""
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    text, label, base = sweep.scenario_text, sweep.scenario_label, sweep.scenario_base
+    futures = [pool.submit(run_chunk, text, label, c, base, stop) for c in chunks]
+    try:
+        for chunk, future in zip(chunks, futures, strict=True):
+            collect(future.result(), len(chunk))
+    except BaseException:
+        stop.set()
+        native.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _run_dask(
+    sweep: Sweep,
+    chunks: list[Chunk],
+    scheduler: str,
+    collect: Callable[[list[dict[str, Any]], int], None],
+) -> None:
+    """Runs ``chunks`` as tasks of the Dask cluster at ``scheduler``; Ctrl-C cancels the
+    tasks not yet finished."""
+    from distributed import Client
+
+    text, label, base = sweep.scenario_text, sweep.scenario_label, sweep.scenario_base
+    with Client(scheduler) as client:
+        futures = [client.submit(run_chunk, text, label, c, base, pure=False) for c in chunks]
+        try:
+            for chunk, future in zip(chunks, futures, strict=True):
+                try:
+                    chunk_rows = future.result()
+                except Exception as e:  # a lost worker: every point of the chunk says so
+                    chunk_rows = [
+                        {"point": i} | p | {"variant": None, "error": f"worker failed: {e}"}
+                        for i, p in chunk
+                    ]
+                collect(chunk_rows, len(chunk))
+        except BaseException:
+            client.cancel(futures)
+            raise
+
+
 def run_chunk(
-    text: str, label: str, chunk: Sequence[tuple[int, dict[str, Any]]]
+    text: str,
+    label: str,
+    chunk: Sequence[tuple[int, dict[str, Any]]],
+    base: str = "",
+    stop: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of some points (index, settings) of the scenario ``text``: what a thread or
-    a Dask task runs."""
+    """The rows of some points (index, settings) of the scenario ``text`` (its relative paths
+    resolving from ``base``): what a thread or a Dask task runs. A set ``stop`` ends it
+    before its next point."""
     rows: list[dict[str, Any]] = []
     for i, point in chunk:
+        if stop is not None and stop.is_set():
+            break
         try:
-            report = native.run_scenario_text(text, label, overrides_json=json.dumps(point))
+            report = native.run_scenario_text(
+                text, label, overrides_json=json.dumps(point), base=base
+            )
         except InputError as e:
             rows.append({"point": i} | point | {"variant": None, "error": str(e)})
             continue
@@ -260,28 +262,32 @@ def run_chunk(
 
 
 def measures(v: dict[str, Any]) -> dict[str, Any]:
-    """One variant of a report as a sweep row's measurements (the columns of METRICS)."""
-    lat = v["io"]["all"]
+    """One variant of a report as a sweep row's measurements (the columns of METRICS): power
+    and energy of the device (the NVMe drive, else the UFS device) or, in a CPU-only run, of
+    the CPUs; IO latencies when the run completed IOs; APST's counts from the NVMe drive.
+    What the run did not measure is None."""
+    lat = v["io"]["all"] if v["io"]["ios"] else {}
     nvme = v.get("nvme", {})
+    power = v.get("nvme") or v.get("ufs") or v.get("cpu") or {}
     return {
         "variant": v["name"],
         "error": None,
-        "avg_power_mw": nvme.get("avg_power_mw"),
-        "energy_mj": nvme.get("energy_mj"),
-        "lat_mean_us": lat["mean_us"],
-        "lat_p99_us": lat["p99_us"],
-        "lat_p999_us": lat["p99_9_us"],
-        "lat_max_us": lat["max_us"],
+        "avg_power_mw": power.get("avg_power_mw"),
+        "energy_mj": power.get("energy_mj"),
+        "lat_mean_us": lat.get("mean_us"),
+        "lat_p99_us": lat.get("p99_us"),
+        "lat_p999_us": lat.get("p99_9_us"),
+        "lat_max_us": lat.get("max_us"),
         "woken_ios": nvme.get("wake_delayed_ios"),
         "transitions_per_hour": nvme.get("transitions_per_hour"),
     }
 
 
 def feasible(rows: Sequence[dict[str, Any]], sweep: Sweep) -> list[dict[str, Any]]:
-    """The rows that ran and meet every constraint."""
+    """The rows that ran, measured every objective and meet every constraint."""
 
     def ok(row: dict[str, Any]) -> bool:
-        if row.get("error"):
+        if row.get("error") or any(row.get(o) is None for o in sweep.objectives):
             return False
         for metric, low, high in sweep.constraints:
             value = row.get(metric)
@@ -417,16 +423,3 @@ def recommendation(
                 why = f": traded for {', '.join(improved)}"
         lines.append(f"  {o}: {before:,.1f} as written -> {after:,.1f}{change}{why}")
     return lines
-
-
-class _CallableModule(types.ModuleType):
-    """``torpor.sweep`` is this module and, called, the Python API's sweep: the package gives
-    both one name (:func:`torpor.api.sweep`), whichever was imported first."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from torpor.api import sweep
-
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
