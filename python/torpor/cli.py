@@ -704,11 +704,10 @@ def sweep(
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(f"sweep: {count} points", total=count)
         rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
-    baseline = sw.measures(
-        native.run_scenario_text(
-            plan.scenario_text, plan.scenario_label, base=plan.scenario_base
-        )["variants"][0]
+    as_written = native.run_scenario_text(
+        plan.scenario_text, plan.scenario_label, base=plan.scenario_base
     )
+    baseline = sw.measures(as_written["variants"][0])
     if out_file:
         frame = pd.DataFrame(rows)
         data: str | bytes

@@ -743,6 +743,37 @@ mod tests {
     }
 
     #[test]
+    fn a_platform_the_rules_refuse_is_named_by_its_sysfs_folder_not_a_line_of_output() {
+        // Every file parses, but 11 states are more than the cpuidle core's
+        // CPUIDLE_STATE_MAX (10): a rule of the platform, not of any one file.
+        let root = intel_tree("rules", None);
+        for k in 3..11 {
+            let dir = root.join(format!("devices/system/cpu/cpu0/cpuidle/state{k}"));
+            fs::create_dir_all(&dir).unwrap();
+            for (file, text) in [
+                ("name", format!("C{k}")),
+                ("desc", "MWAIT 0x30".to_string()),
+                ("latency", (100 * k).to_string()),
+                ("residency", (300 * k).to_string()),
+                ("power", "0".to_string()),
+                ("disable", "0".to_string()),
+            ] {
+                fs::write(dir.join(file), format!("{text}\n")).unwrap();
+            }
+        }
+        let e = probe(&root).unwrap_err().to_string();
+        let cpu_dir = root.join("devices/system/cpu").display().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{cpu_dir}: the CPUs read here make no platform torpor can use: "
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("<torpor probe output>"), "{e}");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
     fn attributes_are_bounded_to_a_page_and_must_be_regular_files() {
         let latency = "devices/system/cpu/cpu0/cpuidle/state1/latency";
         // 4096 bytes (a page, the most sysfs_emit writes) are read; 4097 are refused.
