@@ -9,7 +9,7 @@
 //! to call the caller's progress function. [`cancel`] stops every run in progress, e.g. the
 //! other threads of a reproduction after Ctrl-C.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -384,7 +384,6 @@ fn run_scenario_file(
 
 /// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
 /// paths resolve from `base` (default: the cwd) and are named in errors as written.
-#[pyfunction]
 #[pyfunction]
 #[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, base = None))]
 #[allow(clippy::too_many_arguments)]
