@@ -135,8 +135,8 @@ def test_a_fifo_as_a_sweeps_base_scenario_is_refused_at_once(tmp_path: Path) -> 
         '[[sweep.objective]]\nminimise = "avg_power_mw"\n'
     )
     assert one_error(torpor("sweep", "sweep.toml", cwd=tmp_path)) == (
-        "torpor: error: sweep.toml:2: base.toml: is a FIFO (a named pipe), not a regular file; "
-        "expected the sweep's base scenario (a scenario file)"
+        "torpor: error: sweep.toml:2: the base scenario base.toml: is a FIFO (a named pipe), "
+        "not a regular file; expected a scenario file"
     )
 
 

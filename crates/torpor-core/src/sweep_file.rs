@@ -131,9 +131,9 @@ pub fn load(path: &Path, watch: &mut dyn Watch) -> Result<SweepFile, RunError> {
         .unwrap_or(Path::new(""))
         .join(&parsed.scenario);
     let scenario_label = scenario_path.display().to_string();
-    let what = "the sweep's base scenario (a scenario file)";
+    let what = "a scenario file";
     user_file::require_regular(&scenario_path, &scenario_label, what)
-        .map_err(|e| at(parsed.scenario_line, e.to_string()))?;
+        .map_err(|e| at(parsed.scenario_line, format!("the base scenario {e}")))?;
     let scenario_text = user_file::read_text(
         &scenario_path,
         &scenario_label,
@@ -161,23 +161,23 @@ pub fn load(path: &Path, watch: &mut dyn Watch) -> Result<SweepFile, RunError> {
     let platforms = check(&[], watch)?;
     for axis in &parsed.axes {
         for value in axis.ends() {
-            let shown_value = value.to_string();
+            let setting = format!("{} = {}", axis.path, value_shown(&value));
+            // How the scenario's check names the override it was given (`with_field`).
+            let named = format!("{} = {value}: ", axis.path);
             match check(&[(axis.path.clone(), value)], watch) {
                 Ok(_) => {}
                 Err(RunError::Input(e)) => {
-                    let message = if e.file == scenario_label && e.line.is_none() {
-                        e.message
-                    } else {
-                        e.to_string()
+                    // The override's own error is about the scenario as a whole and names the
+                    // setting, said here once; one found at a line of the scenario names it.
+                    let message = match e.message.strip_prefix(&named) {
+                        Some(rest) if e.line.is_none() && e.file == scenario_label => {
+                            rest.to_string()
+                        }
+                        _ => e.to_string(),
                     };
                     return Err(at(
                         axis.line,
-                        format!(
-                            "axis {}: every point with {} = {} fails: {message}",
-                            shown(&axis.path),
-                            axis.path,
-                            error::shown(&shown_value)
-                        ),
+                        format!("axis value {setting}: every point with it fails: {message}"),
                     )
                     .into());
                 }
