@@ -701,9 +701,14 @@ def sweep(
         raise click.UsageError("--out: expected a file name ending in .csv, .json or .parquet")
     plan = sw.load(sweep_file)
     count = len(sw.points(plan))
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(f"sweep: {count} points", total=count)
-        rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
+    stderr = Console(stderr=True)
+    if stderr.is_terminal:
+        with Progress(console=stderr, transient=True) as progress:
+            task = progress.add_task(f"sweep: {count} points", total=count)
+            rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
+    else:
+        # No bar where nobody sees it: stderr keeps only the lines a script reads.
+        rows = sw.run(plan, workers, None, scheduler)
     as_written = native.run_scenario_text(
         plan.scenario_text, plan.scenario_label, base=plan.scenario_base
     )
