@@ -114,11 +114,56 @@ def test_a_million_variants_are_refused_by_the_files_size(tmp_path: Path) -> Non
     )
 
 
-def test_a_fifo_without_a_writer_is_an_empty_file_not_a_hang(tmp_path: Path) -> None:
+def test_a_fifo_without_a_writer_is_said_to_be_one_not_a_hang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "dump")
     assert one_error(torpor("apst", "dump", cwd=tmp_path)) == (
-        "torpor: error: dump:1: empty file: expected `nvme id-ctrl -o json` or `smartctl -a` output"
+        "torpor: error: dump: a FIFO (named pipe) that gave nothing to read: no process was "
+        "writing to it; expected a device dump (`nvme id-ctrl -o json` or `smartctl -a` output)"
     )
+    # Not "missing top-level table `platform`".
+    os.mkfifo(tmp_path / "s.toml")
+    assert one_error(torpor("run", "s.toml", cwd=tmp_path)) == (
+        "torpor: error: s.toml: a FIFO (named pipe) that gave nothing to read: no process was "
+        "writing to it; expected a scenario file"
+    )
+
+
+def test_a_fifo_as_a_sweeps_base_scenario_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "base.toml")
+    (tmp_path / "sweep.toml").write_text(
+        '[sweep]\nscenario = "base.toml"\n[[sweep.axis]]\npath = "run.seed"\nvalues = [1]\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n'
+    )
+    assert one_error(torpor("sweep", "sweep.toml", cwd=tmp_path)) == (
+        "torpor: error: sweep.toml:2: the base scenario base.toml: is a FIFO (a named pipe), "
+        "not a regular file; expected a scenario file"
+    )
+
+
+def test_ctrl_c_stops_a_sweep_with_two_workers_within_a_second(tmp_path: Path) -> None:
+    # Four points of workflow 1 for 600 s each: seconds of work per point, two in flight.
+    (tmp_path / "base.toml").write_text(
+        SN530 + '[workload]\napst_workflow = 1\n[run]\nduration = "600s"\n'
+    )
+    (tmp_path / "sweep.toml").write_text(
+        '[sweep]\nscenario = "base.toml"\n[[sweep.axis]]\npath = "run.seed"\n'
+        "values = [1, 2, 3, 4]\n"
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n'
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "torpor.cli", "sweep", "--workers", "2", "sweep.toml"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(3.0)
+    assert p.poll() is None, "the sweep ended before it could be interrupted"
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    waited = time.monotonic() - sent
+    assert (p.returncode, out, err) == (130, b"", b"torpor: interrupted\n")
+    assert waited < 1.5, waited
 
 
 def test_ctrl_c_stops_a_long_run_within_a_second(tmp_path: Path) -> None:

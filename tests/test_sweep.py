@@ -7,7 +7,7 @@ import csv
 import re
 from pathlib import Path
 
-from torpor import sweep as sw
+from torpor import sweeps as sw
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "scenarios" / "apst-sn530-sweep.toml"
@@ -80,11 +80,12 @@ def test_rows_do_not_depend_on_the_thread_count_and_failures_are_kept(tmp_path: 
     assert one == two and [r["point"] for r in one] == list(range(6))
     bad = _sweep(
         tmp_path,
-        '[[sweep.axis]]\npath = "policy.apst.primary_timeout_ms"\nvalues = [100, -1]\n'
+        '[[sweep.axis]]\npath = "policy.apst.primary_timeout_ms"\nvalues = [100, -1, 200]\n'
         '[[sweep.objective]]\nminimise = "avg_power_mw"\n',
     )
-    ok, failed = sw.run(bad)
-    assert ok["error"] is None
+    # The axis' ends are checked before any point runs; a value between them fails its point.
+    ok, failed, ok_too = sw.run(bad)
+    assert ok["error"] is None and ok_too["error"] is None
     assert failed["policy.apst.primary_timeout_ms"] == -1
     assert "primary_timeout_ms" in failed["error"]
 
@@ -205,3 +206,69 @@ def test_tied_points_are_grouped_and_named_once():
     assert lines[2].startswith("  tied with point(s) 7, 9: the same objectives")
     many = sw.point_list([{"point": i} for i in range(30)])
     assert many == "0, 1, 2, 3, 4, 5, 6, 7, ... (30 points)"
+
+
+def _sweep_over(tmp_path: Path, base: str, body: str) -> sw.Sweep:
+    (tmp_path / "base.toml").write_text(base)
+    (tmp_path / "s.toml").write_text('[sweep]\nscenario = "base.toml"\n' + body)
+    return sw.load(tmp_path / "s.toml")
+
+
+def test_a_ufs_or_cpu_base_scenario_is_swept_with_the_measures_it_has(tmp_path: Path):
+    ufs = (
+        '[platform.ufs]\npreset = "samsung-ufs40-class"\n'
+        '[[workload.job]]\nname = "r"\nrw = "randread"\nbs = "4k"\niodepth = 1\n'
+        'rate_iops = 100\n[run]\nduration = "1s"\n'
+    )
+    s = _sweep_over(
+        tmp_path,
+        ufs,
+        '[[sweep.axis]]\npath = "run.seed"\nvalues = [1, 2]\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n'
+        '[[sweep.objective]]\nminimise = "lat_p99_us"\n',
+    )
+    rows = sw.run(s)
+    # Power from the UFS device, latency from its IOs; APST's counts are NVMe's alone.
+    assert [r["error"] for r in rows] == [None, None]
+    assert all(r["avg_power_mw"] > 0 and r["lat_p99_us"] > 0 for r in rows)
+    assert all(r["woken_ios"] is None for r in rows)
+    assert len(sw.pareto(sw.feasible(rows, s), s.objectives)) >= 1
+    cpu = (
+        '[platform.cpu]\npreset = "google-gs101"\n'
+        '[[workload.task]]\nname = "t"\ncpu = 0\nperiod = "10ms"\nrun_mean = "1ms"\n'
+        '[run]\nduration = "1s"\n'
+    )
+    s = _sweep_over(
+        tmp_path,
+        cpu,
+        '[[sweep.axis]]\npath = "run.seed"\nvalues = [1, 2]\n'
+        '[[sweep.objective]]\nminimise = "energy_mj"\n',
+    )
+    rows = sw.run(s)
+    assert all(r["error"] is None and r["energy_mj"] > 0 for r in rows)
+    assert all(r["lat_p99_us"] is None for r in rows)
+
+
+def test_an_error_every_point_meets_at_run_time_is_raised_once(tmp_path: Path):
+    import pytest
+
+    from torpor import InputError
+
+    # The trace is read only when a point runs: each point meets its bad line 2.
+    (tmp_path / "bad.blkparse.txt").write_text(
+        (ROOT / "tests/malformed/blocktrace/bad-sector.blkparse.txt").read_text()
+    )
+    s = _sweep_over(
+        tmp_path,
+        '[platform.nvme]\npreset = "wdc-pc-sn530-256gb"\n'
+        '[workload.replay]\nfile = "bad.blkparse.txt"\n',
+        '[[sweep.axis]]\npath = "platform.nvme.latency_scale"\nvalues = [1.0, 2.0]\n'
+        '[[sweep.objective]]\nminimise = "avg_power_mw"\n',
+    )
+    with pytest.raises(InputError) as e:
+        sw.run(s)
+    assert str(e.value).startswith("every point of the sweep failed: ")
+    assert str(e.value).endswith(
+        "bad.blkparse.txt:2: expected a start sector (a whole number of 512-byte sectors), "
+        'got "12x4"'
+    )

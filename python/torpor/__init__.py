@@ -2,8 +2,8 @@
 
 The simulation lives in the Rust core (``torpor._native``); this package parses arguments,
 orchestrates runs and renders reports. The Python API (:mod:`torpor.api`: ``run``,
-``devices``, ``apst_table``, ``reproduce``, ``sweep``, ``idle_stats``, ``idle_replay``) is
-loaded on first use, so that the CLI does not
+``devices``, ``apst_table``, ``reproduce``, ``sweep``, ``idle_stats``, ``idle_replay``, and
+:func:`torpor.traces.trace` as ``trace``) is loaded on first use, so that the CLI does not
 pay for pandas.
 """
 
@@ -24,7 +24,7 @@ _API = (
     "Result",
 )
 
-__all__ = ["InputError", "__version__", *_API]
+__all__ = ["InputError", "__version__", "trace", *_API]
 
 
 # `typing` costs ~8 ms to import, a tenth of `torpor idle stats` on a 100 MB trace.
@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("sweep", "trace"):  # modules, callable as the API's functions of their name
-        import importlib
+    if name == "trace":
+        from torpor.traces import trace
 
-        return importlib.import_module(f"torpor.{name}")
+        return trace
     if name in _API:
         from torpor import api
 

@@ -494,7 +494,7 @@ def sweep(path: str | os.PathLike[str], workers: int = 2) -> pd.DataFrame:
     >>> bool((rows.primary_timeout_ms == rows["policy.apst.primary_timeout_ms"]).all())
     True
     """
-    import torpor.sweep as sw
+    from torpor import sweeps as sw
 
     rows = pd.DataFrame(sw.run(sw.load(Path(path)), workers))
     # The axes also by their last name, as the CLI's table shows them.

@@ -71,6 +71,15 @@ def _error_line(message: str) -> str:
     return " ".join(message.split())
 
 
+def _second_interrupt_exits() -> None:
+    """After a first Ctrl-C, a second one ends the process at once (exit 130), without
+    waiting for threads winding down (a sweep's points in flight)."""
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+
+
 class TorporGroup(click.Group):
     """Turns bad input, bad options and Ctrl-C into one line on stderr."""
 
@@ -91,6 +100,7 @@ class TorporGroup(click.Group):
             sys.exit(e.exit_code)
         except (click.Abort, KeyboardInterrupt):
             click.echo("torpor: interrupted", err=True)
+            _second_interrupt_exits()
             sys.exit(130)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -103,6 +113,7 @@ class TorporGroup(click.Group):
         except KeyboardInterrupt:
             # Caught here, before click's own handler prints a bare newline.
             click.echo("torpor: interrupted", err=True)
+            _second_interrupt_exits()
             ctx.exit(130)
         except InputError as e:
             if debug():
@@ -685,18 +696,24 @@ def sweep(
     import pandas as pd
     from rich.progress import Progress
 
-    from torpor import sweep as sw
+    from torpor import sweeps as sw
 
     if out_file and Path(out_file).suffix not in (".csv", ".json", ".parquet"):
         raise click.UsageError("--out: expected a file name ending in .csv, .json or .parquet")
     plan = sw.load(sweep_file)
     count = len(sw.points(plan))
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(f"sweep: {count} points", total=count)
-        rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
-    baseline = sw.measures(
-        native.run_scenario_text(plan.scenario_text, plan.scenario_label)["variants"][0]
+    stderr = Console(stderr=True)
+    if stderr.is_terminal:
+        with Progress(console=stderr, transient=True) as progress:
+            task = progress.add_task(f"sweep: {count} points", total=count)
+            rows = sw.run(plan, workers, lambda: progress.advance(task), scheduler)
+    else:
+        # No bar where nobody sees it: stderr keeps only the lines a script reads.
+        rows = sw.run(plan, workers, None, scheduler)
+    as_written = native.run_scenario_text(
+        plan.scenario_text, plan.scenario_label, base=plan.scenario_base
     )
+    baseline = sw.measures(as_written["variants"][0])
     if out_file:
         frame = pd.DataFrame(rows)
         data: str | bytes
@@ -757,9 +774,12 @@ def sweep(
     # Plain echo: these lines are copied into a shell and must not wrap.
     for line in lines:
         click.echo(printable(line))
-    # The drive as the base scenario names it: a preset id, or its dump's path.
+    if not dict(plan.platforms).get("nvme"):
+        return
+    # The drive as the base scenario (checked by the core) names it: a preset id, or its
+    # dump's path.
     nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
-    drive = nvme.get("preset") or str(Path(plan.scenario_label).parent / nvme.get("file", ""))
+    drive = nvme.get("preset") or str(Path(plan.scenario_base) / nvme.get("file", ""))
     for line in sw.apply_lines(best, drive):
         click.echo(printable(line))
 

@@ -92,9 +92,22 @@ def run_scenario_text(
     max_ios: int = DEFAULT_MAX_IOS,
     progress: ProgressFn | None = None,
     overrides_json: str | None = None,
+    base: str | PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """Runs scenario text (``label`` names it in errors); as :func:`run_scenario_file`."""
-    return json.loads(_native.run_scenario_text(text, label, max_ios, progress, overrides_json))
+    """Runs scenario text (``label`` names it in errors); as :func:`run_scenario_file`, its
+    relative paths resolving from ``base`` (default: the current folder)."""
+    return json.loads(
+        _native.run_scenario_text(text, label, max_ios, progress, overrides_json, base=base)
+    )
+
+
+def load_sweep(path: str | PathLike[str]) -> dict[str, Any]:
+    """The sweep file at ``path`` read and checked whole by the core (its parts at their
+    lines, the point count, the base scenario alone and with each axis' ends): ``scenario_text``,
+    ``scenario_label``, ``scenario_base``, ``mode``, ``samples``, ``seed``, ``axes`` (``path``,
+    ``line``, ``values`` or ``low``/``high``/``log``), ``objectives``, ``constraints``
+    (``metric``, ``min``, ``max``), ``points`` and ``platforms`` (``nvme``, ``ufs``, ``cpu``)."""
+    return json.loads(_native.load_sweep(path))
 
 
 #: A variant's timeline columns: NumPy arrays that own the core's vectors (no copy).

@@ -20,6 +20,7 @@ pub mod run;
 pub mod scenario;
 pub mod sim;
 pub mod storage;
+pub mod sweep_file;
 pub mod time;
 pub mod trace;
 pub mod user_file;

@@ -265,13 +265,57 @@ pub fn run_parsed(
     run_inputs(file, base, limits, watch, None)
 }
 
-fn run_inputs(
-    file: &ScenarioFile,
+/// Which kinds of platform a checked scenario's variants run, over all its variants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Platforms {
+    pub nvme: bool,
+    pub ufs: bool,
+    pub cpu: bool,
+}
+
+/// Checks scenario `text` with `overrides` applied as [`run_text`] does before the first
+/// event: parsed, each variant's job file read, its drive, UFS device and CPUs built, and the
+/// work bound; nothing is simulated (a replayed trace is read only when it runs). Returns
+/// the kinds of platform it runs.
+pub fn check_text(
+    text: &str,
+    label: &str,
     base: &Path,
+    overrides: &[Override],
     limits: &Limits,
     watch: &mut dyn Watch,
+) -> Result<Platforms, RunError> {
+    let file = parse_watched(label, text, overrides, watch)?;
+    let inputs = inputs_of(&file, base, None)?;
+    check_work(&inputs, limits)?;
+    let mut kinds = Platforms::default();
+    for input in &inputs {
+        if !watch.go_on() {
+            return Err(RunError::Interrupted);
+        }
+        let s = input.scenario();
+        if let Some(nvme) = &s.platform.nvme {
+            input.nvme_rig(nvme)?;
+            kinds.nvme = true;
+        }
+        if let Some(ufs) = &s.platform.ufs {
+            input.ufs_rig(ufs)?;
+            kinds.ufs = true;
+        }
+        if let Some(cpu) = &s.platform.cpu {
+            input.cpu_spec(cpu)?;
+            kinds.cpu = true;
+        }
+    }
+    Ok(kinds)
+}
+
+/// Each variant of `file` as an [`Input`], its job file read.
+fn inputs_of<'a>(
+    file: &'a ScenarioFile,
+    base: &'a Path,
     ftrace_dir: Option<&Path>,
-) -> Result<Report, RunError> {
+) -> Result<Vec<Input<'a>>, InputError> {
     let mut inputs: Vec<Input> = (0..file.variants().len())
         .map(|variant| Input {
             file,
@@ -284,6 +328,17 @@ fn run_inputs(
     for input in &mut inputs {
         input.fio = input.job_file()?;
     }
+    Ok(inputs)
+}
+
+fn run_inputs(
+    file: &ScenarioFile,
+    base: &Path,
+    limits: &Limits,
+    watch: &mut dyn Watch,
+    ftrace_dir: Option<&Path>,
+) -> Result<Report, RunError> {
+    let inputs = inputs_of(file, base, ftrace_dir)?;
     if ftrace_dir.is_some() {
         for (i, input) in inputs.iter().enumerate() {
             if input.scenario().platform.cpu.is_none() {

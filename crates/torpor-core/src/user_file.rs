@@ -6,8 +6,10 @@
 //! 1. A directory, or anything that is not a regular file, a pipe or a character device, is
 //!    refused by name ("is a directory; expected a device dump").
 //! 2. A pipe (a FIFO, or `<(nvme id-ctrl ...)` from the shell) is opened without waiting for a
-//!    writer, then read normally: a FIFO that nobody writes to reads as empty instead of
-//!    blocking for ever.
+//!    writer, then read normally: a FIFO that nobody writes to ends at once instead of
+//!    blocking for ever, and a whole-file read of one that gave nothing says so (not "empty
+//!    file" or a missing table). A file that must be regular ([`require_regular`]: a sweep's
+//!    base scenario) is refused as a FIFO before anything is opened.
 //! 3. A whole-file read stops one byte after its limit, so `/dev/zero` or a 4 GB file named by
 //!    mistake costs at most the limit: the error says the limit and what was being read.
 //! 4. Text is decoded by its byte-order mark: UTF-8 with or without one, UTF-16 in either byte
@@ -106,6 +108,32 @@ pub fn open(path: &Path, label: &str, what: &str) -> Result<File, InputError> {
     Ok(file)
 }
 
+/// Refuses anything at `path` but a regular file (a FIFO, a device), for a file that is read
+/// again or named relative to another and so cannot be a stream: nothing is opened, so
+/// nothing waits for a writer.
+pub fn require_regular(path: &Path, label: &str, what: &str) -> Result<(), InputError> {
+    use std::os::unix::fs::FileTypeExt;
+
+    let kind = std::fs::metadata(path)
+        .map_err(|e| io_error(label, &e))?
+        .file_type();
+    let other = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "is a directory"
+    } else if kind.is_fifo() {
+        "is a FIFO (a named pipe), not a regular file"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "is a device, not a regular file"
+    } else {
+        "is not a regular file"
+    };
+    Err(InputError::whole(
+        label,
+        format!("{other}; expected {what}"),
+    ))
+}
+
 fn clear_nonblocking(file: &File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
@@ -129,6 +157,8 @@ pub fn io_error(label: &str, e: &std::io::Error) -> InputError {
 }
 
 /// Reads the file at `path` whole, as text, refusing more than `limit` bytes.
+/// A FIFO that gives no byte at all (no process had it open for writing, or the writer
+/// wrote nothing) is an error saying so, not an empty file.
 pub fn read_text(
     path: &Path,
     label: &str,
@@ -136,7 +166,21 @@ pub fn read_text(
     limit: u64,
     decoding: Decoding,
 ) -> Result<TextFile, InputError> {
-    read_bounded(open(path, label, what)?, label, what, limit, decoding)
+    use std::os::unix::fs::FileTypeExt;
+
+    let file = open(path, label, what)?;
+    let pipe = file.metadata().is_ok_and(|m| m.file_type().is_fifo());
+    let text = read_bounded(file, label, what, limit, decoding)?;
+    if pipe && text.text.is_empty() {
+        return Err(InputError::whole(
+            label,
+            format!(
+                "a FIFO (named pipe) that gave nothing to read: no process was writing to it; \
+                 expected {what}"
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 /// Reads standard input whole, as [`read_text`] reads a file (`label` names it in errors).
@@ -471,15 +515,24 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_without_a_writer_reads_as_empty_instead_of_blocking() {
+    fn a_fifo_without_a_writer_is_refused_by_name_instead_of_blocking() {
         let dir = std::env::temp_dir().join(format!("torpor-fifo-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let fifo = dir.join("f");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let got = read_text(&fifo, "f", "a dump", 100, Decoding::Strict).unwrap();
-        assert_eq!(got.text, "");
+        let got = read_text(&fifo, "f", "a dump", 100, Decoding::Strict).unwrap_err();
+        assert_eq!(
+            got.to_string(),
+            "f: a FIFO (named pipe) that gave nothing to read: no process was writing to it; \
+             expected a dump"
+        );
+        let got = require_regular(&fifo, "f", "a scenario").unwrap_err();
+        assert_eq!(
+            got.to_string(),
+            "f: is a FIFO (a named pipe), not a regular file; expected a scenario"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,11 +9,21 @@ use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use torpor_core::input::{nvme_cli, smartctl};
+use torpor_core::cpu::CpuPlatform;
+use torpor_core::cpuidle::decide::Sequence;
+use torpor_core::cpuidle::NAMES;
+use torpor_core::input::{nvme_cli, nvme_preset, smartctl, ufs_preset};
 use torpor_core::scenario::ScenarioFile;
+use torpor_core::sweep_file;
+use torpor_core::trace::blkparse::{BlkparseReader, ReplayedAction};
+use torpor_core::trace::block::BlockTraceReader;
+use torpor_core::trace::disksim::{AsciiDialect, AsciiTraceReader};
 use torpor_core::trace::fio_iolog::IologReader;
 use torpor_core::trace::perfetto::PerfettoReader;
+use torpor_core::trace::ftrace::FtraceReader;
+use torpor_core::trace::mobile_csv::MobileCsvReader;
 use torpor_core::trace::trace_dat::TraceDatReader;
+use torpor_core::workload::fio_file;
 use torpor_core::InputError;
 
 /// Fewer files than this in a corpus means it was lost, not minimized.
@@ -175,6 +185,165 @@ fn trace_dat_corpus() {
             }
         }
         let _ = reader.counts();
+    });
+}
+
+/// Reads `reader` to its end or its first error (at most [`MAX_ENTRIES`] requests), checking
+/// the error.
+fn drain_block(path: &Path, label: &str, reader: &mut dyn BlockTraceReader) {
+    for _ in 0..MAX_ENTRIES {
+        match reader.next_event() {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(e) => {
+                check_error(path, label, &e);
+                break;
+            }
+        }
+    }
+    let _ = reader.counts();
+}
+
+#[test]
+fn ftrace_text_corpus() {
+    replay("ftrace_text", |path, bytes| {
+        let mut reader = match FtraceReader::new(Cursor::new(bytes), "f.trace") {
+            Ok(r) => r,
+            Err(e) => return check_error(path, "f.trace", &e),
+        };
+        for _ in 0..MAX_ENTRIES {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "f.trace", &e);
+                    break;
+                }
+            }
+        }
+        let _ = reader.counts();
+    });
+}
+
+#[test]
+fn blkparse_text_corpus() {
+    replay("blkparse_text", |path, bytes| {
+        let Some((&pick, text)) = bytes.split_first() else {
+            return;
+        };
+        let action = if pick & 1 == 0 {
+            ReplayedAction::Q
+        } else {
+            ReplayedAction::D
+        };
+        let mut reader = BlkparseReader::new(Cursor::new(text), "f.blk", action);
+        drain_block(path, "f.blk", &mut reader);
+    });
+}
+
+#[test]
+fn disksim_ascii_corpus() {
+    replay("disksim_ascii", |path, bytes| {
+        let Some((&pick, text)) = bytes.split_first() else {
+            return;
+        };
+        let dialect = if pick & 1 == 0 {
+            AsciiDialect::Disksim
+        } else {
+            AsciiDialect::Mqsim
+        };
+        let mut reader = AsciiTraceReader::new(Cursor::new(text), "f.trace", dialect);
+        drain_block(path, "f.trace", &mut reader);
+    });
+}
+
+#[test]
+fn mobile_csv_corpus() {
+    replay("mobile_csv", |path, bytes| {
+        match MobileCsvReader::new(Cursor::new(bytes), "f.csv") {
+            Ok(mut reader) => drain_block(path, "f.csv", &mut reader),
+            Err(e) => check_error(path, "f.csv", &e),
+        }
+    });
+}
+
+#[test]
+fn fio_job_file_corpus() {
+    replay("fio_job_file", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        if let Err(e) = fio_file::parse("f.fio", text) {
+            check_error(path, "f.fio", &e);
+        }
+    });
+}
+
+#[test]
+fn cpu_platform_toml_corpus() {
+    replay("cpu_platform_toml", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        if let Err(e) = CpuPlatform::parse("p.toml", text) {
+            check_error(path, "p.toml", &e);
+        }
+    });
+}
+
+#[test]
+fn device_preset_toml_corpus() {
+    replay("device_preset_toml", |path, bytes| {
+        let Some((&pick, rest)) = bytes.split_first() else {
+            return;
+        };
+        let Ok(text) = std::str::from_utf8(rest) else {
+            return;
+        };
+        let result = if pick & 1 == 0 {
+            nvme_preset::parse_preset("d.toml", text).map(|_| ())
+        } else {
+            ufs_preset::parse_preset("d.toml", text).map(|_| ())
+        };
+        if let Err(e) = result {
+            check_error(path, "d.toml", &e);
+        }
+    });
+}
+
+#[test]
+fn idle_decide_jsonl_corpus() {
+    replay("idle_decide_jsonl", |path, bytes| {
+        let Some((&pick, text)) = bytes.split_first() else {
+            return;
+        };
+        let name = NAMES[usize::from(pick) % NAMES.len()].0;
+        let mut seq = match Sequence::new(Cursor::new(text), "d.jsonl", name) {
+            Ok(s) => s,
+            Err(e) => return check_error(path, "d.jsonl", &e),
+        };
+        for _ in 0..MAX_ENTRIES {
+            match seq.next_decision() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "d.jsonl", &e);
+                    break;
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn sweep_toml_corpus() {
+    replay("sweep_toml", |path, bytes| {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return;
+        };
+        if let Err(e) = sweep_file::parse("s.toml", text) {
+            check_error(path, "s.toml", &e);
+        }
     });
 }
 

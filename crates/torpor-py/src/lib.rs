@@ -9,7 +9,7 @@
 //! to call the caller's progress function. [`cancel`] stops every run in progress, e.g. the
 //! other threads of a reproduction after Ctrl-C.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -383,9 +383,10 @@ fn run_scenario_file(
 }
 
 /// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
-/// paths resolve from the cwd and are named in errors as written.
+/// paths resolve from `base` (default: the cwd) and are named in errors as written.
 #[pyfunction]
-#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false))]
+#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, base = None))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario_text(
     py: Python<'_>,
     text: &str,
@@ -394,7 +395,9 @@ fn run_scenario_text(
     progress: Option<PyObject>,
     overrides_json: Option<&str>,
     columns: bool,
+    base: Option<PathBuf>,
 ) -> PyResult<PyObject> {
+    let base = base.unwrap_or_default();
     run_with(
         py,
         max_ios,
@@ -402,9 +405,20 @@ fn run_scenario_text(
         overrides_json,
         columns,
         |fields, limits, watch| {
-            torpor_core::run::run_text(text, label, Path::new(""), fields, limits, watch)
+            torpor_core::run::run_text(text, label, &base, fields, limits, watch)
         },
     )
+}
+
+/// Reads and checks the sweep file at `path` whole (`torpor_core::sweep_file::load`): its
+/// parts at their lines, the point count, the base scenario alone and with each axis' ends.
+/// Returns the sweep as JSON (the base scenario's text among it). Ctrl-C raises
+/// `KeyboardInterrupt`.
+#[pyfunction]
+fn load_sweep(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    let mut watch = PyWatch::new(None);
+    let result = py.allow_threads(|| torpor_core::sweep_file::load(&path, &mut watch));
+    to_json(&watch.finish(result)?)
 }
 
 /// `torpor idle decide`: runs an idle-decide sequence through a governor and writes the
@@ -514,6 +528,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
+    m.add_function(wrap_pyfunction!(load_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;

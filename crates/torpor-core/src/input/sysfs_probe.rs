@@ -291,10 +291,43 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
+/// The most a sysfs attribute holds: a `show()` callback writes into one page (`PAGE_SIZE`,
+/// 4096 bytes on x86 and on arm64's default 4 KiB pages; `sysfs_emit` refuses to go past it).
+/// A tree copied from a 16 KiB- or 64 KiB-page kernel never has longer attribute values.
+pub const MAX_ATTRIBUTE_BYTES: u64 = 4096;
+
+/// Reads the attribute at `path` whole: a regular file of at most [`MAX_ATTRIBUTE_BYTES`].
+/// Anything else (a FIFO, which would wait for a writer; `/dev/zero`, which never ends; a
+/// directory) is refused by name before it is opened, and a longer file after one page and a
+/// byte.
+fn read_attribute(path: &Path) -> io::Result<Result<Vec<u8>, String>> {
+    use std::io::Read;
+
+    let kind = fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Ok(Err(
+            "is not a regular file; expected a sysfs attribute (a FIFO, a device or a \
+             directory here would block or never end)"
+                .to_string(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(MAX_ATTRIBUTE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_ATTRIBUTE_BYTES {
+        return Ok(Err(format!(
+            "longer than {MAX_ATTRIBUTE_BYTES} bytes; a sysfs attribute holds at most one page"
+        )));
+    }
+    Ok(Ok(bytes))
+}
+
 /// A sysfs file's text without its trailing newline; `None` if the file does not exist.
 fn read_optional(path: &Path) -> Result<Option<String>, InputError> {
-    match fs::read(path) {
-        Ok(bytes) => {
+    match read_attribute(path) {
+        Ok(Err(why)) => Err(InputError::whole(&path.display().to_string(), why)),
+        Ok(Ok(bytes)) => {
             let text = String::from_utf8(bytes).map_err(|_| {
                 InputError::at(&path.display().to_string(), 1, "expected UTF-8 text")
             })?;
@@ -707,6 +740,67 @@ mod tests {
             );
         }
         root
+    }
+
+    #[test]
+    fn a_platform_the_rules_refuse_is_named_by_its_sysfs_folder_not_a_line_of_output() {
+        // Every file parses, but 11 states are more than the cpuidle core's
+        // CPUIDLE_STATE_MAX (10): a rule of the platform, not of any one file.
+        let root = intel_tree("rules", None);
+        for k in 3..11 {
+            let dir = root.join(format!("devices/system/cpu/cpu0/cpuidle/state{k}"));
+            fs::create_dir_all(&dir).unwrap();
+            for (file, text) in [
+                ("name", format!("C{k}")),
+                ("desc", "MWAIT 0x30".to_string()),
+                ("latency", (100 * k).to_string()),
+                ("residency", (300 * k).to_string()),
+                ("power", "0".to_string()),
+                ("disable", "0".to_string()),
+            ] {
+                fs::write(dir.join(file), format!("{text}\n")).unwrap();
+            }
+        }
+        let e = probe(&root).unwrap_err().to_string();
+        let cpu_dir = root.join("devices/system/cpu").display().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{cpu_dir}: the CPUs read here make no platform torpor can use: "
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("<torpor probe output>"), "{e}");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn attributes_are_bounded_to_a_page_and_must_be_regular_files() {
+        let latency = "devices/system/cpu/cpu0/cpuidle/state1/latency";
+        // 4096 bytes (a page, the most sysfs_emit writes) are read; 4097 are refused.
+        let root = intel_tree("page", None);
+        fs::write(root.join(latency), format!("{:0>4095}\n", 10)).unwrap();
+        assert!(probe(&root).is_ok());
+        fs::write(root.join(latency), format!("{:0>4096}\n", 10)).unwrap();
+        let e = probe(&root).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "state1/latency: longer than 4096 bytes; a sysfs attribute holds at most one page"
+            ),
+            "{e}"
+        );
+        // /dev/zero behind a symlink: refused before a byte is read.
+        fs::remove_file(root.join(latency)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join(latency)).unwrap();
+        let e = probe(&root).unwrap_err().to_string();
+        assert!(e.contains("state1/latency: is not a regular file"), "{e}");
+        // A FIFO: refused without waiting for a writer.
+        fs::remove_file(root.join(latency)).unwrap();
+        let c = std::ffi::CString::new(root.join(latency).to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = probe(&root).unwrap_err().to_string();
+        assert!(e.contains("state1/latency: is not a regular file"), "{e}");
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

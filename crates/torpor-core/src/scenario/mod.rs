@@ -18,8 +18,8 @@ use serde::{Deserialize, Deserializer};
 use toml::{Table, Value};
 
 pub use hpb::{HpbPolicy, ResolvedHpb};
-pub use layers::set_field;
-use layers::{deep_merge, join, Lines};
+use layers::{deep_merge, join};
+pub use layers::{set_field, Lines};
 
 use crate::cpu::task::TaskFile;
 use crate::cpuidle::GovernorName;
