@@ -138,7 +138,11 @@ def test_make_demo_prints_one_line_per_step_and_where_the_report_is():
         pytest.skip("make is not installed")
     root = Path(__file__).resolve().parents[1]
     text = subprocess.run(
-        ["make", "-n", "-B", "demo"], cwd=root, capture_output=True, text=True, check=True
+        ["make", "-n", "-B", "--no-print-directory", "demo"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert all("--quiet" in line for line in text.splitlines() if "pip install" in line)
     assert "> .venv/build.log 2>&1 || { cat .venv/build.log; exit 1; }" in " ".join(text.split())
