@@ -151,6 +151,17 @@ pub(super) fn invariant(ran: u64, khz: u64, max_khz: u64) -> u64 {
     (u128::from(ran) * u128::from(khz) / u128::from(max_khz)) as u64
 }
 
+impl super::Task {
+    /// The task's PELT signal brought to its CPU's PELT clock (`running`: it was the current
+    /// task since its last update); crossing a period clears its estimate's unchanged flag
+    /// (`cfs_se_util_change`).
+    fn pelt_to(&mut self, clock_ns: u64, running: bool) {
+        if self.pelt.update_at(clock_ns, running) {
+            self.util_est &= !UTIL_AVG_UNCHANGED;
+        }
+    }
+}
+
 impl<'t> CpuSystem<'t> {
     /// Brings CPU `c`'s PELT signal to now (running or idle since its last update); true when
     /// it crossed a period.
@@ -176,10 +187,7 @@ impl<'t> CpuSystem<'t> {
             self.util_changed(ctx, c, true);
         }
         let decayed = self.pelt_update(c, now);
-        let task = &mut self.tasks[t];
-        if task.pelt.update_at(self.cpus[c].pelt.clock_ns(), false) {
-            task.util_est &= !UTIL_AVG_UNCHANGED;
-        }
+        self.tasks[t].pelt_to(self.cpus[c].pelt.clock_ns(), false);
         if decayed {
             self.util_changed(ctx, c, false);
         }
@@ -188,10 +196,7 @@ impl<'t> CpuSystem<'t> {
     /// Task `t` becomes CPU `c`'s current task: its signal, waiting until now, is brought up to
     /// date, so that from here it accrues running time.
     pub(super) fn util_pick(&mut self, c: usize, t: usize) {
-        let task = &mut self.tasks[t];
-        if task.pelt.update_at(self.cpus[c].pelt.clock_ns(), false) {
-            task.util_est &= !UTIL_AVG_UNCHANGED;
-        }
+        self.tasks[t].pelt_to(self.cpus[c].pelt.clock_ns(), false);
     }
 
     /// Step 5, dequeue for sleep: task `t`'s burst on CPU `c` ended now (`idle`: the CPU has
@@ -209,10 +214,7 @@ impl<'t> CpuSystem<'t> {
         self.cpus[c].util_est = self.cpus[c].util_est.saturating_sub(est);
         let decayed = self.pelt_update(c, now);
         let cpu = &mut self.cpus[c];
-        let task = &mut self.tasks[t];
-        if task.pelt.update_at(cpu.pelt.clock_ns(), true) {
-            task.util_est &= !UTIL_AVG_UNCHANGED;
-        }
+        self.tasks[t].pelt_to(cpu.pelt.clock_ns(), true);
         if idle {
             cpu.pelt_running = false;
             cpu.pelt.resync(now.0);
@@ -307,10 +309,8 @@ impl<'t> CpuSystem<'t> {
         let Some(d) = self.domains[k].as_ref() else {
             return;
         };
-        let (opp, mw) = {
-            let i = d.index_of(khz);
-            (i, d.opps[i].1)
-        };
+        let opp = d.index_of(khz);
+        let mw = d.opps[opp].1;
         self.settle_cluster(now, k);
         for j in 0..self.clusters[k].0.len() {
             let c = self.clusters[k].0[j];
