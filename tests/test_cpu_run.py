@@ -53,6 +53,10 @@ def test_the_api_gives_cpu_tables() -> None:
         # 99 bursts of 5 us of work in 0.995 s; the timer's period is never overrun.
         "work_ms_per_s": 99 * 0.005 / 0.995,
         "periods_missed": 0,
+        # A timer's own chain: each burst ends 280 us + 5 us after its intended wake-up.
+        "responses": 99,
+        "response_avg_us": 285.0,
+        "response_max_us": 285.0,
     }
     # Running and every idle state cover the whole run on each CPU.
     per_cpu = r.residency.groupby("cpu").time_pct.sum()

@@ -67,8 +67,10 @@ class Result:
     #: On CPUs: each task's wake-ups and wake-up latencies (variant, task, cpu, wakeups,
     #: latency_min_us, latency_avg_us, latency_p50_us, latency_p99_us, latency_p99_9_us,
     #: latency_max_us; work_ms_per_s: work done, as time at the highest OPP; periods_missed:
-    #: a periodic task's frames that ran past their period), as the core reports them. Empty
-    #: otherwise.
+    #: a periodic task's frames that ran past their period; responses, response_avg_us,
+    #: response_max_us: bursts finished and their time from the cause of their chain's first
+    #: wake-up to their end, a frame's time on its last thread), as the core reports them.
+    #: Empty otherwise.
     tasks: pd.DataFrame = field(init=False, repr=False)
     #: On CPUs: each task's wake-up latency histogram, cyclictest's 1 us bins (variant, task,
     #: us: the bin's lower edge, count), as the core reports it. Empty otherwise.
@@ -377,6 +379,9 @@ def _tasks(variants: list[dict[str, Any]]) -> pd.DataFrame:
             "latency_max_us": t["latency_max_ns"] / 1000,
             "work_ms_per_s": t["work_ms_per_s"],
             "periods_missed": t["periods_missed"],
+            "responses": t["responses"],
+            "response_avg_us": t["response_avg_us"],
+            "response_max_us": t["response_max_ns"] / 1000,
         }
         for v in variants
         for t in v.get("cpu", {}).get("tasks", [])

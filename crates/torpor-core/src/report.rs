@@ -195,6 +195,9 @@ impl CpuSection {
     ) -> CpuSection {
         for t in &mut r.tasks {
             t.latency_avg_us = t.latency_avg_ns() / 1000.0;
+            if t.responses > 0 {
+                t.response_avg_us = t.response_sum_ns as f64 / t.responses as f64 / 1000.0;
+            }
             if r.duration_ns > 0 {
                 t.work_ms_per_s = t.work_ns as f64 / 1e6 / (r.duration_ns as f64 / 1e9);
             }

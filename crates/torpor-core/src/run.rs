@@ -940,6 +940,7 @@ impl Input<'_> {
                 io: None,
                 timer_slack: DEFAULT_TIMER_SLACK,
                 job: Some(w as u32),
+                uclamp: crate::cpu::task::Uclamp::NONE,
             });
         }
         Ok(())

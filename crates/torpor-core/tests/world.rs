@@ -74,6 +74,7 @@ fn reader(cpu: u32) -> TaskSpec {
         }),
         timer_slack: Nanos::ZERO,
         job: None,
+        uclamp: torpor_core::cpu::task::Uclamp::NONE,
     }
 }
 
@@ -152,6 +153,7 @@ fn a_completion_while_the_cpu_runs_another_task_waits_behind_it() {
         io: None,
         timer_slack: Nanos::ZERO,
         job: None,
+        uclamp: torpor_core::cpu::task::Uclamp::NONE,
     };
     let s = spec(
         platform("[0]", false),
@@ -356,6 +358,7 @@ fn a_fio_jobs_thread_on_a_cpu_sees_each_completion_after_the_interrupt_and_its_w
         io: None,
         timer_slack: Nanos::ZERO,
         job: Some(0),
+        uclamp: torpor_core::cpu::task::Uclamp::NONE,
     };
     let s = spec(platform("[0, 1]", false), vec![thread], IrqMap::Fixed(1));
     let mut dev = SerialDevice::new(Nanos::from_us(100));

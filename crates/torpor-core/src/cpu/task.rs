@@ -113,7 +113,28 @@ pub struct TaskSpec {
     /// The run's workload (a fio job) whose thread this task is: woken by each of the job's
     /// completions, it hands them to fio when it runs (with `wake` [`Wake::Io`], no `io`).
     pub job: Option<u32>,
+    /// Its utilization clamps (`sched_setattr`'s `sched_util_min`/`sched_util_max`, or its
+    /// cgroup's `cpu.uclamp.*`, as the effective values the scheduler uses).
+    pub uclamp: Uclamp,
 }
+
+/// A task's effective utilization clamps, capacity units (0 ..= 1024).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Uclamp {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Uclamp {
+    /// A CFS task that set none: no floor, no cap (`uclamp_none`).
+    pub const NONE: Uclamp = Uclamp {
+        min: 0,
+        max: SCHED_CAPACITY_SCALE,
+    };
+}
+
+/// `SCHED_CAPACITY_SCALE`: the top of the capacity and clamp scale.
+pub const SCHED_CAPACITY_SCALE: u32 = 1024;
 
 /// The kernel's default timer slack of a normal (SCHED_OTHER) task.
 pub const DEFAULT_TIMER_SLACK: Nanos = Nanos(50_000);
@@ -138,6 +159,7 @@ impl TaskSpec {
             io: None,
             timer_slack: Nanos::ZERO,
             job: None,
+            uclamp: Uclamp::NONE,
         }
     }
 }
@@ -173,6 +195,9 @@ pub struct TaskFile {
     pub io: Option<TaskIoFile>,
     /// Its timers' slack, default 50 us (a normal task); "0us" for a real-time task.
     pub timer_slack: Option<String>,
+    /// Its utilization clamps, 0 ..= 1024 (`sched_setattr`'s `sched_util_min` / `_max`).
+    pub uclamp_min: Option<i64>,
+    pub uclamp_max: Option<i64>,
 }
 
 /// `[workload.task.io]`: fio's names for one synchronous request at a time.
@@ -189,6 +214,30 @@ pub struct TaskIoFile {
     pub size: String,
     #[serde(default)]
     pub offset: Option<String>,
+}
+
+/// A task's clamps as `sched_setattr` checks them (`uclamp_validate`): each within
+/// 0 ..= 1024, the floor no higher than the cap.
+fn uclamp(task: usize, f: &TaskFile) -> Result<Uclamp, TaskError> {
+    let err = |key, message: String| TaskError { task, key, message };
+    let scale = i64::from(SCHED_CAPACITY_SCALE);
+    let value = |key: &'static str, v: Option<i64>, default: u32| match v {
+        None => Ok(default),
+        Some(v) if (0..=scale).contains(&v) => Ok(v as u32),
+        Some(v) => Err(err(
+            key,
+            format!("expected a clamp from 0 to {scale} (capacity units, as sched_setattr takes it), got {v}"),
+        )),
+    };
+    let min = value("uclamp_min", f.uclamp_min, 0)?;
+    let max = value("uclamp_max", f.uclamp_max, SCHED_CAPACITY_SCALE)?;
+    if min > max {
+        return Err(err(
+            "uclamp_min",
+            format!("expected uclamp_min ({min}) at most uclamp_max ({max})"),
+        ));
+    }
+    Ok(Uclamp { min, max })
 }
 
 fn default_bs() -> String {
@@ -426,6 +475,7 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
                 None => return Err(err("wakes", format!("no task is named {name:?}"))),
             },
         };
+        let uclamp = uclamp(i, f)?;
         out.push(TaskSpec {
             name: f.name.clone(),
             cpu: f.cpu,
@@ -435,6 +485,7 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
             io,
             timer_slack,
             job: None,
+            uclamp,
         });
     }
     for (i, t) in out.iter().enumerate() {

@@ -169,6 +169,15 @@ pub struct TaskStats {
     /// A periodic task (a frame): grid points its wake-up passed because its burst ran past
     /// them (each a frame that missed its deadline).
     pub periods_missed: u64,
+    /// Bursts finished, and their response times: from the cause of the wake-up that began
+    /// the burst's chain (its own timer, interrupt or IO; for a task woken by another's
+    /// `wakes`, the waker's chain origin) to the burst's end. On a frame's last thread it is
+    /// the frame time, vsync to done, as Jankbench measures it.
+    pub responses: u64,
+    pub response_sum_ns: u64,
+    pub response_max_ns: u64,
+    /// The mean response time, us (derived with the mean latency).
+    pub response_avg_us: f64,
 }
 
 impl TaskStats {
@@ -397,6 +406,10 @@ struct Task {
     /// The next periodic wake-up, on the task's grid.
     next_periodic: Nanos,
     woken_at: Nanos,
+    /// The origin of the chain of wake-ups the coming or current burst belongs to (its
+    /// response time runs from there), and the one a waking task hands over with `wakes`.
+    chain_origin: Nanos,
+    handed_origin: Option<Nanos>,
     runnable: bool,
     stats: TaskStats,
     /// How the pending wake-up travelled (for the IO decomposition).
@@ -732,6 +745,8 @@ impl<'t> CpuSystem<'t> {
                 pending: None,
                 next_periodic: Nanos::ZERO,
                 woken_at: Nanos::ZERO,
+                chain_origin: Nanos::ZERO,
+                handed_origin: None,
                 runnable: false,
                 stats: TaskStats {
                     name: t.name.clone(),
@@ -1280,7 +1295,13 @@ impl<'t> CpuSystem<'t> {
             return;
         };
         self.settle(c, now);
-        self.tasks[t].runnable = false;
+        let task = &mut self.tasks[t];
+        task.runnable = false;
+        let response = (now - task.chain_origin).0;
+        let s = &mut task.stats;
+        s.responses += 1;
+        s.response_sum_ns += response;
+        s.response_max_ns = s.response_max_ns.max(response);
         if !self.tasks[t].deliveries.is_empty() {
             // A job's thread whose IO completed while it ran: it reaps again at once.
             self.tasks[t].stamp = WakeStamp {

@@ -115,6 +115,7 @@ fn the_same_seed_gives_the_same_run() {
         io: None,
         timer_slack: Nanos::ZERO,
         job: None,
+        uclamp: crate::cpu::task::Uclamp::NONE,
     });
     let a = run(&s, Nanos::from_ms(500)).unwrap();
     let b = run(&s, Nanos::from_ms(500)).unwrap();
@@ -248,6 +249,7 @@ fn the_oracle_is_never_too_deep_in_a_closed_loop_chain_of_wake_ups() {
         io: None,
         timer_slack: Nanos::ZERO,
         job: None,
+        uclamp: crate::cpu::task::Uclamp::NONE,
     };
     let spec = CpuRunSpec {
         platform: CpuPlatform::parse("three.toml", THREE_CPUS).unwrap(),
@@ -399,4 +401,37 @@ fn a_frame_that_runs_past_its_period_misses_it_and_counts_its_work() {
             "{governor:?}"
         );
     }
+}
+
+#[test]
+fn a_frames_response_runs_from_its_vsync_through_the_thread_it_wakes() {
+    // Two CPUs of ONE_CPU's kind, no [wakeup] table (a wake-up costs the state's exit latency,
+    // an IPI nothing). "ui" on cpu0 wakes by timer every 10 ms (first at 10 ms) for 2 ms and
+    // wakes "render" on cpu1, which runs 3 ms. The oracle sleeps both CPUs in SLEEP (280 us
+    // exit) between frames, whose gaps exceed its 2 ms target residency. Frame at 10 ms: ui
+    // runs 10.28 -> 12.28 ms (response 2.28 ms), render 12.56 -> 15.56 ms (response from
+    // the vsync: 5.56 ms). Frames at 10, 20, 30 ms in 35 ms: ui ends three bursts, render two
+    // (its third would end at 35.56 ms).
+    let two = ONE_CPU.replace("cpus = [0]", "cpus = [0, 1]");
+    let mut s = spec("oracle", vec![]);
+    s.platform = CpuPlatform::parse("two.toml", &two).unwrap();
+    let mut ui = TaskSpec::cyclictest("ui", 0, Nanos::from_ms(10));
+    ui.run = Dist::Fixed(Nanos::from_ms(2));
+    ui.wakes = Some(1);
+    let mut render = TaskSpec::cyclictest("render", 1, Nanos::from_ms(10));
+    render.wake = Wake::ByTask;
+    render.run = Dist::Fixed(Nanos::from_ms(3));
+    s.tasks = vec![ui, render];
+    let r = run(&s, Nanos::from_ms(35)).unwrap();
+    let (ui, render) = (&r.tasks[0], &r.tasks[1]);
+    assert_eq!(
+        (ui.responses, ui.response_sum_ns, ui.response_max_ns),
+        (3, 3 * 2_280_000, 2_280_000)
+    );
+    assert_eq!(
+        (render.responses, render.response_sum_ns, render.response_max_ns),
+        (2, 2 * 5_560_000, 5_560_000)
+    );
+    // Its own wake-up latency is the exit alone, counted from the waker's call.
+    assert_eq!((render.latency_min_ns, render.latency_max_ns), (280_000, 280_000));
 }

@@ -127,6 +127,7 @@ impl<'t> CpuSystem<'t> {
         let task = &mut self.tasks[t];
         task.runnable = true;
         task.woken_at = task.stamp.origin;
+        task.chain_origin = task.handed_origin.take().unwrap_or(task.stamp.origin);
         self.cpus[c].queue.push_back(t);
         if self.listens {
             self.util_enqueue(ctx, c, t);
@@ -144,6 +145,7 @@ impl<'t> CpuSystem<'t> {
         if self.tasks[w].runnable || self.tasks[w].ipi_at.is_some() {
             return;
         }
+        self.tasks[w].handed_origin = Some(self.tasks[waker].chain_origin);
         self.tasks[w].stamp = WakeStamp {
             origin: now,
             by: Some(from),

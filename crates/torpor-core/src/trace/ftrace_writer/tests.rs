@@ -209,6 +209,7 @@ fn busy_platform(governor: &str, seed: u64) -> CpuRunSpec {
         io: None,
         timer_slack: Nanos::ZERO,
         job: None,
+        uclamp: crate::cpu::task::Uclamp::NONE,
     };
     CpuRunSpec {
         platform: CpuPlatform::parse("two.toml", TWO_CLUSTERS).unwrap(),
