@@ -3,8 +3,9 @@
 //! provenance in its README): every decision (index and tick) must be the one `menu.c` makes.
 //!
 //! The fidelity set came with its own "kernel" decisions (`*.fidelity.jsonl`), which part from
-//! `menu.c` as compiled here on 45 of the 4800 steps. The second test pins down exactly how,
-//! so the disagreement stays visible until the fidelity set's harness is explained.
+//! `menu.c` as compiled here on 45 of the 4800 steps. They are those of `menu.c` without its
+//! polling swap, an unmerged patch, not mainline (docs/research/menu-6.6-fidelity.md). The
+//! second test pins down exactly where they differ, so the dispute stays visible.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -79,7 +80,7 @@ fn menu_6_6_makes_menu_c_s_decision_on_every_step() {
 /// Where the fidelity set's decisions differ, they are all one case: with the tick running
 /// and state 0 a polling state, `menu.c` (and torpor) replace polling by a deeper state that
 /// meets the latency limit and fits before the next timer (`select`'s step 6); the fidelity
-/// file keeps polling, `(0, false)`.
+/// file keeps polling, `(0, false)`, as `menu.c` does with that swap deleted.
 #[test]
 fn the_fidelity_set_differs_only_where_menu_c_replaces_polling() {
     let mut differing = 0;
@@ -104,6 +105,29 @@ fn the_fidelity_set_differs_only_where_menu_c_replaces_polling() {
                     && step["tick_stopped"] != Value::Bool(true)
                     && !disabled.contains(&Value::from(0)),
                 "{seq:?}: {ours:?} vs {theirs:?}"
+            );
+            // What the swap needs of the state it takes, read from the inputs alone: its exit
+            // latency meets the step's limit. Its target residency becomes the prediction, so
+            // the running tick is stopped only if that residency is a tick or more; when the
+            // tick is kept, the residency fits before it (the step's delta_tick, or half a
+            // tick when menu skipped the sleep length), or the tick-keeping step at the end
+            // would have moved off this state.
+            let state = &platform["states"][ours.idx];
+            let tick_ns = platform["tick_ns"].as_i64().unwrap_or(4_000_000);
+            let sleep_ns = step["sleep_length_ns"].as_i64().unwrap();
+            let delta_tick_ns = step["delta_tick_ns"]
+                .as_i64()
+                .unwrap_or(sleep_ns.min(tick_ns));
+            let latency_req_ns = step["latency_req_ns"].as_i64().unwrap_or(2_000_000_000_000);
+            let residency_ns = state["target_residency_ns"].as_i64().unwrap();
+            let tick_fits = if ours.stop_tick {
+                residency_ns >= tick_ns
+            } else {
+                residency_ns <= delta_tick_ns.max(tick_ns / 2)
+            };
+            assert!(
+                state["exit_latency_ns"].as_i64().unwrap() <= latency_req_ns && tick_fits,
+                "{seq:?}: {ours:?} at {step}"
             );
         }
     }

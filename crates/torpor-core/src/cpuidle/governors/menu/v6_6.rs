@@ -4,7 +4,8 @@
 //! unchanged until the iowait removal of v6.13. Stable 6.6.y / 6.12.y sublevels from late
 //! August 2025 carry later fixes and are not this variant.
 //! Checked step by step against that `menu.c` compiled in userspace on twelve random
-//! sequences (tests/menu_kernel_sequences.rs).
+//! sequences (tests/menu_kernel_sequences.rs); the fidelity set's own answers for them are
+//! `menu.c` without the polling swap of step 6, not mainline (docs/research/menu-6.6-fidelity.md).
 //!
 //! `select`:
 //! 1. Read the latency limit; if `reflect` ran since the last `select`, learn from that idle
