@@ -5,6 +5,7 @@ pub mod pelt;
 pub mod platform;
 pub mod system;
 pub mod task;
+pub mod uclamp;
 pub mod wake_path;
 
 pub use platform::{

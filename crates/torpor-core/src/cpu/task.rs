@@ -13,6 +13,7 @@
 //! through the sleep length; an interrupt or an IPI is not, so only the governor's history
 //! predicts it.
 
+use crate::cpufreq::schedutil::SCHED_CAPACITY_SCALE;
 use crate::sim::Pcg32;
 use crate::storage::io::IoOp;
 use crate::time::Nanos;
@@ -133,9 +134,6 @@ impl Uclamp {
     };
 }
 
-/// `SCHED_CAPACITY_SCALE`: the top of the capacity and clamp scale.
-pub const SCHED_CAPACITY_SCALE: u32 = 1024;
-
 /// The kernel's default timer slack of a normal (SCHED_OTHER) task.
 pub const DEFAULT_TIMER_SLACK: Nanos = Nanos(50_000);
 
@@ -221,13 +219,15 @@ pub struct TaskIoFile {
 fn uclamp(task: usize, f: &TaskFile) -> Result<Uclamp, TaskError> {
     let err = |key, message: String| TaskError { task, key, message };
     let scale = i64::from(SCHED_CAPACITY_SCALE);
-    let value = |key: &'static str, v: Option<i64>, default: u32| match v {
+    let value = |key: &'static str, v: Option<i64>, default: u32| {
+        match v {
         None => Ok(default),
         Some(v) if (0..=scale).contains(&v) => Ok(v as u32),
         Some(v) => Err(err(
             key,
             format!("expected a clamp from 0 to {scale} (capacity units, as sched_setattr takes it), got {v}"),
         )),
+    }
     };
     let min = value("uclamp_min", f.uclamp_min, 0)?;
     let max = value("uclamp_max", f.uclamp_max, SCHED_CAPACITY_SCALE)?;

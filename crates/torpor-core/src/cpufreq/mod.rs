@@ -163,6 +163,8 @@ mod tests {
         idle_calls: 0,
         idle_ns: 0,
         iowait_ns: 0,
+        uclamp_min: 0,
+        uclamp_max: 1024,
     }; 2];
 
     fn start(name: GovernorName, p: &mut CpufreqPolicy) -> (Governor, Option<FreqChange>) {

@@ -21,18 +21,22 @@
 //!    (`sugov_iowait_apply`): none held, or more than a tick since that CPU's last update (then
 //!    cleared): no boost. Not pending: halve it, and below 128 clear it. Then it is no longer
 //!    pending and counts as `boost x capacity / 1024`.
-//! 4. The CPU's utilization (`sugov_get_util`): `util = min(cpu_util_cfs_boost, capacity)`; the
-//!    floor is the capacity while an RT task is runnable, else 0; `util = max(util, boost)`;
-//!    the DVFS headroom gives `perf = util + util / 4` (`map_util_perf`), capped at the capacity,
-//!    and at least the floor. A shared policy takes the largest `perf` of its CPUs.
+//! 4. The CPU's utilization (`sugov_get_util`): `util = min(cpu_util_cfs_boost, capacity)`,
+//!    then `util = max(util, boost)`; the floor is the run queue's clamp floor (`uclamp_min`),
+//!    raised to the capacity while an RT task is runnable; the ceiling is its clamp cap
+//!    (`uclamp_max`) within the capacity. The DVFS headroom gives `util + util / 4`
+//!    (`map_util_perf`); `perf` is that, lowered to the ceiling, and at least the floor
+//!    (`sugov_effective_cpu_perf`). A shared policy takes the largest `perf` of its CPUs.
 //! 5. `get_next_freq`: `raw = ref x perf / capacity` with `ref` = `cpuinfo.max_freq` (frequency
 //!    invariant platforms; else `cur + cur / 4`). If `raw` equals the last one and no limits
 //!    update is due, keep the last choice; else resolve `raw` to a table frequency
 //!    (`cpufreq_driver_resolve_freq`: the lowest efficient OPP at or above it, within the
 //!    limits).
-//! 6. Busy hold (one-CPU policies only, `sugov_hold_freq`): if the CPU has not entered idle with
-//!    the tick stopped since the last evaluation (its `idle_calls` count did not move), a lower
-//!    frequency than the current choice is not taken, unless a limits update is due.
+//! 6. Busy hold (one-CPU policies only, `sugov_hold_freq`): unless the CPU's clamp cap is below
+//!    1024 and its CFS utilization reaches it (`uclamp_rq_is_capped`: no hold, and the idle
+//!    count is not sampled), if the CPU has not entered idle with the tick stopped since the
+//!    last evaluation (its `idle_calls` count did not move), a lower frequency than the current
+//!    choice is not taken, unless a limits update is due.
 //! 7. `sugov_update_next_freq`: with a limits update due it is consumed and the choice is
 //!    committed even if unchanged; else an unchanged choice ends the update. Committing records
 //!    the choice and its time (the rate limit's reference).
@@ -50,7 +54,7 @@
 //! scmi-cpufreq, qcom-cpufreq-hw) do not set it, so it is false. Stable 6.12.13 and later
 //! backported a v6.14 change that moves that flag test to the limits change (a limits change
 //! then no longer bypasses the cached raw frequency); mainline v6.15 reworked it again. Not
-//! modelled: uclamp, RT/DL/IRQ utilization (only a runnable RT task's floor), `util_est` and
+//! modelled: RT/DL/IRQ utilization (only a runnable RT task's floor), `util_est` and
 //! `runnable_avg` (the caller's `util` stands for `cpu_util_cfs_boost`), sched_ext, the
 //! `adjust_perf` path of intel_pstate/amd-pstate, and remote updates a policy cannot act on.
 
@@ -82,7 +86,7 @@ impl Default for SchedutilTunables {
 }
 
 /// What the kernel reads of one CPU of the policy at an update.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuUtil {
     /// `cpu_util_cfs_boost()`: the CFS utilization (capacity units, frequency and capacity
     /// invariant); the caller's PELT `util_avg`.
@@ -98,6 +102,25 @@ pub struct CpuUtil {
     /// Cumulative idle time with a task waiting on IO, ns (`iowait_sleeptime`); ondemand reads
     /// it.
     pub iowait_ns: u64,
+    /// The run queue's utilization clamps, `uclamp_rq_get(rq, UCLAMP_MIN / UCLAMP_MAX)`
+    /// (`crate::cpu::uclamp`): 0 and 1024 while nothing sets a clamp.
+    pub uclamp_min: u64,
+    pub uclamp_max: u64,
+}
+
+impl Default for CpuUtil {
+    /// An idle CPU with no clamps.
+    fn default() -> CpuUtil {
+        CpuUtil {
+            util: 0,
+            rt_runnable: false,
+            idle_calls: 0,
+            idle_ns: 0,
+            iowait_ns: 0,
+            uclamp_min: 0,
+            uclamp_max: u64::from(SCHED_CAPACITY_SCALE),
+        }
+    }
 }
 
 /// One `cpufreq_update_util` call.
@@ -204,7 +227,7 @@ impl Schedutil {
             let boost = self.iowait_apply(u.cpu, u.now_ns, max_cap);
             let perf = effective_perf(&u.cpus[u.cpu], boost, max_cap);
             let mut next = self.get_next_freq(policy, perf, max_cap);
-            if self.hold_freq(u.cpu, u.cpus[u.cpu].idle_calls)
+            if self.hold_freq(u.cpu, &u.cpus[u.cpu])
                 && next < self.next_freq
                 && !self.need_freq_update
             {
@@ -306,22 +329,31 @@ impl Schedutil {
         (u64::from(c.iowait_boost) * max_cap) >> 10
     }
 
-    /// `sugov_hold_freq`: the CPU has not stopped its tick in idle since the last evaluation.
-    fn hold_freq(&mut self, cpu: usize, idle_calls: u64) -> bool {
+    /// `sugov_hold_freq`: the CPU has not stopped its tick in idle since the last evaluation,
+    /// and is not held down by its cap (`uclamp_rq_is_capped`: a cap below 1024 that the CFS
+    /// utilization reaches; then the idle count is not even sampled).
+    fn hold_freq(&mut self, cpu: usize, u: &CpuUtil) -> bool {
+        if u.uclamp_max != u64::from(SCHED_CAPACITY_SCALE) && u.util >= u.uclamp_max {
+            return false;
+        }
         let c = &mut self.cpus[cpu];
-        let busy = idle_calls == c.saved_idle_calls;
-        c.saved_idle_calls = idle_calls;
+        let busy = u.idle_calls == c.saved_idle_calls;
+        c.saved_idle_calls = u.idle_calls;
         busy
     }
 }
 
 /// `sugov_get_util` then `sugov_effective_cpu_perf` for one CPU, with `boost` already scaled to
-/// capacity.
+/// capacity: the floor is the larger of the clamp floor and (a runnable RT task) the capacity;
+/// the ceiling is the clamp cap within the capacity, lowered to the utilization with its
+/// headroom when that is below it; the answer is the larger of floor and ceiling.
 fn effective_perf(cpu: &CpuUtil, boost: u64, scale: u64) -> u64 {
-    let min = if cpu.rt_runnable { scale } else { 0 };
+    let rt_floor = if cpu.rt_runnable { scale } else { 0 };
+    let min = cpu.uclamp_min.max(rt_floor);
+    let max = scale.min(cpu.uclamp_max);
     let util = cpu.util.min(scale).max(boost);
     let actual = util + (util >> 2);
-    actual.min(scale).max(min)
+    actual.min(max).max(min)
 }
 
 #[cfg(test)]

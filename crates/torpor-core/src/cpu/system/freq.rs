@@ -32,7 +32,11 @@
 //!    nothing changes; else the estimate moves a quarter of the way down
 //!    (`ewma = (4 ewma - (ewma - dequeued)) / 4`). The sum gains the task's estimate at its
 //!    enqueue (before the governor hears of it) and loses it at its dequeue (before the
-//!    governor hears of that). Not modelled: `runnable_avg` (the boost's other term), uclamp.
+//!    governor hears of that). Not modelled: `runnable_avg` (the boost's other term).
+//!    With a task that sets a clamp (`uclamp_min`/`uclamp_max`), every task's clamps count in
+//!    its CPU's run queue (`crate::cpu::uclamp`) from just after the enqueue's update to just
+//!    before the dequeue's, as in v6.12: a waking task's floor first reaches the governor at
+//!    the next update (the running CPU's tick or a PELT period crossed).
 //! 6. Each CPU counts its busy time and energy per OPP (idle time has no OPP, as idlestat's
 //!    P-state report counts it) and the switches it saw.
 
@@ -191,6 +195,12 @@ impl<'t> CpuSystem<'t> {
         if decayed {
             self.util_changed(ctx, c, false);
         }
+        // v6.12 counts the task's clamps after the class's enqueue (and its update).
+        let task = &mut self.tasks[t];
+        if self.uclamp_used && !task.uclamp_active {
+            task.uclamp_active = true;
+            self.cpus[c].clamps.inc(task.spec.uclamp);
+        }
     }
 
     /// Task `t` becomes CPU `c`'s current task: its signal, waiting until now, is brought up to
@@ -210,6 +220,12 @@ impl<'t> CpuSystem<'t> {
         idle: bool,
     ) {
         let now = ctx.now();
+        // Its clamps leave before the class's dequeue (and its update).
+        let task = &mut self.tasks[t];
+        if task.uclamp_active {
+            task.uclamp_active = false;
+            self.cpus[c].clamps.dec(task.spec.uclamp);
+        }
         let est = u64::from(self.tasks[t].util_est & !UTIL_AVG_UNCHANGED);
         self.cpus[c].util_est = self.cpus[c].util_est.saturating_sub(est);
         let decayed = self.pelt_update(c, now);
@@ -254,6 +270,8 @@ impl<'t> CpuSystem<'t> {
                 idle_calls: cpu.idle_calls,
                 idle_ns: now.0 - cpu.busy_until(now),
                 iowait_ns: 0,
+                uclamp_min: u64::from(cpu.clamps.floor()),
+                uclamp_max: u64::from(cpu.clamps.cap()),
             });
         }
         let change = self.domains[k].as_mut().and_then(|d| {

@@ -59,7 +59,7 @@ use crate::time::Nanos;
 
 use super::pelt::Pelt;
 use super::platform::{CpuPlatform, StateLevel};
-use super::task::{Source, TaskSpec, Wake};
+use super::task::{Source, TaskSpec, Uclamp, Wake};
 use super::wake_path::{CostNs, WakePath};
 
 /// Indices into `CpuSystem::costs`.
@@ -418,6 +418,8 @@ struct Task {
     /// `util_est` (`freq.rs`, step 5).
     pelt: Pelt,
     util_est: u32,
+    /// Its clamps count in its CPU's run queue (`uclamp_se.active`).
+    uclamp_active: bool,
     /// The burst now running follows the task's IO (so its end arms the wake-up source, not
     /// another IO).
     after_io: bool,
@@ -502,6 +504,8 @@ struct Cpu {
     idle_calls: u64,
     /// `cfs_rq->avg.util_est`: the estimates of its runnable tasks.
     util_est: u64,
+    /// Its run queue's utilization clamps (`crate::cpu::uclamp`).
+    clamps: crate::cpu::uclamp::RqClamps,
     /// The cluster's OPP now (index into `CpuStats::opps`).
     opp: usize,
     settled_at: Nanos,
@@ -570,6 +574,8 @@ pub struct CpuSystem<'t> {
     domains: Vec<Option<freq::Domain>>,
     /// A cluster's governor hears the scheduler's utilization updates.
     listens: bool,
+    /// Some task sets a utilization clamp (`sched_uclamp_used`): the run queues count them.
+    uclamp_used: bool,
     /// What a governor reads of a cluster's CPUs at an update (reused).
     util_buf: Vec<crate::cpufreq::CpuUtil>,
 }
@@ -707,6 +713,7 @@ impl<'t> CpuSystem<'t> {
                 pelt_banked: 0,
                 idle_calls: 0,
                 util_est: 0,
+                clamps: crate::cpu::uclamp::RqClamps::default(),
                 opp,
                 settled_at: Nanos::ZERO,
                 state_mw,
@@ -758,6 +765,7 @@ impl<'t> CpuSystem<'t> {
                 stamp: WakeStamp::default(),
                 pelt: Pelt::default(),
                 util_est: 0,
+                uclamp_active: false,
                 after_io: false,
                 io_cursor: 0,
                 ipi_ns: 0,
@@ -824,6 +832,7 @@ impl<'t> CpuSystem<'t> {
             oracle: spec.governor == GovernorName::Oracle,
             index_of,
             listens: domains.iter().flatten().any(freq::Domain::listens),
+            uclamp_used: spec.tasks.iter().any(|t| t.uclamp != Uclamp::NONE),
             domains,
             util_buf: Vec::new(),
         })

@@ -429,9 +429,68 @@ fn a_frames_response_runs_from_its_vsync_through_the_thread_it_wakes() {
         (3, 3 * 2_280_000, 2_280_000)
     );
     assert_eq!(
-        (render.responses, render.response_sum_ns, render.response_max_ns),
+        (
+            render.responses,
+            render.response_sum_ns,
+            render.response_max_ns
+        ),
         (2, 2 * 5_560_000, 5_560_000)
     );
     // Its own wake-up latency is the exit alone, counted from the waker's call.
-    assert_eq!((render.latency_min_ns, render.latency_max_ns), (280_000, 280_000));
+    assert_eq!(
+        (render.latency_min_ns, render.latency_max_ns),
+        (280_000, 280_000)
+    );
+}
+
+#[test]
+fn a_clamp_floor_raises_the_clock_at_the_first_update_after_the_enqueue() {
+    // The platform of the mid-burst test (500 MHz / 1 GHz / 2 GHz, 300 us transition latency),
+    // one task woken by its timer at 10 ms with 6 ms of work (stated at 2 GHz), run for 19.9 ms
+    // (its next period, at 20 ms, is not reached).
+    // - 10 ms: its enqueue's update reads util 0 and no floor yet (v6.12 counts the task's
+    //   clamps after that update): 500 MHz, landing at 10.3 ms. Its clamps then count.
+    // - 10.28 ms: the burst starts at 2 GHz; 20 us of work are done at 10.3 ms.
+    // - The running CPU's next tick T (its phase is drawn: within 4 ms) crossed a PELT period:
+    //   with uclamp_min 1024, perf is the floor, 1024: 2 GHz, landing at T + 0.3 ms.
+    // So the CPU is busy at 500 MHz for d = T + 0.3 - 10.3 ms (< 4.3 ms), doing d / 4 of
+    // work, and at 2 GHz for the rest: 20 us + (6 ms - 20 us - d / 4) = 6 ms - d / 4; the
+    // burst ends by 10.3 + 4.3 + 6 - 4.3 / 4 < 19.6 ms.
+    // Without the clamp the utilization stays far below any higher OPP: the burst runs at
+    // 500 MHz until the run ends, unfinished.
+    let platform = ONE_CPU.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
+        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
+    );
+    let mut s = spec("oracle", vec![]);
+    s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
+    s.tasks[0].run = Dist::Fixed(Nanos::from_ms(6));
+    s.cpufreq = crate::cpufreq::GovernorName::Schedutil612;
+    s.tasks[0].uclamp = Uclamp {
+        min: 1024,
+        max: 1024,
+    };
+    let end = Nanos::from_us(19_900);
+    let r = run(&s, end).unwrap();
+    let busy = |r: &CpuReport, khz| {
+        r.cpus[0]
+            .opps
+            .iter()
+            .find(|o| o.khz == khz)
+            .unwrap()
+            .time_ns
+    };
+    let d = busy(&r, 500_000);
+    assert!(d > 0 && d < 4_300_000, "{d}");
+    assert_eq!(busy(&r, 2_000_000), 6_000_000 - d / 4);
+    assert_eq!(r.tasks[0].responses, 1);
+    s.tasks[0].uclamp = Uclamp::NONE;
+    let r = run(&s, end).unwrap();
+    assert_eq!(
+        (busy(&r, 500_000), r.tasks[0].responses),
+        (19_900_000 - 10_300_000, 0)
+    );
 }

@@ -442,3 +442,47 @@ fn random_updates_keep_every_request_in_the_table_the_limits_and_the_rate_limit(
         }
     }
 }
+
+#[test]
+fn a_clamp_floor_raises_and_a_clamp_cap_lowers_the_choice() {
+    // util 100: perf 125, raw 244 140 -> 500 000. With uclamp_min 600 the floor wins: perf
+    // 600, raw 1 171 875 -> 1 500 000. util 900 (perf 1125, past the capacity) under a cap of
+    // 300: the ceiling is 300, raw 585 937 -> 1 000 000. A floor above the cap wins over it
+    // (max(min, min(actual, max))): floor 700, cap 300, util 0: perf 700, raw 1 367 187 ->
+    // 1 500 000. Each update 1 ms after the last (past the 750 us rate limit), with a new
+    // idle_calls count so that the busy hold stays out of the way.
+    let mut p = policy(1, false, 1024);
+    let mut s = start(&mut p, None);
+    let clamped = |util, idle_calls, min, max| CpuUtil {
+        uclamp_min: min,
+        uclamp_max: max,
+        ..cpu(util, idle_calls)
+    };
+    assert_eq!(step(&mut s, &mut p, MS, cpu(100, 1), false), 500_000);
+    let want = [
+        (clamped(100, 2, 600, 1024), 1_500_000),
+        (clamped(900, 3, 0, 300), 1_000_000),
+        (clamped(0, 4, 700, 300), 1_500_000),
+    ];
+    for (i, (c, khz)) in want.into_iter().enumerate() {
+        let t = (i as u64 + 2) * MS;
+        assert_eq!(step(&mut s, &mut p, t, c, false), khz, "{c:?}");
+    }
+}
+
+#[test]
+fn a_cpu_held_down_by_its_cap_is_not_held_busy() {
+    // The busy hold keeps 2 000 000 when the CPU never idled (same idle_calls) and the
+    // utilization falls (util 200: perf 250, raw 488 281 -> 500 000). With a cap of 150 that
+    // util 200 reaches, the rq is capped: no hold, the choice falls to the cap's 292 968 ->
+    // 500 000.
+    let mut p = policy(1, false, 1024);
+    let mut s = start(&mut p, None);
+    assert_eq!(step(&mut s, &mut p, MS, cpu(900, 7), false), 2_000_000);
+    assert_eq!(step(&mut s, &mut p, 2 * MS, cpu(200, 7), false), 2_000_000);
+    let capped = CpuUtil {
+        uclamp_max: 150,
+        ..cpu(200, 7)
+    };
+    assert_eq!(step(&mut s, &mut p, 3 * MS, capped, false), 500_000);
+}
