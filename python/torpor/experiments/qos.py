@@ -23,6 +23,10 @@ written at 279 us ("any value between 1 to 279", the seed). Readings, stated whe
   (min 82, avg 95, max 110 us less the slack), so that run checks calibration; spc's real exit
   is the DT's own 150 us (of its declared 280), not fitted, so the unconstrained run (87 / 205
   / 239 us) is a prediction.
+- Frequency: ``performance`` holds the A53s at their top OPP (ASSUMPTION: the seed does not
+  name a cpufreq governor, and the wake-up path was fitted at whatever clock the board ran;
+  with this DT's ``CPUFREQ_ETERNAL`` transition latency, schedutil could change the clock at
+  most every 6.44 s, its default rate limit).
 - Power: the MSM8916's DT gives no voltages or power; every figure of ``platform_toml`` is the
   ``qcom-msm8916`` preset's ESTIMATE (docs/cpu-platform.md: the C x V^2 x f rule for its OPPs,
   the idle-state rule for WFI and spc, spc being the preset's CPU_SLEEP_0), so only the ordering
@@ -52,6 +56,8 @@ HALF_RANGE = (0.3, 0.7)
 LATENCY_TOLERANCE = 0.30
 DURATION_S = 10
 CPUS = (0, 1, 2, 3)
+#: The cpufreq governor of the runs (see the module's note).
+CPUFREQ = "performance"
 
 
 def _without_nulls(table: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +148,7 @@ def scenario() -> dict[str, Any]:
         variants.append(v)
     return {
         "platform": {"cpu": {"file": "msm8916-v4.10.toml"}},
-        "policy": {"cpuidle": {"governor": "menu"}},
+        "policy": {"cpuidle": {"governor": "menu"}, "cpufreq": {"governor": CPUFREQ}},
         "workload": {
             "task": [
                 {

@@ -911,6 +911,8 @@ def teo_page(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         f"<figure>{_teo_bars(rows, 'avg_power_mw', 'mW')}</figure>",
         "<h2>Wake-up latency (geometric mean over tasks)</h2>",
         f"<figure>{_teo_bars(rows, 'wakeup_latency_gmean_us', 'us')}</figure>",
+        "<h2>Work done per second (all tasks, as time at the highest OPP)</h2>",
+        f"<figure>{_teo_bars(rows, 'work_ms_per_s', 'ms per s')}</figure>",
         "<h2>Idle residency per state (all CPUs)</h2>",
         f"<figure>{_teo_residency(rows)}</figure>",
     ]

@@ -245,10 +245,15 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "deep) and below (too shallow) counts over all idle periods, as the seed counted "
         "`cpu_idle_miss` events.",
         "",
-        "Model: every CPU at its highest OPP while running (no DVFS); an idle state's power "
-        "through its exit; entering a state costs the energy its target residency implies; "
-        "idle-state powers are the preset's estimates (docs/cpu-platform.md). Wake-up latency "
-        "is the time from a task's wake-up to its burst starting.",
+        f"Model: `{teo.CPUFREQ}` picks each cluster's OPP from PELT utilization (ASSUMPTION: "
+        "the seed does not name its cpufreq governor); a burst's work takes longer at a lower "
+        "clock and a running CPU draws its OPP's power (the gs101 device tree's energy model); "
+        "an idle state's power through its exit; entering a state costs the energy its target "
+        "residency implies; idle-state powers are the preset's estimates "
+        "(docs/cpu-platform.md). Wake-up latency is the time from a task's wake-up to its burst "
+        "starting. Score proxies: work per second (as time at the highest OPP) for Geekbench, "
+        "PCMark and Speedometer; for Jankbench the mean frame time, from the vsync interrupt to "
+        "the end of the RenderThread burst it led to, and the frames the UI thread missed.",
         "",
         f"## Claims ({teo.verdict_text(claims)})",
         "",
@@ -259,8 +264,18 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "- The stand-ins are built from the benchmarks' shapes, not from traces of them: absolute "
         "percentages differ from the seed's; the claims compare orderings.",
         "- The seed's power changes came with performance changes (Jankbench's frames 9 % "
-        "shorter, so less time at high frequency); torpor runs every burst at the highest OPP "
-        "for a fixed time, so a governor changes only idle and wake-up energy here.",
+        "shorter). In torpor an idle governor reaches the frequency only through the time a "
+        "wake-up takes: PELT utilization is frequency-invariant, so schedutil's choice for a "
+        "given burst does not depend on how deep the CPU slept; a shallower state costs idle "
+        "power and gives back a shorter wake-up, so teo-util draws more on every stand-in.",
+        "- Jankbench's frames: each stage of the stand-in's chain (UI thread, then "
+        "RenderThread) runs at the OPP schedutil picks for it, which stretches a periodic burst "
+        "to about 80 % of its period (the 1.25 headroom over a frequency-invariant "
+        "utilization), so a frame takes about 1.6 vsyncs and a quarter of them are missed; the "
+        "seed's phone had 13.9 ms frames and 1.5 % jank. Its kernel had what torpor leaves out: "
+        "task placement (energy-aware scheduling), Android's boosts (uclamp, which torpor "
+        "models but these stand-ins do not set), thermal limits. Only the change against menu "
+        "is compared.",
         "",
         "## Workloads",
         "",
@@ -296,6 +311,18 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                 ],
             )
         )
+        parts += ["", "Score proxy", ""]
+        score_rows = []
+        for g in teo.GOVERNORS:
+            r = teo.row(rows, w, g)
+            if w == "jankbench":
+                value = f"mean frame {r['frame_ms']:.2f} ms, {r['frames_missed']} missed"
+                diff = _pct_diff(r["frame_ms"], menu["frame_ms"])
+            else:
+                value = f"{r['work_ms_per_s']:.1f} ms of work per s"
+                diff = _pct_diff(r["work_ms_per_s"], menu["work_ms_per_s"])
+            score_rows.append([g, value, diff])
+        parts.append(_table(["governor", "value", "perc_diff"], score_rows))
         parts += ["", "Task wake-up latency (mean per task)", ""]
         latency_rows = []
         for task in [t["task"] for t in menu["_tasks"]]:
