@@ -823,16 +823,33 @@ impl Input<'_> {
         // Task-held requests come first, one per task that has one; the rest are the file's.
         let held = named.len() - s.qos.requests.len();
         for (i, n) in named.iter().enumerate().skip(held) {
-            if let crate::qos::cpu_latency::QosTarget::ResumeLatency { cpu } = n.action.target {
-                if platform.cluster_of(cpu).is_none() {
-                    return Err(self.at(
-                        &format!("qos.request[{}].target", i - held),
-                        format!(
-                            "[[qos.request]] `target`: {label} has no CPU {cpu} (it has {:?})",
-                            platform.cpus()
-                        ),
-                    ));
+            use crate::qos::cpu_latency::QosTarget;
+            let key = format!("qos.request[{}].target", i - held);
+            let (cpu, freq) = match n.action.target {
+                QosTarget::CpuDmaLatency => continue,
+                QosTarget::ResumeLatency { cpu } => (cpu, false),
+                QosTarget::ScalingMinFreq { cpu } | QosTarget::ScalingMaxFreq { cpu } => {
+                    (cpu, true)
                 }
+            };
+            let Some(cluster) = platform.cluster_of(cpu) else {
+                return Err(self.at(
+                    &key,
+                    format!(
+                        "[[qos.request]] `target`: {label} has no CPU {cpu} (it has {:?})",
+                        platform.cpus()
+                    ),
+                ));
+            };
+            if freq && cluster.opps.is_empty() {
+                return Err(self.at(
+                    &key,
+                    format!(
+                        "[[qos.request]] `target`: CPU {cpu} has no cpufreq policy: its cluster \
+                         {:?} of {label} lists no OPPs",
+                        cluster.name
+                    ),
+                ));
             }
         }
         Ok(named)

@@ -55,7 +55,18 @@ pub enum QosTarget {
     /// The global list, through the holder's own open `/dev/cpu_dma_latency`.
     CpuDmaLatency,
     /// CPU `cpu`'s resume-latency list (its sysfs file when the holder is [`SYSFS_HOLDER`]).
-    ResumeLatency { cpu: u32 },
+    ResumeLatency {
+        cpu: u32,
+    },
+    /// `cpuN/cpufreq/scaling_min_freq` and `scaling_max_freq`: the sysfs requests (kHz) of
+    /// the frequency QoS lists of CPU `cpu`'s cpufreq policy; the CPU system applies them to
+    /// the policy, the latency lists ignore them.
+    ScalingMinFreq {
+        cpu: u32,
+    },
+    ScalingMaxFreq {
+        cpu: u32,
+    },
 }
 
 /// What a holder does to its request.
@@ -248,6 +259,7 @@ impl CpuLatencyQos {
                 self.remove_resume_request(cpu, action.holder);
                 false
             }
+            (QosTarget::ScalingMinFreq { .. } | QosTarget::ScalingMaxFreq { .. }, _) => false,
         }
     }
 

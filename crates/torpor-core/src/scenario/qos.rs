@@ -10,8 +10,11 @@
 //! 3. A value reads as the file takes it: on `cpu_dma_latency` an integer is the 4-byte s32 a
 //!    program writes and a string is the text `echo -n` writes (hex; exactly 4 characters are
 //!    read as binary, as the kernel does); on `cpuN/power/pm_qos_resume_latency_us` the sysfs
-//!    store's rules (`0` = no constraint, `"n/a"` = none allowed). A sysfs file has one request,
-//!    whoever writes it, and cannot be closed.
+//!    store's rules (`0` = no constraint, `"n/a"` = none allowed); on
+//!    `cpuN/cpufreq/scaling_min_freq` and `scaling_max_freq` a frequency in kHz, as
+//!    `store_scaling_min_freq` reads it (`sscanf("%u")`: an unsigned integer; the policy
+//!    clamps it into its hardware range). A sysfs file has one request, whoever writes it, and
+//!    cannot be closed.
 //!
 //! Errors name the key's path (`qos.request[2].value`) for the caller to turn into a line.
 
@@ -62,6 +65,8 @@ pub const MAX_REQUESTS: usize = 65_536;
 
 const DMA: &str = "cpu_dma_latency";
 const RESUME_FILE: &str = "power/pm_qos_resume_latency_us";
+const SCALING_MIN_FILE: &str = "cpufreq/scaling_min_freq";
+const SCALING_MAX_FILE: &str = "cpufreq/scaling_max_freq";
 
 /// Refuses more than [`MAX_REQUESTS`] requests, at the first one past the bound.
 fn check_count(spec: &QosSpec) -> Result<(), (String, String)> {
@@ -163,7 +168,13 @@ pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (
         };
         let (op, written) = match (remove, &r.value, target) {
             (true, None, QosTarget::CpuDmaLatency) => (QosOp::Remove, "remove".to_string()),
-            (true, None, QosTarget::ResumeLatency { .. }) => {
+            (
+                true,
+                None,
+                QosTarget::ResumeLatency { .. }
+                | QosTarget::ScalingMinFreq { .. }
+                | QosTarget::ScalingMaxFreq { .. },
+            ) => {
                 return Err((
                     here("action"),
                     "[[qos.request]] `action = \"remove\"`: a sysfs file holds its value until \
@@ -190,7 +201,7 @@ pub fn resolve(spec: &QosSpec, tasks: &[TaskFile]) -> Result<Vec<NamedAction>, (
                 (QosOp::Set(us), shown)
             }
         };
-        let holder_id = if matches!(target, QosTarget::ResumeLatency { .. }) {
+        let holder_id = if target != QosTarget::CpuDmaLatency {
             SYSFS_HOLDER
         } else {
             holder(&r.holder)
@@ -302,7 +313,17 @@ pub fn target_name(target: QosTarget) -> String {
     match target {
         QosTarget::CpuDmaLatency => DMA.into(),
         QosTarget::ResumeLatency { cpu } => format!("cpu{cpu}/{RESUME_FILE}"),
+        QosTarget::ScalingMinFreq { cpu } => format!("cpu{cpu}/{SCALING_MIN_FILE}"),
+        QosTarget::ScalingMaxFreq { cpu } => format!("cpu{cpu}/{SCALING_MAX_FILE}"),
     }
+}
+
+/// CPU `n` of `path` = `cpuN/FILE`.
+fn cpu_file(path: &str, file: &str) -> Option<u32> {
+    path.strip_prefix("cpu")
+        .and_then(|rest| rest.strip_suffix(file))
+        .and_then(|n| n.strip_suffix('/'))
+        .and_then(|n| n.parse::<u32>().ok())
 }
 
 fn parse_target(text: &str) -> Result<QosTarget, String> {
@@ -313,13 +334,14 @@ fn parse_target(text: &str) -> Result<QosTarget, String> {
     if path == DMA {
         return Ok(QosTarget::CpuDmaLatency);
     }
-    if let Some(cpu) = path
-        .strip_prefix("cpu")
-        .and_then(|rest| rest.strip_suffix(RESUME_FILE))
-        .and_then(|n| n.strip_suffix('/'))
-        .and_then(|n| n.parse::<u32>().ok())
-    {
+    if let Some(cpu) = cpu_file(path, RESUME_FILE) {
         return Ok(QosTarget::ResumeLatency { cpu });
+    }
+    if let Some(cpu) = cpu_file(path, SCALING_MIN_FILE) {
+        return Ok(QosTarget::ScalingMinFreq { cpu });
+    }
+    if let Some(cpu) = cpu_file(path, SCALING_MAX_FILE) {
+        return Ok(QosTarget::ScalingMaxFreq { cpu });
     }
     if path.contains("pm_qos_latency_tolerance_us") {
         return Err(format!(
@@ -329,8 +351,9 @@ fn parse_target(text: &str) -> Result<QosTarget, String> {
         ));
     }
     Err(format!(
-        "[[qos.request]] `target`: expected \"cpu_dma_latency\" or \
-         \"cpuN/power/pm_qos_resume_latency_us\", got {}",
+        "[[qos.request]] `target`: expected \"cpu_dma_latency\", \
+         \"cpuN/power/pm_qos_resume_latency_us\", \"cpuN/cpufreq/scaling_min_freq\" or \
+         \"cpuN/cpufreq/scaling_max_freq\", got {}",
         crate::error::shown(text)
     ))
 }
@@ -370,6 +393,37 @@ fn written_value(v: &Value, target: QosTarget) -> Result<(i32, String), String> 
         (QosTarget::ResumeLatency { .. }, Value::String(s)) => {
             let us = parse_resume_latency_store(s).map_err(|m| format!("{key}: {m}"))?;
             Ok((us, format!("{s:?}")))
+        }
+        (QosTarget::ScalingMinFreq { .. } | QosTarget::ScalingMaxFreq { .. }, v) => {
+            let text = match v {
+                Value::Integer(n) => n.to_string(),
+                Value::String(s) => s.trim_end_matches('\n').to_string(),
+                other => {
+                    return Err(format!(
+                        "{key}: expected a frequency in kHz (an integer or a string as written \
+                         to the file), got a {}",
+                        other.type_str()
+                    ))
+                }
+            };
+            // The store reads an unsigned int; torpor keeps the kHz in an s32 request value
+            // (2147483647 kHz, far above any OPP, clamps to the table all the same).
+            let khz = text
+                .parse::<u64>()
+                .ok()
+                .filter(|&k| k <= u64::from(u32::MAX))
+                .ok_or_else(|| {
+                    format!(
+                        "{key}: expected a frequency in kHz, an unsigned integer as \
+                         scaling_min_freq / scaling_max_freq take it, got {}",
+                        crate::error::shown(&text)
+                    )
+                })?;
+            let shown = match v {
+                Value::String(s) => format!("{s:?}"),
+                _ => text,
+            };
+            Ok((i32::try_from(khz).unwrap_or(i32::MAX), shown))
         }
         (_, other) => Err(format!(
             "{key}: expected an integer or a string as written to the file, got a {}",

@@ -37,7 +37,11 @@
 //!    its CPU's run queue (`crate::cpu::uclamp`) from just after the enqueue's update to just
 //!    before the dequeue's, as in v6.12: a waking task's floor first reaches the governor at
 //!    the next update (the running CPU's tick or a PELT period crossed).
-//! 6. Each CPU counts its busy time and energy per OPP (idle time has no OPP, as idlestat's
+//! 6. A `[[qos.request]]` writing `cpuN/cpufreq/scaling_min_freq` or `scaling_max_freq`
+//!    changes that policy's QoS floor or cap at its time; if the aggregate moved, the limits are
+//!    resolved again and the governor's `limits` runs (`cpufreq_set_policy` from the QoS
+//!    notifier's work item, taken to run at once), which may move the frequency.
+//! 7. Each CPU counts its busy time and energy per OPP (idle time has no OPP, as idlestat's
 //!    P-state report counts it) and the switches it saw.
 
 use super::{CpuEvent, CpuSystem, Mode, Traced};
@@ -285,6 +289,35 @@ impl<'t> CpuSystem<'t> {
         });
         self.util_buf = cpus;
         if let Some(change) = change {
+            self.request(ctx, k, change);
+        }
+    }
+
+    /// A write of `khz` to CPU `cpu`'s `scaling_min_freq` (`floor`) or `scaling_max_freq` now:
+    /// when it moves the policy's QoS floor or cap, the policy's limits are resolved again and
+    /// its governor's `limits` runs (`cpufreq_set_policy`, reached through the QoS notifier's
+    /// work item, here at once), which may ask for a frequency.
+    pub(super) fn scaling_write<W>(
+        &mut self,
+        ctx: &mut Ctx<'_, W, CpuEvent>,
+        cpu: u32,
+        floor: bool,
+        khz: u32,
+    ) {
+        let k = self.cpus[self.cpu_index(cpu)].cluster;
+        let Some(d) = self.domains[k].as_mut() else {
+            return;
+        };
+        let moved = if floor {
+            d.policy.store_scaling_min_freq(khz)
+        } else {
+            d.policy.store_scaling_max_freq(khz)
+        };
+        if !moved {
+            return;
+        }
+        d.policy.update_limits();
+        if let Some(change) = d.governor.limits(&mut d.policy) {
             self.request(ctx, k, change);
         }
     }

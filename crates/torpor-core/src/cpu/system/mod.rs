@@ -52,7 +52,7 @@
 //! `E(0) = 0`, charged at each entry.
 
 use crate::cpuidle::{self, Device, Governor, GovernorName, Kernel, Platform};
-use crate::qos::cpu_latency::{CpuLatencyQos, QosAction};
+use crate::qos::cpu_latency::{CpuLatencyQos, QosAction, QosOp, QosTarget};
 use crate::sim::{stream_id, Ctx, Pcg32, Shot, Timer};
 use crate::storage::io::{IoRequest, IoTicket};
 use crate::time::Nanos;
@@ -978,8 +978,17 @@ impl<'t> CpuSystem<'t> {
             if action.at > now {
                 break;
             }
-            global_changed |= self.qos.apply(action);
+            let action = *action;
             self.qos_next += 1;
+            match (action.target, action.op) {
+                (QosTarget::ScalingMinFreq { cpu }, QosOp::Set(khz)) => {
+                    self.scaling_write(ctx, cpu, true, khz.max(0) as u32);
+                }
+                (QosTarget::ScalingMaxFreq { cpu }, QosOp::Set(khz)) => {
+                    self.scaling_write(ctx, cpu, false, khz.max(0) as u32);
+                }
+                _ => global_changed |= self.qos.apply(&action),
+            }
         }
         self.limits_changed(ctx, global_changed);
         if let Some(next) = self.qos_actions.get(self.qos_next) {

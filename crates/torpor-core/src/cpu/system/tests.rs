@@ -494,3 +494,56 @@ fn a_clamp_floor_raises_the_clock_at_the_first_update_after_the_enqueue() {
         (19_900_000 - 10_300_000, 0)
     );
 }
+
+#[test]
+fn a_scaling_limit_written_mid_burst_moves_the_clock_after_the_transition_latency() {
+    // The platform of the mid-burst test (500 MHz / 1 GHz / 2 GHz, 300 us transition latency);
+    // one task woken at 10 ms with 4 ms of work (stated at 2 GHz); at 11 ms a write to cpu0's
+    // scaling_max_freq (performance) or scaling_min_freq (powersave) of 1 GHz; run 19.9 ms.
+    // - performance at 2 GHz: the burst starts at 10.28 ms; the cap's `limits` asks for
+    //   1 GHz, which lands at 11.3 ms after 1.02 ms of work; the 2.98 ms left take 5.96 ms:
+    //   the burst ends at 17.26 ms (response 7.26 ms).
+    // - powersave at 500 MHz (a quarter speed): 1.02 ms at 500 MHz do 0.255 ms of work; the
+    //   floor's `limits` moves it to 1 GHz, where the 3.745 ms left take 7.49 ms: the burst
+    //   ends at 18.79 ms (response 8.79 ms).
+    let platform = ONE_CPU.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
+        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
+    );
+    let cases = [
+        (
+            crate::cpufreq::GovernorName::Performance,
+            QosTarget::ScalingMaxFreq { cpu: 0 },
+            [(1_000_000, 5_960_000), (2_000_000, 1_020_000)],
+            7_260_000,
+        ),
+        (
+            crate::cpufreq::GovernorName::Powersave,
+            QosTarget::ScalingMinFreq { cpu: 0 },
+            [(500_000, 1_020_000), (1_000_000, 7_490_000)],
+            8_790_000,
+        ),
+    ];
+    for (governor, target, busy, response) in cases {
+        let write = at_ms(11, SYSFS_HOLDER, target, QosOp::Set(1_000_000));
+        let mut s = spec("oracle", vec![write]);
+        s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
+        s.tasks[0].run = Dist::Fixed(Nanos::from_ms(4));
+        s.cpufreq = governor;
+        let r = run(&s, Nanos::from_us(19_900)).unwrap();
+        let cpu = &r.cpus[0];
+        for (khz, ns) in busy {
+            let at = cpu.opps.iter().find(|o| o.khz == khz).unwrap();
+            assert_eq!(at.time_ns, ns, "{governor:?} at {khz} kHz");
+        }
+        let t = &r.tasks[0];
+        assert_eq!(
+            (t.responses, t.response_sum_ns),
+            (1, response),
+            "{governor:?}"
+        );
+    }
+}
