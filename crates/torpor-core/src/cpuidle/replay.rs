@@ -1434,27 +1434,17 @@ pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputErr
     }
 }
 
-/// Replays the trace at `path` (`platform`: a preset id or a platform TOML).
+/// Replays the trace at `path` (`-`: standard input; a pipe or a file, in any format:
+/// `trace::source::open`), with `platform` a preset id or a platform TOML.
 pub fn replay_file(
     path: &Path,
     platform: Option<&str>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     let loaded = platform.map(load_platform).transpose()?;
-    let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
+    let trace = crate::trace::source::open(path)?;
     let platform = loaded.as_ref().map(|(p, from)| (p, *from));
-    if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
-        return from_source(dat, &label, platform, options);
-    }
-    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
-        let text = crate::trace::packed_text::open(file, packing, &label)?;
-        let mut report = from_reader(text, &label, platform, options)?;
-        report.trace.packed = Some(packing.name());
-        return Ok(report);
-    }
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    from_reader(reader, &label, platform, options)
+    from_source(trace, &crate::trace::source::label(path), platform, options)
 }
 
 /// Replays a trace read from `reader` (`label` names it in errors).
