@@ -26,12 +26,14 @@ fn dir() -> PathBuf {
 }
 
 /// Runs `read` on a FIFO that a thread fills with `bytes`, as `cat FILE > FIFO` would, but
-/// without its race (a reader that opens before any writer sees an empty FIFO): the writer is
-/// open before `read` starts (a read-write descriptor lets it open without waiting), and
-/// closes once the reader has taken some of the bytes (before, closing would drop them).
+/// without its races: a reader that opens before any writer sees an empty FIFO, and a writer
+/// that writes before any reader opens gets a broken pipe. So a read-write descriptor holds the
+/// FIFO open while the writer opens it and writes (all of `bytes` fits in the pipe's 64 KiB),
+/// and the writer closes only once the reader has taken some (closing first would drop them).
 fn through_fifo<T>(name: &str, bytes: Vec<u8>, read: impl FnOnce(&Path) -> T) -> T {
     use std::os::fd::AsRawFd;
 
+    assert!(bytes.len() <= 1 << 16, "more than a pipe holds");
     let fifo = dir().join(name);
     let _ = std::fs::remove_file(&fifo);
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -46,9 +48,8 @@ fn through_fifo<T>(name: &str, bytes: Vec<u8>, read: impl FnOnce(&Path) -> T) ->
     let path = fifo.clone();
     let fill = std::thread::spawn(move || {
         let mut writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        writer.write_all(&bytes).unwrap();
         opened.send(()).unwrap();
-        // The reader may stop early (a refusal): a broken pipe is fine.
-        let _ = writer.write_all(&bytes);
         for _ in 0..10_000 {
             let mut unread: libc::c_int = 0;
             // SAFETY: FIONREAD stores the bytes waiting in the pipe into `unread`, a c_int
