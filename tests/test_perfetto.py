@@ -76,7 +76,7 @@ def event_text(e: Any, symbols: dict[int, str]) -> str | None:
             f"sched_switch prev_pid={s.prev_pid} prev_state={prev_state(s.prev_state)} "
             f"next_pid={s.next_pid}"
         )
-    if kind in ("sched_wakeup", "sched_wakeup_new"):
+    if kind in ("sched_wakeup", "sched_wakeup_new", "sched_waking"):
         w = getattr(e, kind)
         return f"{kind} comm={w.comm} pid={w.pid} target_cpu={w.target_cpu}"
     if kind == "irq_handler_entry":
@@ -154,6 +154,12 @@ def decode(path: Path) -> list[str]:
                         f"next_pid={c.switch_next_pid[i]}",
                     )
                 )
+        ts = 0
+        for i, delta in enumerate(c.waking_timestamp):
+            ts += delta
+            comm = c.intern_table[c.waking_comm_index[i]]
+            text = f"comm={comm} pid={c.waking_pid[i]} target_cpu={c.waking_target_cpu[i]}"
+            bundle.append((ts, f"sched_waking {text}"))
         bundle.sort(key=lambda x: x[0])
         events += [(t, b.cpu, text) for t, text in bundle]
     events.sort(key=lambda x: (x[0], x[1]))

@@ -97,6 +97,18 @@ fn row<'a>(kind: &EventKind<'a>) -> (&'static str, Vec<(&'static str, Val<'a>)>)
                 ("target_cpu", U(target_cpu.into())),
             ],
         ),
+        EventKind::SchedWaking {
+            comm,
+            pid,
+            target_cpu,
+        } => (
+            "sched_waking",
+            vec![
+                ("comm", S(comm)),
+                ("pid", I(pid.into())),
+                ("target_cpu", U(target_cpu.into())),
+            ],
+        ),
         EventKind::SchedSwitch {
             prev_pid,
             prev_state,
