@@ -143,11 +143,15 @@ impl<R: BufRead> XzText<R> {
         self.offset += n as u64;
     }
 
-    fn damaged(&self, what: String) -> std::io::Error {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{what} (at byte {} of the xz file)", self.offset),
-        )
+    /// An error in the xz file; `at` adds the byte offset where it is known exactly (the
+    /// decoder takes its input in blocks, so damage inside a stream has none).
+    fn damaged(&self, what: String, at: bool) -> std::io::Error {
+        let what = if at {
+            format!("{what} (at byte {} of the xz file)", self.offset)
+        } else {
+            what
+        };
+        std::io::Error::new(std::io::ErrorKind::InvalidData, what)
     }
 
     /// After a stream: skips its padding, then starts the next stream or ends.
@@ -165,9 +169,13 @@ impl<R: BufRead> XzText<R> {
             }
         }
         if !padding.is_multiple_of(4) {
-            return Err(self.damaged(format!(
-                "expected xz stream padding in whole multiples of 4 bytes, got {padding} zero bytes"
-            )));
+            return Err(self.damaged(
+                format!(
+                    "expected xz stream padding in whole multiples of 4 bytes, got {padding} zero \
+                     bytes"
+                ),
+                true,
+            ));
         }
         let head = self.inner.fill_buf()?;
         if head.is_empty() {
@@ -180,6 +188,7 @@ impl<R: BufRead> XzText<R> {
                 "expected another xz stream or the end of the file after an xz stream, found \
                  other bytes"
                     .into(),
+                true,
             ));
         }
         Ok(())
@@ -223,9 +232,13 @@ impl<R: BufRead> Read for XzText<R> {
             }
             let input = self.inner.fill_buf()?;
             if input.is_empty() {
-                return Err(
-                    self.damaged("the file ends inside an xz stream: it is cut short".into())
-                );
+                return Err(self.damaged(
+                    format!(
+                        "the file ends inside an xz stream, after byte {}: it is cut short",
+                        self.offset
+                    ),
+                    false,
+                ));
             }
             match self.decoder.decode(input, out) {
                 Ok(XzNextBlockResult::NeedMoreData(used, made)) => {
@@ -241,7 +254,7 @@ impl<R: BufRead> Read for XzText<R> {
                         return Ok(made);
                     }
                 }
-                Err(e) => return Err(self.damaged(xz_error(&e))),
+                Err(e) => return Err(self.damaged(xz_error(&e), false)),
             }
         }
     }
