@@ -205,6 +205,14 @@ fn a_cut_short_or_damaged_xz_file_is_one_error() {
     tail.extend_from_slice(b"\0\0\0\0trailing");
     let e = idle_stats(&temp("tail.xz", &tail), None).unwrap_err();
     assert!(e.message.contains("expected another xz stream"), "{e}");
+    // A stream header naming SHA-256 (check type 0x0A) as the content check.
+    let mut sha = b"\xfd7zXZ\x00\x00\x0a".to_vec();
+    let mut c = flate2::Crc::new();
+    c.update(&[0x00, 0x0a]);
+    sha.extend_from_slice(&c.sum().to_le_bytes());
+    sha.extend_from_slice(&[0; 64]);
+    let e = idle_stats(&temp("sha.xz", &sha), None).unwrap_err();
+    assert!(e.message.contains("content check is SHA-256"), "{e}");
     // Padding that is not a multiple of four bytes.
     let mut odd = whole;
     odd.extend_from_slice(&[0; 3]);

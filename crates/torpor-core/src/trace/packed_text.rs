@@ -11,9 +11,8 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
-use xz4rust::{XzDecoder, XzError, XzNextBlockResult};
-
 use memchr::memmem;
+use xz4rust::{XzDecoder, XzError, XzNextBlockResult};
 
 use crate::error::InputError;
 use crate::trace::trace_dat::ReadAt;
@@ -115,8 +114,8 @@ fn unpack(
 /// a multiple of four: the xz file format, 2.2), as `xz -d` reads concatenated files. A file
 /// that ends inside a stream, damaged data (every header, block and the index carry a CRC32;
 /// the content a CRC32 or CRC64 check), or bytes after a stream that are neither padding nor
-/// another stream are an `InvalidData` error saying which. SHA-256 content checks are not
-/// verified, and refused.
+/// another stream are an `InvalidData` error saying which. A stream whose content check is
+/// SHA-256 is refused (xz4rust is built without it; xz's default is CRC64).
 pub struct XzText<R> {
     inner: R,
     decoder: Box<XzDecoder<'static>>,
