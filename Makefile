@@ -57,6 +57,7 @@ fuzz:
 	for t in nvme_cli_json smartctl_text fio_iolog scenario_toml ftrace_text blkparse_text disksim_ascii mobile_csv fio_job_file cpu_platform_toml device_preset_toml idle_decide_jsonl sweep_toml; do cargo +nightly fuzz run $$t -- -max_total_time=60 -dict=fuzz/dict/$$t.dict -max_len=4096 -timeout=5 -rss_limit_mb=1024 || exit 1; done
 	cargo +nightly fuzz run trace_dat -- -max_total_time=60 -dict=fuzz/dict/trace_dat.dict -max_len=65536 -timeout=5 -rss_limit_mb=1024
 	cargo +nightly fuzz run perfetto -- -max_total_time=60 -max_len=65536 -timeout=5 -rss_limit_mb=1024
+	cargo +nightly fuzz run packed_text -- -max_total_time=60 -max_len=65536 -timeout=5 -rss_limit_mb=1024
 
 clean:
 	rm -rf $(VENV) target out

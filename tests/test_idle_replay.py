@@ -63,6 +63,7 @@ def test_the_fixture_by_hand() -> None:
         "ipi": 1,
         "irq": 0,
         "remote_wakeup": 0,
+        "remote_waking": 0,
         "unknown": 1,
     }
     inputs = {i["input"]: (i["observed"], i["reconstructed"]) for i in r["inputs"]}

@@ -20,6 +20,7 @@ Three kinds of checks:
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import re
 import shutil
@@ -385,6 +386,25 @@ def test_a_trace_streams_from_a_pipe_a_fifo_stdin_and_dash(tmp_path: Path) -> No
     writer.wait(timeout=60)
     assert (got.returncode, got.stderr) == (0, b"")
     assert json.loads(got.stdout) == json.loads(want.stdout)
+
+
+def test_xz_text_from_stdin_gives_the_plain_files_report() -> None:
+    # Compressed by Python's lzma (liblzma: xz's own encoder), several blocks and streams.
+    trace = HERE / "two-clusters.idlestat"
+    want = stats_from(str(trace))
+    data = trace.read_bytes()
+    half = len(data) // 2
+    packed = lzma.compress(data[:half]) + lzma.compress(data[half:], preset=9)
+    got = subprocess.run(
+        [sys.executable, "-m", "torpor.cli", "idle", "stats", "--json", "-"],
+        input=packed,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (got.returncode, got.stderr) == (0, b"")
+    report = json.loads(got.stdout)
+    assert report["trace"].pop("packed") == "xz"
+    assert report == json.loads(want.stdout)
 
 
 # --- P-states (-p) -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ say it read a Perfetto trace and give the residency worked out by hand.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def event_text(e: Any, symbols: dict[int, str]) -> str | None:
             f"sched_switch prev_pid={s.prev_pid} prev_state={prev_state(s.prev_state)} "
             f"next_pid={s.next_pid}"
         )
-    if kind in ("sched_wakeup", "sched_wakeup_new"):
+    if kind in ("sched_wakeup", "sched_wakeup_new", "sched_waking"):
         w = getattr(e, kind)
         return f"{kind} comm={w.comm} pid={w.pid} target_cpu={w.target_cpu}"
     if kind == "irq_handler_entry":
@@ -154,6 +155,12 @@ def decode(path: Path) -> list[str]:
                         f"next_pid={c.switch_next_pid[i]}",
                     )
                 )
+        ts = 0
+        for i, delta in enumerate(c.waking_timestamp):
+            ts += delta
+            comm = c.intern_table[c.waking_comm_index[i]]
+            text = f"comm={comm} pid={c.waking_pid[i]} target_cpu={c.waking_target_cpu[i]}"
+            bundle.append((ts, f"sched_waking {text}"))
         bundle.sort(key=lambda x: x[0])
         events += [(t, b.cpu, text) for t, text in bundle]
     events.sort(key=lambda x: (x[0], x[1]))
@@ -247,6 +254,39 @@ def test_idle_stats_reads_a_perfetto_trace_from_a_pipe() -> None:
     assert stats["format"] == "perfetto"
     # The fixture's cpu_idle events (crates/torpor-core/tests/perfetto.rs).
     assert stats["cpu_idle_events"] == 5
+
+
+def replay_json(source: str, **run: Any) -> dict[str, Any]:
+    options = ["--json", "--platform", "intel-skylake-client", "--governor", "menu,teo"]
+    got = subprocess.run(
+        [sys.executable, "-m", "torpor.cli", "idle", "replay", source, *options],
+        capture_output=True,
+        timeout=300,
+        cwd=ROOT,
+        **run,
+    )
+    assert got.returncode == 0, got.stderr
+    report: dict[str, Any] = json.loads(got.stdout)
+    return report
+
+
+def test_idle_replay_reads_a_perfetto_trace_from_stdin_and_a_fifo(tmp_path: Path) -> None:
+    # The same report as from the file, but the name it is given.
+    want = replay_json(str(FIXTURE))
+    assert want["format"] == "perfetto"
+    # The fixture's closed idle periods (crates/torpor-core/tests/perfetto.rs).
+    assert want["periods"] == 2
+    got = replay_json("-", input=FIXTURE.read_bytes())
+    assert got.pop("file") == "<stdin>"
+    want.pop("file")
+    assert got == want
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat '{FIXTURE}' > '{fifo}'"])
+    got = replay_json(str(fifo))
+    writer.wait(timeout=60)
+    assert got.pop("file") == str(fifo)
+    assert got == want
 
 
 def test_torpor_trace_gives_one_dataframe_per_event() -> None:

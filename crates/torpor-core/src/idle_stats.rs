@@ -475,36 +475,25 @@ struct Layout {
 
 /// Runs the report on the trace at `path`, with the platform file at `platform` if given.
 ///
-/// A regular file is scanned in blocks on every core ([`parallel`]); a pipe, or a file that
+/// A regular file of plain text is scanned in blocks on every core ([`parallel`]); a file that
 /// scan hands back (anything it does not read exactly as the streaming reader would: bad
-/// input, a cut-short last line, very many event names), is read by the streaming reader,
-/// from the start. `-` is standard input, read as a pipe.
+/// input, a cut-short last line, very many event names) is read by the streaming reader, from
+/// the start. `-` (standard input) and pipes are read once, as they stream, in any format
+/// (`trace::source::open`).
 pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, InputError> {
     let loaded = platform.map(Platform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
-    if path.as_os_str() == "-" {
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
-        // A Perfetto trace streams; its first packet is in the first bytes read.
-        let head = reader
-            .fill_buf()
-            .map_err(|e| user_file::io_error("<stdin>", &e))?;
-        if crate::trace::perfetto::looks_like_trace(head) {
-            let trace = crate::trace::perfetto::PerfettoReader::new(reader, "<stdin>");
-            return from_source(trace, "<stdin>", loaded.as_ref(), platform_label.as_deref());
-        }
-        return from_reader(
-            reader,
-            "<stdin>",
-            loaded.as_ref(),
-            platform_label.as_deref(),
-        );
+    let label = crate::trace::source::label(path);
+    let regular = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if !regular {
+        let trace = crate::trace::source::open(path)?;
+        return from_source(trace, &label, loaded.as_ref(), platform_label.as_deref());
     }
-    let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
+    let file = user_file::open(path, &label, crate::trace::source::WHAT)?;
     if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
         return from_source(dat, &label, loaded.as_ref(), platform_label.as_deref());
     }
-    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
+    if let Some(packing) = crate::trace::packed_text::sniff(&file) {
         let text = crate::trace::packed_text::open(file, packing, &label)?;
         let mut stats = from_reader(text, &label, loaded.as_ref(), platform_label.as_deref())?;
         stats.trace.packed = Some(packing.name());
@@ -520,10 +509,7 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
         return Ok(stats);
     }
     let mut file = file;
-    // Only a regular file was read in parallel; a pipe is read once, from where it is.
-    if file.metadata().is_ok_and(|m| m.is_file()) {
-        std::io::Seek::rewind(&mut file).map_err(|e| user_file::io_error(&label, &e))?;
-    }
+    std::io::Seek::rewind(&mut file).map_err(|e| user_file::io_error(&label, &e))?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     from_reader(reader, &label, loaded.as_ref(), platform_label.as_deref())
 }

@@ -21,6 +21,7 @@ use torpor_core::trace::disksim::{AsciiDialect, AsciiTraceReader};
 use torpor_core::trace::fio_iolog::IologReader;
 use torpor_core::trace::ftrace::FtraceReader;
 use torpor_core::trace::mobile_csv::MobileCsvReader;
+use torpor_core::trace::packed_text;
 use torpor_core::trace::perfetto::PerfettoReader;
 use torpor_core::trace::trace_dat::TraceDatReader;
 use torpor_core::workload::fio_file;
@@ -362,5 +363,32 @@ fn perfetto_corpus() {
             }
         }
         let _ = reader.counts();
+    });
+}
+
+#[test]
+fn packed_text_corpus() {
+    replay("packed_text", |path, bytes| {
+        let Some(packing) = packed_text::sniff_head(bytes) else {
+            return;
+        };
+        let text = match packed_text::open(Cursor::new(bytes.to_vec()), packing, "f.xz") {
+            Ok(t) => t,
+            Err(e) => return check_error(path, "f.xz", &e),
+        };
+        let mut reader = match FtraceReader::new(text, "f.xz") {
+            Ok(r) => r,
+            Err(e) => return check_error(path, "f.xz", &e),
+        };
+        for _ in 0..MAX_ENTRIES {
+            match reader.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(path, "f.xz", &e);
+                    break;
+                }
+            }
+        }
     });
 }

@@ -176,6 +176,7 @@ const EXPECTED: &str = "\
 2600 0 tick_stop success=0 dependency=SCHED
 3000 1 ipi_raise target_cpus=00000003 reason=Function call interrupts
 3100 1 timer_start timer=2748 function=0xdead expires=4294937296
+3120 1 sched_waking comm=app pid=77 target_cpu=1
 3150 1 sched_switch prev_pid=0 prev_state=R next_pid=77
 3200 1 timer_expire_entry timer=2748 function=0xdead now=4294937296
 3250 1 sched_switch prev_pid=77 prev_state=D next_pid=0
@@ -210,6 +211,11 @@ fn line(e: &Event<'_>) -> String {
             "sched_wakeup{} comm={comm} pid={pid} target_cpu={target_cpu}",
             if new { "_new" } else { "" }
         ),
+        EventKind::SchedWaking {
+            comm,
+            pid,
+            target_cpu,
+        } => format!("sched_waking comm={comm} pid={pid} target_cpu={target_cpu}"),
         EventKind::SchedSwitch {
             prev_pid,
             prev_state,
@@ -280,16 +286,13 @@ fn fixture_dir() -> std::path::PathBuf {
 fn every_event_kind_in_time_order() {
     let (got, c) = read_all(&every_event()).unwrap();
     assert_eq!(got, EXPECTED);
-    assert_eq!(c.events, 24);
+    assert_eq!(c.events, 25);
     let unknown: Vec<(&str, u64)> = c
         .unknown_events
         .iter()
         .map(|(k, v)| (k.as_str(), *v))
         .collect();
-    assert_eq!(
-        unknown,
-        vec![("foo_bar", 1), ("sched_waking", 1), ("softirq_entry", 1)]
-    );
+    assert_eq!(unknown, vec![("foo_bar", 1), ("softirq_entry", 1)]);
     // Packet D says events were lost; the kernel overran 9 + 1 - 5 = 5 events on CPU 0.
     assert_eq!((c.lost_markers, c.lost_events), (1, 5));
     let p = c.perfetto.expect("the Perfetto description");
@@ -542,6 +545,26 @@ fn late_events_are_counted() {
          300 1 cpu_idle state=4294967295 cpu_id=1\n"
     );
     assert_eq!(c.perfetto.unwrap().late_events, 0);
+}
+
+#[test]
+fn a_sched_waking_event_reads_as_the_text_one() {
+    // SchedWakingFtraceEvent (FtraceEvent field 20): comm 1, pid 2, prio 3, success 4,
+    // target_cpu 5 (sched.proto).
+    let waking = Msg::new()
+        .str(1, "kworker/1:2")
+        .uint(2, 4242)
+        .uint(3, 120)
+        .uint(4, 1)
+        .uint(5, 1);
+    let b = trace(&[bundle(0, vec![event(700, 20, waking)])]);
+    let (got, c) = read_all(&b).unwrap();
+    assert_eq!(
+        got,
+        "700 0 sched_waking comm=kworker/1:2 pid=4242 target_cpu=1\n"
+    );
+    assert!(c.unknown_events.is_empty());
+    assert_eq!(c.known_events.get("sched_waking"), Some(&1));
 }
 
 #[test]

@@ -214,6 +214,21 @@ fn fixture_paged(
             new: false,
         },
     ));
+    let mut e = payload(o, id::SCHED_WAKING, 36);
+    comm(&mut e, 8, "kworker/0:1");
+    o.put(&mut e, 24, 57, 4);
+    o.put(&mut e, 32, 3, 4);
+    p.record(2, &e);
+    t += 2;
+    exp.push((
+        0,
+        t,
+        EventKind::SchedWaking {
+            comm: "kworker/0:1",
+            pid: 57,
+            target_cpu: 3,
+        },
+    ));
     let mut e = payload(o, id::CPU_FREQUENCY, 16);
     o.put(&mut e, 8, 1_800_000, 4);
     p.record(4, &e);
@@ -358,6 +373,15 @@ fn read_all(bytes: Vec<u8>) -> Result<(Vec<Expected>, TraceDatReader<Vec<u8>>), 
                 pid,
                 target_cpu,
                 new,
+            },
+            EventKind::SchedWaking {
+                comm,
+                pid,
+                target_cpu,
+            } => EventKind::SchedWaking {
+                comm: leak(comm),
+                pid,
+                target_cpu,
             },
             EventKind::CpuIdle { state, cpu_id } => EventKind::CpuIdle { state, cpu_id },
             EventKind::CpuIdleMiss {

@@ -97,6 +97,9 @@ pub enum Cause {
     Irq,
     /// A task on this CPU woken by another CPU (`sched_wakeup`), no interrupt event traced.
     RemoteWakeup,
+    /// As `RemoteWakeup`, but seen only as a `sched_waking`: its `target_cpu` is the CPU the
+    /// task last ran on, which the wake-up may have moved it from.
+    RemoteWaking,
     Unknown,
 }
 
@@ -160,6 +163,7 @@ struct Open {
     util_observed: bool,
     new_trip: bool,
     remote_wakeup: bool,
+    remote_waking: bool,
     cause: Option<Cause>,
     /// The cause is an `arch_timer` interrupt: an hrtimer expiry that follows names it better.
     cause_from_timer_irq: bool,
@@ -351,6 +355,15 @@ impl PeriodBuilder {
                     o.remote_wakeup = true;
                 }
             }
+            EventKind::SchedWaking { target_cpu, .. } if target_cpu != cpu => {
+                if let Some(o) = self
+                    .tracks
+                    .get_mut(target_cpu as usize)
+                    .and_then(|t| t.open.as_mut())
+                {
+                    o.remote_waking = true;
+                }
+            }
             EventKind::SchedSwitch {
                 prev_pid, next_pid, ..
             } => {
@@ -408,6 +421,7 @@ impl PeriodBuilder {
             // Without any sched_switch the trips are unknown: each period is its own.
             new_trip: !any_switch || t.trip_over,
             remote_wakeup: false,
+            remote_waking: false,
             cause: None,
             cause_from_timer_irq: false,
         }
@@ -450,6 +464,8 @@ impl PeriodBuilder {
         let duration = c.wake_ns - o.entry_ns;
         let cause = o.cause.unwrap_or(if o.remote_wakeup {
             Cause::RemoteWakeup
+        } else if o.remote_waking {
+            Cause::RemoteWaking
         } else {
             Cause::Unknown
         });
@@ -928,6 +944,7 @@ pub struct InputCounts {
     pub cause_ipi: u64,
     pub cause_irq: u64,
     pub cause_remote_wakeup: u64,
+    pub cause_remote_waking: u64,
     pub cause_unknown: u64,
 }
 
@@ -995,6 +1012,7 @@ impl Replayer {
             Cause::Ipi => c.cause_ipi += 1,
             Cause::Irq => c.cause_irq += 1,
             Cause::RemoteWakeup => c.cause_remote_wakeup += 1,
+            Cause::RemoteWaking => c.cause_remote_waking += 1,
             Cause::Unknown => c.cause_unknown += 1,
         }
         let k = cluster_of(&self.layout.cpu_cluster, p.cpu, file, line)?;
@@ -1340,6 +1358,9 @@ pub struct WakeCauses {
     pub ipi: u64,
     pub irq: u64,
     pub remote_wakeup: u64,
+    /// Remote wake-ups seen only as a `sched_waking` (its `target_cpu`: where the task last
+    /// ran; the wake-up may have moved it).
+    pub remote_waking: u64,
     pub unknown: u64,
 }
 
@@ -1434,27 +1455,17 @@ pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputErr
     }
 }
 
-/// Replays the trace at `path` (`platform`: a preset id or a platform TOML).
+/// Replays the trace at `path` (`-`: standard input; a pipe or a file, in any format:
+/// `trace::source::open`), with `platform` a preset id or a platform TOML.
 pub fn replay_file(
     path: &Path,
     platform: Option<&str>,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     let loaded = platform.map(load_platform).transpose()?;
-    let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "an ftrace trace (text or trace.dat)")?;
+    let trace = crate::trace::source::open(path)?;
     let platform = loaded.as_ref().map(|(p, from)| (p, *from));
-    if let Some(dat) = crate::trace::source::open_binary(&file, &label)? {
-        return from_source(dat, &label, platform, options);
-    }
-    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
-        let text = crate::trace::packed_text::open(file, packing, &label)?;
-        let mut report = from_reader(text, &label, platform, options)?;
-        report.trace.packed = Some(packing.name());
-        return Ok(report);
-    }
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    from_reader(reader, &label, platform, options)
+    from_source(trace, &crate::trace::source::label(path), platform, options)
 }
 
 /// Replays a trace read from `reader` (`label` names it in errors).
@@ -1657,6 +1668,7 @@ fn replay_events<S: EventSource>(
             ipi: c.cause_ipi,
             irq: c.cause_irq,
             remote_wakeup: c.cause_remote_wakeup,
+            remote_waking: c.cause_remote_waking,
             unknown: c.cause_unknown,
         },
         inputs,

@@ -129,12 +129,22 @@ pub enum EventKind<'a> {
         khz: u32,
         cpu_id: u32,
     },
-    /// `sched_wakeup` and `sched_wakeup_new` (`new`).
+    /// `sched_wakeup` and `sched_wakeup_new` (`new`): traced once the task is runnable,
+    /// `target_cpu` the CPU it was placed on.
     SchedWakeup {
         comm: &'a str,
         pid: i32,
         target_cpu: u32,
         new: bool,
+    },
+    /// `sched_waking`: traced by the waker as `try_to_wake_up` starts, on the waker's CPU,
+    /// with the same fields as `sched_wakeup` (one event class in include/trace/events/sched.h)
+    /// but before the scheduler picks the CPU: `target_cpu` is the task's CPU so far
+    /// (`task_cpu(p)`), where it last ran, which the wake-up may move it from.
+    SchedWaking {
+        comm: &'a str,
+        pid: i32,
+        target_cpu: u32,
     },
     /// `sched_switch`, in the kernel's format or trace-cmd's compact one.
     SchedSwitch {
@@ -774,6 +784,7 @@ pub(crate) fn known_index(name: &[u8]) -> Option<usize> {
         b"ipi_raise" => 14,
         b"ipi_entry" => 15,
         b"ipi_exit" => 16,
+        b"sched_waking" => 17,
         _ => return None,
     })
 }
@@ -804,6 +815,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "ipi_raise",
     "ipi_entry",
     "ipi_exit",
+    "sched_waking",
 ];
 
 /// The event name and its fields, from the text after the timestamp. A line without an
@@ -1085,7 +1097,7 @@ pub(crate) fn parse_kind<'a>(
             khz: u32::try_from(uint("state")?).map_err(|_| bad("state", "a frequency in kHz"))?,
             cpu_id: cpu_field("cpu_id")?,
         },
-        b"sched_wakeup" | b"sched_wakeup_new" => {
+        b"sched_wakeup" | b"sched_wakeup_new" | b"sched_waking" => {
             // The comm may hold spaces: it runs from `comm=` to ` pid=`.
             let comm = match (
                 fields.strip_prefix(b"comm="),
@@ -1100,11 +1112,21 @@ pub(crate) fn parse_kind<'a>(
                     shown(&String::from_utf8_lossy(fields))
                 )
             })?;
-            EventKind::SchedWakeup {
-                comm,
-                pid: parse_i32(need("pid")?).ok_or_else(|| bad("pid", "a process id"))?,
-                target_cpu: cpu_field("target_cpu")?,
-                new: name == b"sched_wakeup_new",
+            let pid = parse_i32(need("pid")?).ok_or_else(|| bad("pid", "a process id"))?;
+            let target_cpu = cpu_field("target_cpu")?;
+            if name == b"sched_waking" {
+                EventKind::SchedWaking {
+                    comm,
+                    pid,
+                    target_cpu,
+                }
+            } else {
+                EventKind::SchedWakeup {
+                    comm,
+                    pid,
+                    target_cpu,
+                    new: name == b"sched_wakeup_new",
+                }
             }
         }
         b"sched_switch" => {

@@ -14,9 +14,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::InputError;
-use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceReader};
+use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat};
 use crate::trace::source::EventSource;
-use crate::user_file;
 
 /// The most events read into tables (a few GB of DataFrames).
 pub const MAX_EVENTS: usize = 100_000_000;
@@ -92,6 +91,18 @@ fn row<'a>(kind: &EventKind<'a>) -> (&'static str, Vec<(&'static str, Val<'a>)>)
             } else {
                 "sched_wakeup"
             },
+            vec![
+                ("comm", S(comm)),
+                ("pid", I(pid.into())),
+                ("target_cpu", U(target_cpu.into())),
+            ],
+        ),
+        EventKind::SchedWaking {
+            comm,
+            pid,
+            target_cpu,
+        } => (
+            "sched_waking",
             vec![
                 ("comm", S(comm)),
                 ("pid", I(pid.into())),
@@ -241,26 +252,18 @@ pub fn collect<S: EventSource>(mut trace: S, label: &str) -> Result<Tables, Inpu
     })
 }
 
-/// The tables of the trace at `path`, in any format the analyses read.
+/// The tables of the trace at `path` (`-`: standard input), in any format the analyses read.
 pub fn read(path: &Path) -> Result<Tables, InputError> {
-    let label = path.to_string_lossy().into_owned();
-    let file = user_file::open(path, &label, "a trace (ftrace text, trace.dat or Perfetto)")?;
-    if let Some(bin) = crate::trace::source::open_binary(&file, &label)? {
-        return collect(bin, &label);
-    }
-    if let Some(packing) = crate::trace::packed_text::sniff(&file, &label)? {
-        let text = crate::trace::packed_text::open(file, packing, &label)?;
-        let mut t = collect(FtraceReader::new(text, &label)?, &label)?;
-        t.trace.packed = Some(packing.name());
-        return Ok(t);
-    }
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    collect(FtraceReader::new(reader, &label)?, &label)
+    collect(
+        crate::trace::source::open(path)?,
+        &crate::trace::source::label(path),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::ftrace::FtraceReader;
 
     #[test]
     fn events_become_columns_by_field_name() {

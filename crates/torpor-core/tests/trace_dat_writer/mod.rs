@@ -55,6 +55,7 @@ pub mod id {
     pub const TICK_STOP: u16 = 19;
     pub const CPU_IDLE_MISS: u16 = 20;
     pub const TIMER_START: u16 = 21;
+    pub const SCHED_WAKING: u16 = 22;
     pub const SCHED_LOAD_SE: u16 = 30;
 }
 
@@ -139,6 +140,17 @@ pub fn event_formats() -> Vec<(String, Vec<String>)> {
                 format(
                     "sched_wakeup",
                     id::SCHED_WAKEUP,
+                    "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+                     \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+                     \tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\
+                     \tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n",
+                    "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, \
+                     REC->target_cpu",
+                ),
+                // The same event class as sched_wakeup (include/trace/events/sched.h).
+                format(
+                    "sched_waking",
+                    id::SCHED_WAKING,
                     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
                      \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\
                      \tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\

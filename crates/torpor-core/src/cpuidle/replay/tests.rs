@@ -297,6 +297,50 @@ fn timers_causes_trips_and_utilization_come_from_their_events() {
 }
 
 #[test]
+fn a_remote_sched_waking_is_its_own_cause_and_sched_wakeup_wins() {
+    let (p, _) = periods(&[
+        // CPU 0 idles; CPU 1 wakes a task whose last CPU was 0: only a sched_waking.
+        idle(0, "0.001000", 1),
+        (
+            1,
+            "0.001500",
+            "sched_waking: comm=t pid=100 prio=120 target_cpu=000".into(),
+        ),
+        exit(0, "0.001600"),
+        // CPU 0 idles again: a sched_waking then the sched_wakeup of the same wake-up.
+        idle(0, "0.002000", 1),
+        (
+            1,
+            "0.002500",
+            "sched_waking: comm=t pid=100 prio=120 target_cpu=000".into(),
+        ),
+        (
+            1,
+            "0.002501",
+            "sched_wakeup: comm=t pid=100 prio=120 target_cpu=000".into(),
+        ),
+        exit(0, "0.002600"),
+        // A waking issued on the CPU itself is no remote wake-up.
+        idle(1, "0.003000", 1),
+        (
+            1,
+            "0.003100",
+            "sched_waking: comm=u pid=101 prio=120 target_cpu=001".into(),
+        ),
+        exit(1, "0.003200"),
+    ]);
+    let causes: Vec<(u32, Cause)> = p.iter().map(|p| (p.cpu, p.cause)).collect();
+    assert_eq!(
+        causes,
+        vec![
+            (0, Cause::RemoteWaking),
+            (0, Cause::RemoteWakeup),
+            (1, Cause::Unknown)
+        ]
+    );
+}
+
+#[test]
 fn the_tick_timer_rearms_itself_and_a_timer_irq_yields_to_the_hrtimer_it_ran() {
     let (p, _) = periods(&[
         (

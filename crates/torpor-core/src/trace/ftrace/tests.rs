@@ -24,7 +24,7 @@ fn err(text: &[u8]) -> String {
 fn raw_trace_with_flags_column_and_every_event_kind() {
     let text = b"# tracer: nop
 #
-# entries-in-buffer/entries-written: 20/20   #P:4
+# entries-in-buffer/entries-written: 21/21   #P:4
 #
 #           TASK-PID     CPU#  ||||   TIMESTAMP  FUNCTION
 #              | |         |   ||||      |         |
@@ -34,6 +34,7 @@ fn raw_trace_with_flags_column_and_every_event_kind() {
           <idle>-0       [000] d..2   100.001000: cpu_frequency: state=1800000 cpu_id=0
      kworker/0:1-57      [000] dN.3   100.001100: sched_wakeup: comm=Chrome IO pid=1234 prio=120 target_cpu=002
      kworker/0:1-57      [000] d..3   100.001200: sched_wakeup_new: comm=sh pid=99 prio=120 target_cpu=003
+     kworker/0:1-57      [000] d..3   100.001250: sched_waking: comm=Chrome IO pid=1235 prio=120 target_cpu=001
      kworker/0:1-57      [000] d..3   100.001300: sched_switch: prev_comm=kworker/0:1 prev_pid=57 prev_prio=120 prev_state=I ==> next_comm=swapper/0 next_pid=0 next_prio=120
           <idle>-0       [002] d.h1   100.002000: hrtimer_start: hrtimer=00000000a1b2c3d4 function=tick_nohz_handler expires=100004000000 softexpires=100004000000 mode=ABS
           <idle>-0       [002] d.h1   100.002100: hrtimer_expire_entry: hrtimer=00000000a1b2c3d4 function=tick_nohz_handler now=100004000123
@@ -56,25 +57,26 @@ fn raw_trace_with_flags_column_and_every_event_kind() {
         (0, 100_001_000_000, "CpuFrequency { khz: 1800000, cpu_id: 0 }", 10),
         (0, 100_001_100_000, "SchedWakeup { comm: \"Chrome IO\", pid: 1234, target_cpu: 2, new: false }", 11),
         (0, 100_001_200_000, "SchedWakeup { comm: \"sh\", pid: 99, target_cpu: 3, new: true }", 12),
-        (0, 100_001_300_000, "SchedSwitch { prev_pid: 57, prev_state: \"I\", next_pid: 0 }", 13),
-        (2, 100_002_000_000, "HrtimerStart { hrtimer: 2712847316, function: \"tick_nohz_handler\", expires_ns: 100004000000, softexpires_ns: 100004000000 }", 14),
-        (2, 100_002_100_000, "HrtimerExpireEntry { hrtimer: 2712847316, function: \"tick_nohz_handler\", now_ns: 100004000123 }", 15),
-        (2, 100_002_200_000, "HrtimerCancel { hrtimer: 2712847316 }", 16),
-        (3, 100_003_000_000, "TimerStart { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", expires: 4295000000 }", 17),
-        (3, 100_003_100_000, "TimerExpireEntry { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", now: 4295000001 }", 18),
-        (3, 100_003_200_000, "TimerCancel { timer: 18446612686369120424 }", 19),
-        (3, 100_003_300_000, "TickStop { success: false, dependency: \"SCHED\" }", 20),
-        (3, 100_003_400_000, "IrqHandlerEntry { irq: 27, name: \"arch_timer\" }", 21),
-        (3, 100_003_500_000, "IpiRaise { target_mask: \"00000000,00000002\", reason: \"Rescheduling interrupts\" }", 22),
-        (1, 100_003_600_000, "IpiEntry { reason: \"Rescheduling interrupts\" }", 23),
-        (1, 100_003_700_000, "IpiExit { reason: \"Rescheduling interrupts\" }", 24),
+        (0, 100_001_250_000, "SchedWaking { comm: \"Chrome IO\", pid: 1235, target_cpu: 1 }", 13),
+        (0, 100_001_300_000, "SchedSwitch { prev_pid: 57, prev_state: \"I\", next_pid: 0 }", 14),
+        (2, 100_002_000_000, "HrtimerStart { hrtimer: 2712847316, function: \"tick_nohz_handler\", expires_ns: 100004000000, softexpires_ns: 100004000000 }", 15),
+        (2, 100_002_100_000, "HrtimerExpireEntry { hrtimer: 2712847316, function: \"tick_nohz_handler\", now_ns: 100004000123 }", 16),
+        (2, 100_002_200_000, "HrtimerCancel { hrtimer: 2712847316 }", 17),
+        (3, 100_003_000_000, "TimerStart { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", expires: 4295000000 }", 18),
+        (3, 100_003_100_000, "TimerExpireEntry { timer: 18446612686369120424, function: \"delayed_work_timer_fn\", now: 4295000001 }", 19),
+        (3, 100_003_200_000, "TimerCancel { timer: 18446612686369120424 }", 20),
+        (3, 100_003_300_000, "TickStop { success: false, dependency: \"SCHED\" }", 21),
+        (3, 100_003_400_000, "IrqHandlerEntry { irq: 27, name: \"arch_timer\" }", 22),
+        (3, 100_003_500_000, "IpiRaise { target_mask: \"00000000,00000002\", reason: \"Rescheduling interrupts\" }", 23),
+        (1, 100_003_600_000, "IpiEntry { reason: \"Rescheduling interrupts\" }", 24),
+        (1, 100_003_700_000, "IpiExit { reason: \"Rescheduling interrupts\" }", 25),
     ];
     let got: Vec<(u32, u64, &str, usize)> = events
         .iter()
         .map(|(c, t, k, l)| (*c, *t, k.as_str(), *l))
         .collect();
     assert_eq!(got, expected);
-    assert_eq!(counts.events, 18);
+    assert_eq!(counts.events, 19);
     assert_eq!(counts.unknown_events.get("sugov_next_freq"), Some(&1));
     // 0xa1b2c3d4 and 0xffff8881003ee0a8 in decimal (checked with Python's int()).
     assert_eq!(0xa1b2c3d4_u64, 2_712_847_316);

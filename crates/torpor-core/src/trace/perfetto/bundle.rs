@@ -11,12 +11,12 @@
 //!    no message for, with named fields) is decoded by name and field names when it is
 //!    `cpu_idle_miss` or `tick_stop`. Everything else is counted by name and skipped.
 //! 3. `compact_sched` (4): arrays with one entry per `sched_switch` and per `sched_waking`,
-//!    timestamps delta-encoded (the first absolute), task names an index into the bundle's
-//!    `intern_table`. A compact switch does not carry the task switched out: it is the one the
-//!    CPU's previous switch switched in, as the kernel's `prev_pid` would say; until a CPU's
-//!    first switch, and after a bundle that says events were lost, it is unknown and the
-//!    switch is skipped (counted). `sched_waking` is not `sched_wakeup` (it is traced when
-//!    the wake-up starts, on the waker's CPU) and is counted and skipped, as in ftrace text.
+//!    each kind's timestamps delta-encoded (the first absolute), task names an index into the
+//!    bundle's `intern_table`. A compact switch does not carry the task switched out: it is the
+//!    one the CPU's previous switch switched in, as the kernel's `prev_pid` would say; until a
+//!    CPU's first switch, and after a bundle that says events were lost, it is unknown and the
+//!    switch is skipped (counted). A compact waking carries what a `sched_waking` event does
+//!    (pid, target CPU, priority, task name) and is read as one.
 //! 4. The bundle's events are put in time order (stable: the kernel buffer's order for equal
 //!    times; compact events after the others at the same instant).
 //!
@@ -41,6 +41,7 @@ mod field {
     pub const CPU_FREQUENCY: u32 = 11;
     pub const CPU_IDLE: u32 = 13;
     pub const SCHED_WAKEUP: u32 = 17;
+    pub const SCHED_WAKING: u32 = 20;
     pub const IPI_ENTRY: u32 = 21;
     pub const IPI_EXIT: u32 = 22;
     pub const IPI_RAISE: u32 = 23;
@@ -61,7 +62,6 @@ const SKIPPED_NAMES: &[(u32, &str)] = &[
     (12, "cpu_frequency_limits"),
     (18, "sched_blocked_reason"),
     (19, "sched_cpu_hotplug"),
-    (20, "sched_waking"),
     (24, "softirq_entry"),
     (25, "softirq_exit"),
     (26, "softirq_raise"),
@@ -122,7 +122,6 @@ pub struct Bundles {
     /// Skipped events by field number, and generic events by name.
     pub skipped: HashMap<u32, u64>,
     pub skipped_generic: BTreeMap<String, u64>,
-    pub compact_waking: u64,
     /// Compact switches whose previous task was unknown.
     pub compact_without_prev: u64,
     /// Timer functions with no interned kernel symbol.
@@ -277,6 +276,7 @@ impl Bundles {
                 | CPU_FREQUENCY
                 | CPU_IDLE
                 | SCHED_WAKEUP
+                | SCHED_WAKING
                 | IPI_ENTRY
                 | IPI_EXIT
                 | IPI_RAISE
@@ -321,6 +321,11 @@ impl Bundles {
                 pid: i32_of(int(&m, 2, "pid")?),
                 target_cpu: cpu_of(int(&m, 5, "target_cpu")?, "`target_cpu`")?,
                 new: number == SCHED_WAKEUP_NEW,
+            },
+            SCHED_WAKING => Kind::SchedWaking {
+                comm: self.names.intern(text(&m, 1, "comm")?),
+                pid: i32_of(int(&m, 2, "pid")?),
+                target_cpu: cpu_of(int(&m, 5, "target_cpu")?, "`target_cpu`")?,
             },
             IRQ_HANDLER_ENTRY => Kind::IrqHandlerEntry {
                 irq: int(&m, 1, "irq")? as u32,
@@ -536,7 +541,41 @@ impl Bundles {
             }
         }
         let n_waking = self.arrays[7].len();
-        self.compact_waking += n_waking as u64;
+        for (i, name) in [
+            (8, "waking_pid"),
+            (9, "waking_target_cpu"),
+            (11, "waking_comm_index"),
+        ] {
+            if self.arrays[i].len() != n_waking {
+                return Err(format!(
+                    "`compact_sched` has {n_waking} waking timestamps but {} `{name}`",
+                    self.arrays[i].len()
+                ));
+            }
+        }
+        let mut ts: u64 = 0;
+        for i in 0..n_waking {
+            ts = ts
+                .checked_add(self.arrays[7][i])
+                .ok_or("`compact_sched`'s waking timestamps add up past 2^64 ns")?;
+            let index = self.arrays[11][i];
+            let Some(&comm) = self.intern.get(index as usize) else {
+                return Err(format!(
+                    "a compact waking names task name {index} of a table of {}",
+                    self.intern.len()
+                ));
+            };
+            out.push(Pending {
+                ts,
+                at,
+                kind: Kind::SchedWaking {
+                    comm,
+                    pid: i32_of(self.arrays[8][i]),
+                    // An int32 in the proto, sent as a varint of its 64-bit two's complement.
+                    target_cpu: cpu_of(self.arrays[9][i], "a compact waking's `target_cpu`")?,
+                },
+            });
+        }
         Ok(())
     }
 }
@@ -563,6 +602,7 @@ pub fn event_name(number: u32) -> String {
         CPU_FREQUENCY => "cpu_frequency",
         CPU_IDLE => "cpu_idle",
         SCHED_WAKEUP => "sched_wakeup",
+        SCHED_WAKING => "sched_waking",
         IPI_ENTRY => "ipi_entry",
         IPI_EXIT => "ipi_exit",
         IPI_RAISE => "ipi_raise",

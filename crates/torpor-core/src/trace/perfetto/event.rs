@@ -91,6 +91,11 @@ pub enum Kind {
         target_cpu: u32,
         new: bool,
     },
+    SchedWaking {
+        comm: Sym,
+        pid: i32,
+        target_cpu: u32,
+    },
     SchedSwitch {
         prev_pid: i32,
         prev_state: Sym,
@@ -164,6 +169,7 @@ impl Kind {
             Kind::IpiRaise { .. } => 14,
             Kind::IpiEntry { .. } => 15,
             Kind::IpiExit { .. } => 16,
+            Kind::SchedWaking { .. } => 17,
         }
     }
 
@@ -192,6 +198,15 @@ impl Kind {
                 pid,
                 target_cpu,
                 new,
+            },
+            Kind::SchedWaking {
+                comm,
+                pid,
+                target_cpu,
+            } => EventKind::SchedWaking {
+                comm: n(comm),
+                pid,
+                target_cpu,
             },
             Kind::SchedSwitch {
                 prev_pid,

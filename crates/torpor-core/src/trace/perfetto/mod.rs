@@ -517,9 +517,6 @@ impl<R: BufRead> PerfettoReader<R> {
         for (&number, &n) in &self.bundles.skipped {
             *unknown.entry(event_name(number)).or_insert(0) += n;
         }
-        if self.bundles.compact_waking > 0 {
-            *unknown.entry("sched_waking".to_string()).or_insert(0) += self.bundles.compact_waking;
-        }
         c.unknown_events = unknown;
         c.perfetto = Some(info);
         c

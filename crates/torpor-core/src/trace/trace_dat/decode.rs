@@ -136,6 +136,14 @@ impl Field {
     }
 }
 
+/// Which of the wake-up events a [`Decoder::SchedWakeup`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeName {
+    Wakeup,
+    WakeupNew,
+    Waking,
+}
+
 /// The decoder of one known event, its fields found in the format.
 pub enum Decoder {
     CpuIdle {
@@ -151,11 +159,12 @@ pub enum Decoder {
         state: Field,
         cpu_id: Field,
     },
+    /// `sched_wakeup`, `sched_wakeup_new` and `sched_waking` (one event class).
     SchedWakeup {
         comm: Field,
         pid: Field,
         target_cpu: Field,
-        new: bool,
+        name: WakeName,
     },
     SchedSwitch {
         prev_pid: Field,
@@ -228,11 +237,15 @@ impl Decoder {
                 state: n("state")?,
                 cpu_id: n("cpu_id")?,
             },
-            "sched_wakeup" | "sched_wakeup_new" => Decoder::SchedWakeup {
+            "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => Decoder::SchedWakeup {
                 comm: find(fmt, "comm", Text)?,
                 pid: n("pid")?,
                 target_cpu: n("target_cpu")?,
-                new: name == "sched_wakeup_new",
+                name: match name {
+                    "sched_wakeup" => WakeName::Wakeup,
+                    "sched_wakeup_new" => WakeName::WakeupNew,
+                    _ => WakeName::Waking,
+                },
             },
             "sched_switch" => Decoder::SchedSwitch {
                 prev_pid: n("prev_pid")?,
@@ -369,13 +382,25 @@ impl Decoder {
                 comm,
                 pid: p,
                 target_cpu,
-                new,
-            } => EventKind::SchedWakeup {
-                comm: comm.text(data, big)?,
-                pid: pid(p)?,
-                target_cpu: cpu(target_cpu, "`target_cpu` of `sched_wakeup`")?,
-                new: *new,
-            },
+                name,
+            } => {
+                let comm = comm.text(data, big)?;
+                let pid = pid(p)?;
+                let target_cpu = cpu(target_cpu, "`target_cpu` of `sched_wakeup`")?;
+                match name {
+                    WakeName::Waking => EventKind::SchedWaking {
+                        comm,
+                        pid,
+                        target_cpu,
+                    },
+                    _ => EventKind::SchedWakeup {
+                        comm,
+                        pid,
+                        target_cpu,
+                        new: *name == WakeName::WakeupNew,
+                    },
+                }
+            }
             Decoder::SchedSwitch {
                 prev_pid,
                 prev_state,
