@@ -2043,6 +2043,11 @@ mod tests {
                 "s.toml:3: [platform.cpu] hz: expected CONFIG_HZ in 24..=10000",
             ),
             (
+                // Beyond 32 bits: the same words, the value as written.
+                format!("[platform.cpu]\nfile = \"one-cpu.toml\"\nhz = 1099511627776\n{task}"),
+                "s.toml:3: `platform.cpu.hz`: expected CONFIG_HZ in 24..=10000 (100, 250, 300 and 1000 are the kernel's choices), got 1099511627776",
+            ),
+            (
                 format!("[platform.cpu]\nfile = \"one-cpu.toml\"\n{}", task.replace("cpu = 0", "cpu = 3")),
                 "s.toml:5: [[workload.task]] t: `cpu`:",
             ),

@@ -204,7 +204,7 @@ fn resolve_irq(
 pub struct UfsPlatformSpec {
     /// Built-in UFS preset id (`torpor devices`).
     pub preset: String,
-    #[serde(default = "default_hz")]
+    #[serde(default = "default_hz", deserialize_with = "hz_value")]
     pub hz: u32,
 }
 
@@ -218,8 +218,22 @@ pub struct CpuPlatformSpec {
     /// scenario.
     pub file: Option<String>,
     /// `CONFIG_HZ`: the tick period is 1e9 / hz ns.
-    #[serde(default = "default_hz")]
+    #[serde(default = "default_hz", deserialize_with = "hz_value")]
     pub hz: u32,
+}
+
+/// `hz` as any integer: one beyond 32 bits gets the range check's own words (a value within
+/// them is checked where the platform is resolved).
+fn hz_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = i64::deserialize(d)?;
+    u32::try_from(v).map_err(|_| {
+        serde::de::Error::custom(format!(
+            "expected CONFIG_HZ in {}..={} (100, 250, 300 and 1000 are the kernel's choices), \
+             got {v}",
+            HZ_RANGE.start(),
+            HZ_RANGE.end()
+        ))
+    })
 }
 
 /// Android and most distributions build with HZ=250: kernel/Kconfig.hz's default, which
