@@ -86,6 +86,7 @@ mod tests {
                 "arm-juno-r0",
                 "google-gs101",
                 "hisilicon-hi3660-hikey960",
+                "hisilicon-hi6220-hikey",
                 "intel-alderlake",
                 "intel-haswell-broadwell-client",
                 "intel-skylake-client",
@@ -138,6 +139,16 @@ mod tests {
                 ("CLUSTER_SLEEP_1", 3700, 3500, Cluster),
             ])
         );
+        // hi6220.dtsi: CPU_SLEEP 700 + 250, 1000; CLUSTER_SLEEP has wakeup-latency-us 1500, which
+        // dt_idle_states.c takes instead of 1000 + 700; min-residency 2700. Both clusters alike.
+        let hikey = rows(&[
+            ("WFI", 1, 1, Cpu),
+            ("CPU_SLEEP", 950, 1000, Cpu),
+            ("CLUSTER_SLEEP", 1500, 2700, Cluster),
+        ]);
+        let p = preset("hisilicon-hi6220-hikey");
+        assert_eq!(table(&p, "cluster0"), hikey);
+        assert_eq!(table(&p, "cluster1"), hikey);
         // gs101.dtsi big (X1): 235 + 220, 3500; no cluster state.
         assert_eq!(
             table(&preset("google-gs101"), "big"),
@@ -198,7 +209,7 @@ mod tests {
         // Juno: A57 1024 x 1100 = 1126400; A53 578 x 850 = 491300 -> 446.
         // hi3660: A73 1024 x 2362 = 2418688; A53 592 x 1844 = 1091648 -> 462.
         // gs101: X1 1024 x 2802 = 2869248; A76 620 x 2253 = 1396860 -> 498; A55 250 x 1803 =
-        // 450750 -> 160. msm8916 has no capacity-dmips-mhz: 1024.
+        // 450750 -> 160. msm8916 and hi6220 have no capacity-dmips-mhz: 1024.
         let caps = |id: &str| -> Vec<(String, u64)> {
             preset(id)
                 .clusters
@@ -219,6 +230,10 @@ mod tests {
             want(&[("little", 160), ("mid", 498), ("big", 1024)])
         );
         assert_eq!(caps("qcom-msm8916"), want(&[("cpu0-3", 1024)]));
+        assert_eq!(
+            caps("hisilicon-hi6220-hikey"),
+            want(&[("cluster0", 1024), ("cluster1", 1024)])
+        );
         // The top OPP is the frequency the derivation used.
         let top = |id: &str, cluster: &str| {
             let p = preset(id);
@@ -242,7 +257,8 @@ mod tests {
             o.power_mw.as_ref().unwrap().central()
         };
         // Juno (juno.dts coefficients, SCP-firmware voltages): A53 140 x 0.82^2 x 450 = 42 361.2
-        // uW; A57 530 x 1.0^2 x 1100 = 583 000 uW.
+        // uW; A57 530 x 1.0^2 x 1100 = 583 000 uW. hi6220 (every A53): 311 x 1.04^2 x 208 =
+        // 69 966.5 uW; 311 x 1.33^2 x 1200 = 660 153.5 uW.
         for (id, cluster, khz, mw) in [
             ("arm-juno-r0", "little", 450_000, 42.3612),
             ("arm-juno-r0", "big", 1_100_000, 583.0),
@@ -250,6 +266,8 @@ mod tests {
             ("hisilicon-hi3660-hikey960", "cluster1", 2_362_000, 1571.911),
             ("google-gs101", "big", 2_802_000, 2031.959),
             ("google-gs101", "little", 300_000, 6.067),
+            ("hisilicon-hi6220-hikey", "cluster0", 208_000, 69.9665),
+            ("hisilicon-hi6220-hikey", "cluster1", 1_200_000, 660.1535),
         ] {
             let got = opp(id, cluster, khz);
             assert!((got - mw).abs() <= 0.05 + 1e-9, "{id} {khz}: {got} vs {mw}");
@@ -262,7 +280,8 @@ mod tests {
         // (preset, cluster, OPP kHz, its microvolt, transition latency ns, coefficient), read
         // from: gs101.dtsi @ 01272f05 (X1 2802 MHz at 1 056 250 uV, clock-latency-ns 500 000,
         // dpc 650); hi3660.dtsi (A73 2362 MHz at 1.1 V, 300 000 ns, 550); SCP-firmware's Juno r0
-        // table (A57 1100 MHz at 1000 mV, latency 1450 us) and juno.dts (530); msm8916.dtsi has
+        // table (A57 1100 MHz at 1000 mV, latency 1450 us) and juno.dts (530); hi6220.dtsi (1.2 GHz
+        // at 1.33 V, 500 000 ns on every OPP, 311 on every CPU node); msm8916.dtsi has
         // no voltage, latency or coefficient (CPUFREQ_ETERNAL).
         let cases = [
             (
@@ -321,6 +340,22 @@ mod tests {
                 1_450_000,
                 Some(140),
             ),
+            (
+                "hisilicon-hi6220-hikey",
+                "cluster0",
+                1_200_000,
+                Some(1_330_000),
+                500_000,
+                Some(311),
+            ),
+            (
+                "hisilicon-hi6220-hikey",
+                "cluster1",
+                208_000,
+                Some(1_040_000),
+                500_000,
+                Some(311),
+            ),
             ("qcom-msm8916", "cpu0-3", 998_400, None, 4_294_967_295, None),
         ];
         for (id, cluster, khz, uv, latency, dpc) in cases {
@@ -372,8 +407,49 @@ mod tests {
                 }
             }
         }
-        // gs101 11 + 14 + 17, hi3660 5 + 5, Juno 5 + 5.
-        assert_eq!(checked, 62);
+        // gs101 11 + 14 + 17, hi3660 5 + 5, hi6220 5 + 5, Juno 5 + 5.
+        assert_eq!(checked, 72);
+    }
+
+    #[test]
+    fn hikey_figures_by_hand_from_hi6220_dtsi() {
+        // hi6220.dtsi: eight A53s in two cpu-map clusters, no capacity-dmips-mhz (so 1024 each);
+        // one opp-shared table, so both clusters carry the same five OPPs; 729 MHz at 1.09 V
+        // with dpc 311: 311 x 1.1881 x 729 = 269 364.8 uW -> 269.4 mW. CLUSTER_SLEEP's exit
+        // latency is its wakeup-latency-us, 1500, not entry + exit 1000 + 700 = 1700.
+        let p = preset("hisilicon-hi6220-hikey");
+        let cpus: Vec<Vec<u32>> = p.clusters.iter().map(|c| c.cpus.clone()).collect();
+        assert_eq!(cpus, [vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert!(p.clusters.iter().all(|c| c.capacity == 1024));
+        let opps = |c: usize| -> Vec<(u64, Option<u32>, f64)> {
+            p.clusters[c]
+                .opps
+                .iter()
+                .map(|o| {
+                    let mw = o.power_mw.as_ref().unwrap().central();
+                    (o.freq_khz, o.microvolt, mw)
+                })
+                .collect()
+        };
+        assert_eq!(opps(0), opps(1));
+        assert_eq!(
+            opps(0)[2],
+            (729_000, Some(1_090_000), 269.4),
+            "729 MHz by hand"
+        );
+        let cluster_sleep = &p.clusters[1].states[2];
+        assert_eq!(cluster_sleep.name, "CLUSTER_SLEEP");
+        assert_eq!(cluster_sleep.exit_latency_us, 1500);
+        // The idle rule from P0 = 70.0 mW (208 MHz: 311 x 1.0816 x 208 = 69 966.5 uW): WFI 0.07
+        // x 70 = 4.9 mW; the cluster state's high end 0.13 x 4 x 70 = 36.4 mW.
+        let power = |s: usize| match p.clusters[0].states[s].power_mw.as_ref().unwrap() {
+            PowerMw::Estimate {
+                low, central, high, ..
+            } => (*low, *central, *high),
+            PowerMw::Sourced { .. } => panic!("an estimate"),
+        };
+        assert!((power(0).1 - 4.9).abs() < 1e-9);
+        assert!((power(2).2 - 36.4).abs() < 1e-9);
     }
 
     #[test]
@@ -499,8 +575,9 @@ mod tests {
                 }
             }
         }
-        // hi3660: 2 clusters x 3 states; gs101: 3 clusters x 2 states; MSM8916: 4 states.
-        assert_eq!(estimated, 16);
+        // hi3660 and hi6220: 2 clusters x 3 states each; gs101: 3 clusters x 2 states; MSM8916: 4
+        // states.
+        assert_eq!(estimated, 22);
     }
 
     #[test]
