@@ -91,6 +91,7 @@ mod tests {
                 "intel-haswell-broadwell-client",
                 "intel-skylake-client",
                 "qcom-msm8916",
+                "qcom-msm8996-pixel",
             ]
         );
         for text in super::super::embedded::PRESETS
@@ -149,6 +150,14 @@ mod tests {
         let p = preset("hisilicon-hi6220-hikey");
         assert_eq!(table(&p, "cluster0"), hikey);
         assert_eq!(table(&p, "cluster1"), hikey);
+        // msm8996.dtsi: CPU_SLEEP_0 130 + 80, 300, the only DT state (no cluster state).
+        let p = preset("qcom-msm8996-pixel");
+        for cluster in ["silver", "gold"] {
+            assert_eq!(
+                table(&p, cluster),
+                rows(&[("WFI", 1, 1, Cpu), ("CPU_SLEEP_0", 210, 300, Cpu)])
+            );
+        }
         // gs101.dtsi big (X1): 235 + 220, 3500; no cluster state.
         assert_eq!(
             table(&preset("google-gs101"), "big"),
@@ -209,7 +218,9 @@ mod tests {
         // Juno: A57 1024 x 1100 = 1126400; A53 578 x 850 = 491300 -> 446.
         // hi3660: A73 1024 x 2362 = 2418688; A53 592 x 1844 = 1091648 -> 462.
         // gs101: X1 1024 x 2802 = 2869248; A76 620 x 2253 = 1396860 -> 498; A55 250 x 1803 =
-        // 450750 -> 160. msm8916 and hi6220 have no capacity-dmips-mhz: 1024.
+        // 450750 -> 160. msm8996 (the Pixel's OPPs): Kryo 1024 x 2150.4 MHz (gold); silver 1024 x
+        // 1593.6 MHz -> floor(1593600 x 1024 / 2150400) = floor(758.86) = 758. msm8916 and
+        // hi6220 have no capacity-dmips-mhz: 1024.
         let caps = |id: &str| -> Vec<(String, u64)> {
             preset(id)
                 .clusters
@@ -231,6 +242,10 @@ mod tests {
         );
         assert_eq!(caps("qcom-msm8916"), want(&[("cpu0-3", 1024)]));
         assert_eq!(
+            caps("qcom-msm8996-pixel"),
+            want(&[("silver", 758), ("gold", 1024)])
+        );
+        assert_eq!(
             caps("hisilicon-hi6220-hikey"),
             want(&[("cluster0", 1024), ("cluster1", 1024)])
         );
@@ -243,6 +258,8 @@ mod tests {
         assert_eq!(top("arm-juno-r0", "little"), 850_000);
         assert_eq!(top("google-gs101", "mid"), 2_253_000);
         assert_eq!(top("hisilicon-hi3660-hikey960", "cluster0"), 1_844_000);
+        assert_eq!(top("qcom-msm8996-pixel", "silver"), 1_593_600);
+        assert_eq!(top("qcom-msm8996-pixel", "gold"), 2_150_400);
     }
 
     #[test]
@@ -357,6 +374,9 @@ mod tests {
                 Some(311),
             ),
             ("qcom-msm8916", "cpu0-3", 998_400, None, 4_294_967_295, None),
+            // msm8996pro.dtsi: clock-latency-ns 200 000 on every OPP; no voltage or coefficient.
+            ("qcom-msm8996-pixel", "gold", 2_150_400, None, 200_000, None),
+            ("qcom-msm8996-pixel", "silver", 307_200, None, 200_000, None),
         ];
         for (id, cluster, khz, uv, latency, dpc) in cases {
             let p = preset(id);
@@ -490,6 +510,62 @@ mod tests {
         );
     }
 
+    #[test]
+    fn msm8996_opp_power_is_the_cv2f_estimate_shaped_by_the_pixels_energy_model() {
+        use crate::cpufreq::energy_model::{estimate_mw, Span};
+        // The header's rule: C = 530 (284-650) uW/MHz/V^2; V = 0.605 V x sqrt((E / f) /
+        // (E0 / 307.2)), +-0.1 V, E = LISA's per-CPU power (pixel_energy.py, copied by hand):
+        // gold 307.2 MHz 93, 2150.4 MHz 1715; silver 307.2 MHz 90, 1593.6 MHz 925. By hand, gold
+        // at 2150.4 MHz: V^2 = 0.366025 x (1715 / 2150.4) / (93 / 307.2) = 0.964259, V = 0.98197;
+        // central 530 x 0.964259 x 2150.4 / 1000 = 1098.98 -> 1099.0 mW.
+        let p = preset("qcom-msm8996-pixel");
+        let span = |cluster: &str, khz: u64| -> (f64, f64, f64) {
+            let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+            let o = c.opps.iter().find(|o| o.freq_khz == khz).unwrap();
+            match o.power_mw.as_ref().unwrap() {
+                PowerMw::Estimate {
+                    low, central, high, ..
+                } => (*low, *central, *high),
+                PowerMw::Sourced { .. } => panic!("an estimate"),
+            }
+        };
+        assert_eq!(span("gold", 2_150_400).1, 1099.0);
+        for (cluster, khz, e, e0) in [
+            ("gold", 2_150_400, 1715.0, 93.0),
+            ("gold", 307_200, 93.0, 93.0),
+            ("silver", 1_593_600, 925.0, 90.0),
+        ] {
+            let mhz = khz as f64 / 1000.0;
+            let v = 0.605 * ((e / mhz) / (e0 / 307.2_f64)).sqrt();
+            let want = estimate_mw(
+                Span {
+                    low: 284.0,
+                    central: 530.0,
+                    high: 650.0,
+                },
+                Span {
+                    low: v - 0.1,
+                    central: v,
+                    high: v + 0.1,
+                },
+                mhz,
+            );
+            let got = span(cluster, khz);
+            for (g, w) in [(got.0, want.low), (got.1, want.central), (got.2, want.high)] {
+                assert!((g - w).abs() <= 0.05 + 1e-9, "{cluster} {khz}: {g} vs {w}");
+            }
+        }
+        // Each cluster's power rises with its frequency.
+        for c in &p.clusters {
+            let mw: Vec<f64> = c
+                .opps
+                .iter()
+                .map(|o| o.power_mw.as_ref().unwrap().central())
+                .collect();
+            assert!(mw.windows(2).all(|w| w[0] < w[1]), "{}", c.name);
+        }
+    }
+
     /// The idle-power rule of the presets' headers: (central, low, high) factors of the lowest
     /// OPP's active power per CPU, for WFI, a CPU power-down and (times the cluster's CPUs) a
     /// cluster state.
@@ -576,8 +652,8 @@ mod tests {
             }
         }
         // hi3660 and hi6220: 2 clusters x 3 states each; gs101: 3 clusters x 2 states; MSM8916: 4
-        // states.
-        assert_eq!(estimated, 22);
+        // states; MSM8996: 2 clusters x 2 states.
+        assert_eq!(estimated, 26);
     }
 
     #[test]
