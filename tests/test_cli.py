@@ -398,15 +398,17 @@ def test_devices_fits_80_columns_without_cutting_anything():
         assert device["id"] in text
 
 
-def test_devices_lists_the_eight_cpu_presets_with_their_kind(cli):
+def test_devices_lists_the_ten_cpu_presets_with_their_kind(cli):
     r = cli("devices", "--json")
     assert r.exit_code == 0
     cpus = {d["id"]: d for d in json.loads(r.stdout) if d["kind"] == "cpu"}
     assert set(cpus) == {
         "qcom-msm8916",
+        "qcom-msm8996-pixel",
         "google-gs101",
         "arm-juno-r0",
         "hisilicon-hi3660-hikey960",
+        "hisilicon-hi6220-hikey",
         "intel-skylake-client",
         "intel-alderlake",
         "amd-zen2-acpi-idle",

@@ -203,8 +203,8 @@ def devices(as_json: bool) -> None:
     console.print(
         "CPU frequency domains: per cluster with OPPs, their count and range, how their active "
         "power is known (derived from a DT or firmware, sourced, estimated with a range, or "
-        "none) and the driver's transition latency (none: not given). --json shows each OPP's "
-        "voltage, power and source, and each domain's sources."
+        "none) and the driver's transition latency, lat. us (none: not given). --json shows "
+        "each OPP's voltage, power and source, and each domain's sources."
     )
     console.print(ufs_table(ufs))
     console.print(
@@ -275,7 +275,8 @@ def cpufreq_table(cpus: list[dict[str, Any]]) -> Table:
     table.add_column("cluster", no_wrap=True)
     table.add_column("OPPs MHz", no_wrap=True)
     table.add_column("power", no_wrap=True)
-    table.add_column("latency us", justify="right", no_wrap=True)
+    # "lat. us", not "latency us": the widest row (18: 307.2-1593.6) must still fit in 80 columns.
+    table.add_column("lat. us", justify="right", no_wrap=True)
     for c in cpus:
         for cl in c["cluster"]:
             opps = cl.get("opp") or []

@@ -86,10 +86,12 @@ mod tests {
                 "arm-juno-r0",
                 "google-gs101",
                 "hisilicon-hi3660-hikey960",
+                "hisilicon-hi6220-hikey",
                 "intel-alderlake",
                 "intel-haswell-broadwell-client",
                 "intel-skylake-client",
                 "qcom-msm8916",
+                "qcom-msm8996-pixel",
             ]
         );
         for text in super::super::embedded::PRESETS
@@ -138,6 +140,24 @@ mod tests {
                 ("CLUSTER_SLEEP_1", 3700, 3500, Cluster),
             ])
         );
+        // hi6220.dtsi: CPU_SLEEP 700 + 250, 1000; CLUSTER_SLEEP has wakeup-latency-us 1500, which
+        // dt_idle_states.c takes instead of 1000 + 700; min-residency 2700. Both clusters alike.
+        let hikey = rows(&[
+            ("WFI", 1, 1, Cpu),
+            ("CPU_SLEEP", 950, 1000, Cpu),
+            ("CLUSTER_SLEEP", 1500, 2700, Cluster),
+        ]);
+        let p = preset("hisilicon-hi6220-hikey");
+        assert_eq!(table(&p, "cluster0"), hikey);
+        assert_eq!(table(&p, "cluster1"), hikey);
+        // msm8996.dtsi: CPU_SLEEP_0 130 + 80, 300, the only DT state (no cluster state).
+        let p = preset("qcom-msm8996-pixel");
+        for cluster in ["silver", "gold"] {
+            assert_eq!(
+                table(&p, cluster),
+                rows(&[("WFI", 1, 1, Cpu), ("CPU_SLEEP_0", 210, 300, Cpu)])
+            );
+        }
         // gs101.dtsi big (X1): 235 + 220, 3500; no cluster state.
         assert_eq!(
             table(&preset("google-gs101"), "big"),
@@ -198,7 +218,9 @@ mod tests {
         // Juno: A57 1024 x 1100 = 1126400; A53 578 x 850 = 491300 -> 446.
         // hi3660: A73 1024 x 2362 = 2418688; A53 592 x 1844 = 1091648 -> 462.
         // gs101: X1 1024 x 2802 = 2869248; A76 620 x 2253 = 1396860 -> 498; A55 250 x 1803 =
-        // 450750 -> 160. msm8916 has no capacity-dmips-mhz: 1024.
+        // 450750 -> 160. msm8996 (the Pixel's OPPs): Kryo 1024 x 2150.4 MHz (gold); silver 1024 x
+        // 1593.6 MHz -> floor(1593600 x 1024 / 2150400) = floor(758.86) = 758. msm8916 and
+        // hi6220 have no capacity-dmips-mhz: 1024.
         let caps = |id: &str| -> Vec<(String, u64)> {
             preset(id)
                 .clusters
@@ -219,6 +241,14 @@ mod tests {
             want(&[("little", 160), ("mid", 498), ("big", 1024)])
         );
         assert_eq!(caps("qcom-msm8916"), want(&[("cpu0-3", 1024)]));
+        assert_eq!(
+            caps("qcom-msm8996-pixel"),
+            want(&[("silver", 758), ("gold", 1024)])
+        );
+        assert_eq!(
+            caps("hisilicon-hi6220-hikey"),
+            want(&[("cluster0", 1024), ("cluster1", 1024)])
+        );
         // The top OPP is the frequency the derivation used.
         let top = |id: &str, cluster: &str| {
             let p = preset(id);
@@ -228,6 +258,8 @@ mod tests {
         assert_eq!(top("arm-juno-r0", "little"), 850_000);
         assert_eq!(top("google-gs101", "mid"), 2_253_000);
         assert_eq!(top("hisilicon-hi3660-hikey960", "cluster0"), 1_844_000);
+        assert_eq!(top("qcom-msm8996-pixel", "silver"), 1_593_600);
+        assert_eq!(top("qcom-msm8996-pixel", "gold"), 2_150_400);
     }
 
     #[test]
@@ -242,7 +274,8 @@ mod tests {
             o.power_mw.as_ref().unwrap().central()
         };
         // Juno (juno.dts coefficients, SCP-firmware voltages): A53 140 x 0.82^2 x 450 = 42 361.2
-        // uW; A57 530 x 1.0^2 x 1100 = 583 000 uW.
+        // uW; A57 530 x 1.0^2 x 1100 = 583 000 uW. hi6220 (every A53): 311 x 1.04^2 x 208 =
+        // 69 966.5 uW; 311 x 1.33^2 x 1200 = 660 153.5 uW.
         for (id, cluster, khz, mw) in [
             ("arm-juno-r0", "little", 450_000, 42.3612),
             ("arm-juno-r0", "big", 1_100_000, 583.0),
@@ -250,6 +283,8 @@ mod tests {
             ("hisilicon-hi3660-hikey960", "cluster1", 2_362_000, 1571.911),
             ("google-gs101", "big", 2_802_000, 2031.959),
             ("google-gs101", "little", 300_000, 6.067),
+            ("hisilicon-hi6220-hikey", "cluster0", 208_000, 69.9665),
+            ("hisilicon-hi6220-hikey", "cluster1", 1_200_000, 660.1535),
         ] {
             let got = opp(id, cluster, khz);
             assert!((got - mw).abs() <= 0.05 + 1e-9, "{id} {khz}: {got} vs {mw}");
@@ -262,7 +297,8 @@ mod tests {
         // (preset, cluster, OPP kHz, its microvolt, transition latency ns, coefficient), read
         // from: gs101.dtsi @ 01272f05 (X1 2802 MHz at 1 056 250 uV, clock-latency-ns 500 000,
         // dpc 650); hi3660.dtsi (A73 2362 MHz at 1.1 V, 300 000 ns, 550); SCP-firmware's Juno r0
-        // table (A57 1100 MHz at 1000 mV, latency 1450 us) and juno.dts (530); msm8916.dtsi has
+        // table (A57 1100 MHz at 1000 mV, latency 1450 us) and juno.dts (530); hi6220.dtsi (1.2 GHz
+        // at 1.33 V, 500 000 ns on every OPP, 311 on every CPU node); msm8916.dtsi has
         // no voltage, latency or coefficient (CPUFREQ_ETERNAL).
         let cases = [
             (
@@ -321,7 +357,26 @@ mod tests {
                 1_450_000,
                 Some(140),
             ),
+            (
+                "hisilicon-hi6220-hikey",
+                "cluster0",
+                1_200_000,
+                Some(1_330_000),
+                500_000,
+                Some(311),
+            ),
+            (
+                "hisilicon-hi6220-hikey",
+                "cluster1",
+                208_000,
+                Some(1_040_000),
+                500_000,
+                Some(311),
+            ),
             ("qcom-msm8916", "cpu0-3", 998_400, None, 4_294_967_295, None),
+            // msm8996pro.dtsi: clock-latency-ns 200 000 on every OPP; no voltage or coefficient.
+            ("qcom-msm8996-pixel", "gold", 2_150_400, None, 200_000, None),
+            ("qcom-msm8996-pixel", "silver", 307_200, None, 200_000, None),
         ];
         for (id, cluster, khz, uv, latency, dpc) in cases {
             let p = preset(id);
@@ -372,8 +427,63 @@ mod tests {
                 }
             }
         }
-        // gs101 11 + 14 + 17, hi3660 5 + 5, Juno 5 + 5.
-        assert_eq!(checked, 62);
+        // gs101 11 + 14 + 17, hi3660 5 + 5, hi6220 5 + 5, Juno 5 + 5.
+        assert_eq!(checked, 72);
+    }
+
+    #[test]
+    fn hikey_figures_by_hand_from_hi6220_dtsi() {
+        // hi6220.dtsi: eight A53s in two cpu-map clusters, no capacity-dmips-mhz (so 1024 each);
+        // one opp-shared table, so both clusters carry the same five OPPs; 729 MHz at 1.09 V
+        // with dpc 311: 311 x 1.1881 x 729 = 269 364.8 uW -> 269.4 mW. CLUSTER_SLEEP's exit
+        // latency is its wakeup-latency-us, 1500, not entry + exit 1000 + 700 = 1700.
+        let p = preset("hisilicon-hi6220-hikey");
+        let cpus: Vec<Vec<u32>> = p.clusters.iter().map(|c| c.cpus.clone()).collect();
+        assert_eq!(cpus, [vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert!(p.clusters.iter().all(|c| c.capacity == 1024));
+        let opps = |c: usize| -> Vec<(u64, Option<u32>, f64)> {
+            p.clusters[c]
+                .opps
+                .iter()
+                .map(|o| {
+                    let mw = o.power_mw.as_ref().unwrap().central();
+                    (o.freq_khz, o.microvolt, mw)
+                })
+                .collect()
+        };
+        assert_eq!(opps(0), opps(1));
+        assert_eq!(
+            opps(0)[2],
+            (729_000, Some(1_090_000), 269.4),
+            "729 MHz by hand"
+        );
+        let cluster_sleep = &p.clusters[1].states[2];
+        assert_eq!(cluster_sleep.name, "CLUSTER_SLEEP");
+        assert_eq!(cluster_sleep.exit_latency_us, 1500);
+        // The idle rule from P0 = 70.0 mW (208 MHz: 311 x 1.0816 x 208 = 69 966.5 uW): WFI 0.07
+        // x 70 = 4.9 mW; the cluster state's high end 0.13 x 4 x 70 = 36.4 mW.
+        let power = |s: usize| match p.clusters[0].states[s].power_mw.as_ref().unwrap() {
+            PowerMw::Estimate {
+                low, central, high, ..
+            } => (*low, *central, *high),
+            PowerMw::Sourced { .. } => panic!("an estimate"),
+        };
+        assert!((power(0).1 - 4.9).abs() < 1e-9);
+        assert!((power(2).2 - 36.4).abs() < 1e-9);
+        // Second method, the header's cross-check: LISA's measured per-CPU powers (hikey_energy.py,
+        // relative units, copied by hand) 69 / 125 / 224 / 367 / 670 over the five OPPs; relative
+        // to the lowest, the DT model's are 12-19 % above them in the middle and 3 % below at the
+        // top (670 / 69 = 9.71 against 660.2 / 70.0 = 9.43).
+        let lisa = [69.0, 125.0, 224.0, 367.0, 670.0];
+        let dt: Vec<f64> = opps(0).iter().map(|o| o.2).collect();
+        let excess: Vec<f64> = (1..5)
+            .map(|i| (dt[i] / dt[0]) / (lisa[i] / lisa[0]) - 1.0)
+            .collect();
+        assert!(
+            excess[..3].iter().all(|e| (0.11..0.19).contains(e)),
+            "{excess:?}"
+        );
+        assert!((-0.035..-0.025).contains(&excess[3]), "{excess:?}");
     }
 
     #[test]
@@ -412,6 +522,62 @@ mod tests {
             [s.low, s.central, s.high].map(|v| (v * 10.0).round() / 10.0),
             [109.8, 132.9, 158.1]
         );
+    }
+
+    #[test]
+    fn msm8996_opp_power_is_the_cv2f_estimate_shaped_by_the_pixels_energy_model() {
+        use crate::cpufreq::energy_model::{estimate_mw, Span};
+        // The header's rule: C = 530 (284-650) uW/MHz/V^2; V = 0.605 V x sqrt((E / f) /
+        // (E0 / 307.2)), +-0.1 V, E = LISA's per-CPU power (pixel_energy.py, copied by hand):
+        // gold 307.2 MHz 93, 2150.4 MHz 1715; silver 307.2 MHz 90, 1593.6 MHz 925. By hand, gold
+        // at 2150.4 MHz: V^2 = 0.366025 x (1715 / 2150.4) / (93 / 307.2) = 0.964259, V = 0.98197;
+        // central 530 x 0.964259 x 2150.4 / 1000 = 1098.98 -> 1099.0 mW.
+        let p = preset("qcom-msm8996-pixel");
+        let span = |cluster: &str, khz: u64| -> (f64, f64, f64) {
+            let c = p.clusters.iter().find(|c| c.name == cluster).unwrap();
+            let o = c.opps.iter().find(|o| o.freq_khz == khz).unwrap();
+            match o.power_mw.as_ref().unwrap() {
+                PowerMw::Estimate {
+                    low, central, high, ..
+                } => (*low, *central, *high),
+                PowerMw::Sourced { .. } => panic!("an estimate"),
+            }
+        };
+        assert_eq!(span("gold", 2_150_400).1, 1099.0);
+        for (cluster, khz, e, e0) in [
+            ("gold", 2_150_400, 1715.0, 93.0),
+            ("gold", 307_200, 93.0, 93.0),
+            ("silver", 1_593_600, 925.0, 90.0),
+        ] {
+            let mhz = khz as f64 / 1000.0;
+            let v = 0.605 * ((e / mhz) / (e0 / 307.2_f64)).sqrt();
+            let want = estimate_mw(
+                Span {
+                    low: 284.0,
+                    central: 530.0,
+                    high: 650.0,
+                },
+                Span {
+                    low: v - 0.1,
+                    central: v,
+                    high: v + 0.1,
+                },
+                mhz,
+            );
+            let got = span(cluster, khz);
+            for (g, w) in [(got.0, want.low), (got.1, want.central), (got.2, want.high)] {
+                assert!((g - w).abs() <= 0.05 + 1e-9, "{cluster} {khz}: {g} vs {w}");
+            }
+        }
+        // Each cluster's power rises with its frequency.
+        for c in &p.clusters {
+            let mw: Vec<f64> = c
+                .opps
+                .iter()
+                .map(|o| o.power_mw.as_ref().unwrap().central())
+                .collect();
+            assert!(mw.windows(2).all(|w| w[0] < w[1]), "{}", c.name);
+        }
     }
 
     /// The idle-power rule of the presets' headers: (central, low, high) factors of the lowest
@@ -499,8 +665,9 @@ mod tests {
                 }
             }
         }
-        // hi3660: 2 clusters x 3 states; gs101: 3 clusters x 2 states; MSM8916: 4 states.
-        assert_eq!(estimated, 16);
+        // hi3660 and hi6220: 2 clusters x 3 states each; gs101: 3 clusters x 2 states; MSM8916: 4
+        // states; MSM8996: 2 clusters x 2 states.
+        assert_eq!(estimated, 26);
     }
 
     #[test]
