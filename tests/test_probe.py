@@ -128,6 +128,12 @@ def test_missing_and_misordered_files_are_named(cli, tmp_path: Path):
         "cpu2/cpuidle/state2/residency:1: 2500 us is below state1's 3000 us; expected states "
         "ordered shallow to deep, as cpuidle drivers register them"
     )
+    # 2^64 ns in us, rounded up: past the kernel's `unsigned int` of microseconds.
+    line = broken(put(f"{s}/latency", "18446744073709552\n"))
+    assert line.endswith(
+        f"{s}/latency:1: 18446744073709552: expected the exit latency in us, at most "
+        "4294967295 (the kernel's `unsigned int`)"
+    )
     line = broken(put("cpu4/cpu_capacity", "2048\n"))
     assert line.endswith("cpu4/cpu_capacity:1: 2048: expected a capacity in 0..=1024")
     line = broken(put("cpu0/power/pm_qos_resume_latency_us", "soon\n"))

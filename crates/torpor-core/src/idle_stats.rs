@@ -80,8 +80,11 @@ pub struct PlatformCluster {
 #[serde(deny_unknown_fields)]
 pub struct PlatformState {
     pub name: String,
-    /// Shown in the report's state list; idlestat's over/under do not use it.
+    /// Shown in the report's state list; idlestat's over/under do not use it. Both figures
+    /// are at most the kernel's `unsigned int` ([`crate::cpuidle::MAX_STATE_US`]).
+    #[serde(default, deserialize_with = "crate::cpuidle::state_us_opt")]
     pub exit_latency_us: Option<u64>,
+    #[serde(deserialize_with = "crate::cpuidle::state_us")]
     pub target_residency_us: u64,
 }
 

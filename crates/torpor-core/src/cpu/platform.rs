@@ -89,9 +89,12 @@ pub enum StateLevel {
 #[serde(deny_unknown_fields)]
 pub struct IdleStateSpec {
     pub name: String,
-    /// sysfs `latency`: the exit latency the kernel uses (for PSCI: DT entry + exit latency).
+    /// sysfs `latency`: the exit latency the kernel uses (for PSCI: DT entry + exit latency);
+    /// at most the kernel's `unsigned int` ([`crate::cpuidle::MAX_STATE_US`]).
+    #[serde(deserialize_with = "crate::cpuidle::state_us")]
     pub exit_latency_us: u64,
-    /// sysfs `residency`.
+    /// sysfs `residency`, bounded as `exit_latency_us` is.
+    #[serde(deserialize_with = "crate::cpuidle::state_us")]
     pub target_residency_us: u64,
     #[serde(default)]
     pub polling: bool,
@@ -721,5 +724,45 @@ target_residency_us = 1
             let got = CpuPlatform::parse("p.toml", &text).unwrap_err().to_string();
             assert!(got.contains(want), "got: {got}\nwant: {want}");
         }
+    }
+
+    #[test]
+    fn state_times_stop_at_the_kernels_unsigned_int_of_microseconds() {
+        // struct cpuidle_state holds exit_latency and target_residency as `unsigned int` us:
+        // 2^32 - 1 = 4294967295 is the largest either can be. 2^64 ns is 18446744073709551.616
+        // us, written rounded up; 2^32 us is one past the bound.
+        let set = |key: &str, v: &str| {
+            TWO_CLUSTERS.replace(&format!("{key} = 2100"), &format!("{key} = {v}"))
+        };
+        let residency = TWO_CLUSTERS.replace(
+            "target_residency_us = 3500",
+            "target_residency_us = 4294967296",
+        );
+        for (text, line, got) in [
+            (
+                set("exit_latency_us", "18446744073709552"),
+                18,
+                "18446744073709552",
+            ),
+            (set("exit_latency_us", "4294967296"), 18, "4294967296"),
+            (residency, 19, "4294967296"),
+        ] {
+            let e = CpuPlatform::parse("p.toml", &text).unwrap_err();
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(
+                e.message.contains(&format!("(0..=4294967295), got {got}")),
+                "{e}"
+            );
+        }
+        // At the bound itself (with a residency to match, states stay ordered) it loads, and
+        // the governors see it in ns without overflow: 4294967295000 ns.
+        let at_bound = set("exit_latency_us", "4294967295").replace(
+            "target_residency_us = 3500",
+            "target_residency_us = 4294967295",
+        );
+        let p = CpuPlatform::parse("p.toml", &at_bound).unwrap();
+        let view = p.clusters[0].governor_view(4_000_000);
+        assert_eq!(view.states[1].exit_latency_ns, 4_294_967_295_000);
+        assert_eq!(view.states[1].target_residency_ns, 4_294_967_295_000);
     }
 }

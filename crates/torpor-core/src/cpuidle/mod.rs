@@ -53,6 +53,32 @@ pub struct Platform {
 /// `CPUIDLE_STATE_MAX`.
 pub const MAX_STATES: usize = 10;
 
+/// The largest exit latency or target residency, in us, a cpuidle driver can register: `struct
+/// cpuidle_state` keeps both as `unsigned int` microseconds (`exit_latency`,
+/// `target_residency`), which is what drivers and the DT's u32 `exit-latency-us` and
+/// `min-residency-us` fill in, and `__cpuidle_driver_init` derives the s64 nanosecond copies
+/// from them (only the polling state sets nanoseconds itself, to 0). About 71.6 minutes: a
+/// larger figure (2^64 ns, say) is no state a kernel can hold, so platform files refuse it.
+pub const MAX_STATE_US: u64 = u32::MAX as u64;
+
+/// `deserialize_with` for an idle state's `exit_latency_us` or `target_residency_us`: an
+/// integer within [`MAX_STATE_US`], refused at its own line otherwise.
+pub fn state_us<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let us = <u64 as serde::Deserialize>::deserialize(d)?;
+    if us > MAX_STATE_US {
+        return Err(serde::de::Error::custom(format!(
+            "expected an integer number of microseconds the kernel's `unsigned int` holds \
+             (0..={MAX_STATE_US}), got {us}"
+        )));
+    }
+    Ok(us)
+}
+
+/// [`state_us`] for an optional field (with `#[serde(default)]`).
+pub fn state_us_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    state_us(d).map(Some)
+}
+
 impl Platform {
     pub fn state_count(&self) -> usize {
         self.states.len()

@@ -154,6 +154,24 @@ fn platform_files_are_checked() {
         bad("[[cluster]]\ncpus = [0]\n[[state]]\nname = \"WFI\"\nresidency = 1\n")
             .starts_with("p.toml:5: unknown field `residency`")
     );
+    // Both times are the kernel's `unsigned int` microseconds: 2^32 us is one past the bound,
+    // refused at the line that writes it (PLATFORM opens with an empty line: C2's latency is on
+    // its line 12, C3's residency on line 16).
+    for (from, to, line) in [
+        ("exit_latency_us = 40", "exit_latency_us = 4294967296", 12),
+        (
+            "target_residency_us = 1000",
+            "target_residency_us = 4294967296",
+            16,
+        ),
+    ] {
+        let e = Platform::parse(&PLATFORM.replace(from, to), "p.toml").unwrap_err();
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(
+            e.message.contains("(0..=4294967295), got 4294967296"),
+            "{e}"
+        );
+    }
     let p = Platform::parse(PLATFORM, "p.toml").unwrap();
     let text = trace("cpus=4\n", &[(0, 0, 0)]);
     assert_eq!(

@@ -217,8 +217,8 @@ fn read_cpu(id: u32, dir: &Path) -> Result<Cpu, InputError> {
         let state = State {
             name: read_required(&s.join("name"), "the state's name")?,
             desc: read_required(&s.join("desc"), "the state's description")?,
-            latency_us: read_number(&s.join("latency"), "the exit latency in us")?,
-            residency_us: read_number(&s.join("residency"), "the target residency in us")?,
+            latency_us: read_state_us(&s.join("latency"), "the exit latency in us")?,
+            residency_us: read_state_us(&s.join("residency"), "the target residency in us")?,
             power: read_signed(&s.join("power"), "the state's power in mW")?,
             disabled: read_number(&s.join("disable"), "0 or 1")? != 0,
             default_status: read_optional(&s.join("default_status"))?,
@@ -363,6 +363,21 @@ fn parse_number(path: &Path, text: &str, what: &str) -> Result<u64, InputError> 
 fn read_number(path: &Path, what: &str) -> Result<u64, InputError> {
     let text = read_required(path, what)?;
     parse_number(path, &text, what)
+}
+
+/// A state's `latency` or `residency`: a number of us within what the kernel's `unsigned int`
+/// fields hold ([`crate::cpuidle::MAX_STATE_US`]), refused at its file otherwise.
+fn read_state_us(path: &Path, what: &str) -> Result<u64, InputError> {
+    let us = read_number(path, what)?;
+    let max = crate::cpuidle::MAX_STATE_US;
+    if us > max {
+        return Err(InputError::at(
+            &path.display().to_string(),
+            1,
+            format!("{us}: expected {what}, at most {max} (the kernel's `unsigned int`)"),
+        ));
+    }
+    Ok(us)
 }
 
 fn parse_signed(path: &Path, text: &str, what: &str) -> Result<i64, InputError> {
