@@ -531,10 +531,14 @@ impl<R: BufRead> FtraceReader<R> {
                 let target_residency_us = if res == b"-1" {
                     None
                 } else {
-                    Some(parse_u64(res).ok_or_else(|| {
+                    // The kernel's `unsigned int` of us bounds it, as in platform files.
+                    let us = parse_u64(res).filter(|&us| us <= crate::cpuidle::MAX_STATE_US);
+                    Some(us.ok_or_else(|| {
                         self.err(format!(
                             "expected the target residency of state {i} of cpu{cpu} in \
-                             microseconds (-1 for none), got {}",
+                             microseconds (-1 for none; at most {}, the kernel's unsigned \
+                             int), got {}",
+                            crate::cpuidle::MAX_STATE_US,
                             shown(&String::from_utf8_lossy(res))
                         ))
                     })?)
