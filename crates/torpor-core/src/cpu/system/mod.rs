@@ -1343,8 +1343,12 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
-    /// Charges CPU `c` its power from its last settlement until `now`.
+    /// Charges CPU `c` its power from its last settlement until `now` (nothing when that was
+    /// now: adding nothing to a sum leaves it as it was).
     fn settle(&mut self, c: usize, now: Nanos) {
+        if self.cpus[c].settled_at == now {
+            return;
+        }
         let whole_cluster_down = {
             let (members, down) = &self.clusters[self.cpus[c].cluster];
             *down == members.len()
