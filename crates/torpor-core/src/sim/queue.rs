@@ -84,6 +84,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `at`. Scheduling in the past is a model bug.
+    #[inline]
     pub fn schedule(&mut self, at: Nanos, event: E) {
         debug_assert!(
             at >= self.now,
@@ -96,14 +97,22 @@ impl<E> EventQueue<E> {
         // A new event is later than every queued one of its time (its sequence is the
         // largest), so it goes first only if strictly earlier.
         match &self.front {
-            Some(f) if at < f.at => {
+            None if self.heap.peek().is_none_or(|h| at < h.at) => self.front = Some(entry),
+            _ => self.schedule_behind(entry),
+        }
+    }
+
+    /// [`Self::schedule`] when the front is taken or the heap holds something earlier: the
+    /// heap's part, out of line so that the common case stays small.
+    #[inline(never)]
+    fn schedule_behind(&mut self, entry: Entry<E>) {
+        match &self.front {
+            Some(f) if entry.at < f.at => {
                 if let Some(old) = self.front.replace(entry) {
                     self.heap.push(old);
                 }
             }
-            Some(_) => self.heap.push(entry),
-            None if self.heap.peek().is_none_or(|h| at < h.at) => self.front = Some(entry),
-            None => self.heap.push(entry),
+            _ => self.heap.push(entry),
         }
     }
 

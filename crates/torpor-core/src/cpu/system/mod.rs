@@ -559,6 +559,10 @@ pub struct CpuSystem<'t> {
     listens: bool,
     /// What a governor reads of a cluster's CPUs at an update (reused).
     util_buf: Vec<crate::cpufreq::CpuUtil>,
+    /// The run's time limit (events after it are never handled).
+    until: Nanos,
+    /// Switches whose end was handled at once, without an event ([`Self::switch_to`]).
+    folded: u64,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -811,6 +815,8 @@ impl<'t> CpuSystem<'t> {
             listens: domains.iter().flatten().any(freq::Domain::listens),
             domains,
             util_buf: Vec::new(),
+            until: Nanos::MAX,
+            folded: 0,
         })
     }
 
@@ -820,6 +826,7 @@ impl<'t> CpuSystem<'t> {
         self
     }
 
+    #[inline(always)]
     fn emit(&mut self, at: Nanos, event: Traced) {
         if let Some(t) = self.trace.as_mut() {
             t.on(at, event);
@@ -839,8 +846,10 @@ impl<'t> CpuSystem<'t> {
     }
 
     /// Applies the requests at time 0, starts every CPU idle, arms every task's first
-    /// wake-up and sends the first request of each task that only does IO.
-    pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
+    /// wake-up and sends the first request of each task that only does IO; the run handles
+    /// no event after `until`.
+    pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, until: Nanos) {
+        self.until = until;
         self.apply_due_qos(ctx);
         for t in 0..self.tasks.len() {
             if let Wake::Periodic { phase, .. } = self.tasks[t].spec.wake {
@@ -926,7 +935,10 @@ impl<'t> CpuSystem<'t> {
             CpuEvent::BurstEnd(c, shot) => {
                 if self.cpus[c].burst.fire(shot) {
                     match self.cpus[c].mode {
-                        Mode::Switching { task } => self.start_task(ctx, c, task),
+                        Mode::Switching { task } => {
+                            let now = ctx.now();
+                            self.start_task(ctx, c, task, now)
+                        }
                         _ => self.end_burst(ctx, c),
                     }
                 }
@@ -1232,9 +1244,9 @@ impl<'t> CpuSystem<'t> {
         self.switch_to(ctx, c, t);
     }
 
-    /// Task `t` starts its burst on CPU `c` now.
-    fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
-        let now = ctx.now();
+    /// Task `t` starts its burst on CPU `c` at `now` (the event's time, or the end of a switch
+    /// folded into it: [`Self::switch_to`]).
+    fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize, now: Nanos) {
         self.settle(c, now);
         self.cpus[c].mode = Mode::Running { task: t };
         self.mark(c, now, timeline::Lane::Running);
@@ -1349,10 +1361,7 @@ impl<'t> CpuSystem<'t> {
         if self.cpus[c].settled_at == now {
             return;
         }
-        let whole_cluster_down = {
-            let (members, down) = &self.clusters[self.cpus[c].cluster];
-            *down == members.len()
-        };
+        let clusters = &self.clusters;
         let cpu = &mut self.cpus[c];
         let dt = (now - cpu.settled_at).0;
         cpu.settled_at = now;
@@ -1374,7 +1383,11 @@ impl<'t> CpuSystem<'t> {
                 return;
             }
             Mode::Idle { state, .. } => {
-                if cpu.is_cluster_state[state] && whole_cluster_down {
+                let whole_cluster_down = || {
+                    let (members, down) = &clusters[cpu.cluster];
+                    *down == members.len()
+                };
+                if cpu.is_cluster_state[state] && whole_cluster_down() {
                     cpu.cluster_state_mw[state]
                 } else {
                     cpu.state_mw[state]
@@ -1408,13 +1421,22 @@ impl<'t> CpuSystem<'t> {
         self.clusters[k].1 -= 1;
     }
 
-    /// Ends the run at `end`: settles every CPU and returns the measurements.
+    /// The switches handled without an event (events all the same: what the run counts).
+    pub fn folded_switches(&self) -> u64 {
+        self.folded
+    }
+
+    /// Ends the run at `end`: settles every CPU and returns the measurements. (A run stopped
+    /// by its watcher may end inside a switch folded into its burst: that CPU was settled to
+    /// the switch's end, a few microseconds on, and stays so.)
     pub fn finish(mut self, end: Nanos) -> CpuReport {
         for c in 0..self.cpus.len() {
             if let Mode::Idle { state, entered } = self.cpus[c].mode {
                 self.cpus[c].stats.states[state].time_ns += (end - entered).0;
             }
-            self.settle(c, end);
+            if self.cpus[c].settled_at <= end {
+                self.settle(c, end);
+            }
         }
         let (timelines, slowest_io) = match self.recording.take() {
             Some(rec) => (rec.cpus, rec.slowest.map(|(_, path)| path)),
@@ -1443,9 +1465,10 @@ impl<'t> CpuSystem<'t> {
     }
 }
 
-/// The first instant after `now` on the grid `phase + k * period`.
+/// The first instant after `now` on the grid `phase + k * period` (`phase` below `period`).
 fn next_on_grid(now: u64, period: u64, phase: u64) -> u64 {
-    let since = (now + period - phase % period) % period;
+    debug_assert!(phase < period, "a phase within the period");
+    let since = (now + period - phase) % period;
     now + (period - since)
 }
 
