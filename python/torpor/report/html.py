@@ -553,7 +553,8 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
             cut = bool(t["dropped"])
             lanes.append((f"cpu-{tl['cpu']}", f"cpu {tl['cpu']}", changes, cut))
         panels.append((i, v, lanes, False))
-        if (req := v["cpu"].get("slowest_io")) and _lane_of(lanes, f"device-{req['device']}"):
+        req = v["cpu"].get("slowest_io")
+        if req and _lane_of(lanes, f"device-{req['device']}") is not None:
             panels.append((i, v, lanes, True))
     heights = [len(lanes) + 1.5 for _, _, lanes, _ in panels]
     fig = Figure(figsize=(10, sum(0.32 * h for h in heights) + 1.2), layout="constrained")
