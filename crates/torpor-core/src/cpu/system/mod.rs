@@ -1365,40 +1365,42 @@ impl<'t> CpuSystem<'t> {
         let cpu = &mut self.cpus[c];
         let dt = (now - cpu.settled_at).0;
         cpu.settled_at = now;
-        let mw = match cpu.mode {
+        match cpu.mode {
             Mode::Running { .. } | Mode::Exiting { from: None } | Mode::Switching { .. } => {
                 cpu.charge_busy(dt);
-                return;
             }
             Mode::Exiting { from: Some(state) } => {
                 // The exit until `out_at` (counted in the state, as the kernel counts it), then
-                // the handlers at active power.
+                // the handlers at active power (a part of no time adds nothing).
                 let before = now.0.min(cpu.out_at.0);
                 let exiting = before.saturating_sub(now.0 - dt);
                 let handling = dt - exiting;
-                cpu.stats.states[state].time_ns += exiting;
-                cpu.charge_busy(handling);
-                cpu.stats.energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
-                cpu.stats.states[state].energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
-                return;
+                if handling > 0 {
+                    cpu.charge_busy(handling);
+                }
+                if exiting > 0 {
+                    let mj = cpu.state_mw[state] * exiting as f64 * 1e-9;
+                    cpu.stats.energy_mj += mj;
+                    let s = &mut cpu.stats.states[state];
+                    s.time_ns += exiting;
+                    s.energy_mj += mj;
+                }
             }
             Mode::Idle { state, .. } => {
                 let whole_cluster_down = || {
                     let (members, down) = &clusters[cpu.cluster];
                     *down == members.len()
                 };
-                if cpu.is_cluster_state[state] && whole_cluster_down() {
+                let mw = if cpu.is_cluster_state[state] && whole_cluster_down() {
                     cpu.cluster_state_mw[state]
                 } else {
                     cpu.state_mw[state]
-                }
+                };
+                // mW x ns = 1e-12 J = 1e-9 mJ.
+                let mj = mw * dt as f64 * 1e-9;
+                cpu.stats.energy_mj += mj;
+                cpu.stats.states[state].energy_mj += mj;
             }
-        };
-        // mW x ns = 1e-12 J = 1e-9 mJ.
-        let mj = mw * dt as f64 * 1e-9;
-        cpu.stats.energy_mj += mj;
-        if let Mode::Idle { state, .. } = cpu.mode {
-            cpu.stats.states[state].energy_mj += mj;
         }
     }
 
