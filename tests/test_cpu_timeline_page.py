@@ -1,10 +1,10 @@
 """The `--report` page's lanes figure (`cpu-timeline`) for scenarios with `[run] timeline`: a
-lane per CPU, one for the device beside them (an NVMe drive's power state, a UFS host's clock),
-and the slowest IO a task waited for drawn over them, zoomed in below.
+lane per CPU, one per device beside them (an NVMe drive's power state, a UFS host's clock),
+and the slowest IO a task waited for drawn over them from its device's lane, zoomed in below.
 
-Each lane's bars are one SVG group, `cpu-timeline-<variant>-<cpu-ID | device>` (the zoomed
-panel's `cpu-timeline-zoom-<variant>-...`), and the path's `cpu-timeline-<variant>-request`:
-the tests count them against the CPUs the platform file lists.
+Each lane's bars are one SVG group, `cpu-timeline-<variant>-<cpu-ID | device-<nvme | ufs>>`
+(the zoomed panel's `cpu-timeline-zoom-<variant>-...`), and the path's
+`cpu-timeline-<variant>-request`: the tests count them against the CPUs the platform file lists.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from torpor.report import html
 HERE = Path(__file__).resolve().parent
 TWO_CLUSTERS = HERE / "cpu" / "two-clusters.toml"
 WINDOW_MS = 100
-LANE = re.compile(r'<g id="cpu-timeline-(\d+)-(cpu-\d+|device)"')
+LANE = re.compile(r'<g id="cpu-timeline-(\d+)-(cpu-\d+|device-\w+)"')
 
 NVME = f'[platform.nvme]\npreset = "{SN530}"'
 UFS = '[platform.ufs]\npreset = "samsung-ufs40-class"'
@@ -64,11 +64,11 @@ def test_the_system_page_draws_a_lane_per_cpu_the_device_and_the_slowest_io(
     assert page.index('<svg id="io-path"') < page.index('<svg id="cpu-timeline"')
     # The device on top, then one lane per CPU of the platform file.
     cpus = cpu_ids(PLATFORM)
-    assert lanes(page) == {"0": ["device", *[f"cpu-{c}" for c in sorted(cpus)]]}
+    assert lanes(page) == {"0": [f"device-{device}", *[f"cpu-{c}" for c in sorted(cpus)]]}
     # The reader reads every 20 ms: its slowest IO, in the window and zoomed in.
     assert page.count('<g id="cpu-timeline-0-request"') == 1
     assert page.count('<g id="cpu-timeline-zoom-0-request"') == 1
-    assert page.count('<g id="cpu-timeline-zoom-0-device"') == 1
+    assert page.count(f'<g id="cpu-timeline-zoom-0-device-{device}"') == 1
     # Every figure is whole inside its <figure>.
     assert page.count("<figure>") == page.count("</svg>\n</figure>")
 
@@ -91,6 +91,59 @@ def test_the_figure_shows_the_recorded_window_and_zooms_on_the_slowest_io(tmp_pa
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     states = [s["name"] for c in tomllib.loads(PLATFORM)["cluster"] for s in c["state"]]
     assert legend == [*states, "exit", "kernel", "running", "PS0", "slowest IO"]
+
+
+def test_with_two_devices_the_slowest_io_starts_on_the_lane_of_the_device_that_served_it(
+    tmp_path: Path,
+):
+    """A drive and a UFS device: a lane each, the drive's (slot 0) first. Only the reader's IO
+    (to the UFS device) is a task's, so the slowest IO a task waited for is the UFS device's,
+    and its path must start on the UFS lane, in the full window and zoomed in."""
+    text = f"""
+[platform.cpu]
+file = "cpus.toml"
+{NVME}
+{UFS}
+[platform.irq.nvme]
+mode = "managed"
+[platform.irq.ufs]
+mode = "fixed"
+cpus = [1]
+[policy.cpuidle]
+governor = "menu"
+[[workload.task]]
+name = "reader"
+cpu = 0
+sleep = "20ms"
+run = "50us"
+timer_slack = "0us"
+[workload.task.io]
+device = "ufs"
+rw = "randread"
+bs = "4k"
+[workload]
+device = "nvme"
+[[workload.job]]
+name = "backup"
+rw = "write"
+bs = "128k"
+rate_iops = 50
+time_based = true
+[run]
+duration = "200ms"
+timeline = "{WINDOW_MS}ms"
+"""
+    report = native.run_scenario_file(str(write(tmp_path, text)))
+    v = report["variants"][0]
+    assert v["cpu"]["slowest_io"]["device"] == "ufs"
+    fig = html.cpu_timeline_figure(report)
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels[:2] == [v["nvme"]["device"], v["ufs"]["device"]]
+        path = next(c for c in ax.collections if (c.get_gid() or "").endswith("-request"))
+        (start, _end), *_ = path.get_segments()
+        assert labels[round(start[1])] == v["ufs"]["device"]
 
 
 def test_the_cpu_only_page_draws_a_lane_per_cpu_per_variant(cli, tmp_path: Path):

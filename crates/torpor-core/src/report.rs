@@ -173,7 +173,17 @@ pub struct CpuSection {
     pub timelines: Vec<crate::cpu::system::CpuTimeline>,
     /// `[run] timeline`: the slowest IO a task waited for in the window, step by step.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowest_io: Option<crate::cpu::system::RequestPath>,
+    pub slowest_io: Option<SlowestIo>,
+}
+
+/// The slowest IO a task waited for, with the device that served it named (a figure draws
+/// its path from that device's lane).
+#[derive(Debug, Serialize)]
+pub struct SlowestIo {
+    /// `"nvme"` or `"ufs"`: the device's section of the report.
+    pub device: String,
+    #[serde(flatten)]
+    pub path: crate::cpu::system::RequestPath,
 }
 
 /// One device's share of the tasks' IO, decomposed.
@@ -315,7 +325,12 @@ impl CpuSection {
             wakeup,
             host_latency_votes: r.host_latency_votes,
             timelines: r.timelines,
-            slowest_io: r.slowest_io,
+            slowest_io: r.slowest_io.map(|path| SlowestIo {
+                device: devices
+                    .get(usize::from(path.device))
+                    .map_or_else(String::new, |d| d.to_string()),
+                path,
+            }),
         }
     }
 }

@@ -461,6 +461,36 @@ fn two_devices_each_interrupt_by_their_own_mapping() {
 }
 
 #[test]
+fn the_slowest_ios_path_names_the_device_that_served_it() {
+    // The set-up above with a timeline, then with the devices' speeds swapped around: the
+    // slower device's reader waits longest (each path's CPU part is under 60 us, the devices
+    // differ by far more), so the slowest IO is reader 0's on slot 0, then reader 1's on 1.
+    for (first_us, second_us, task, slot) in [(100, 50, "reader0", 0), (50, 300, "reader1", 1)] {
+        let mut s = spec(
+            platform("[0, 1]", false),
+            vec![reader_of(0, 0), reader_of(1, 1)],
+            IrqMap::Managed,
+        );
+        s.irq = vec![IrqMap::Managed, IrqMap::Fixed(0)];
+        let mut first = SerialDevice::new(Nanos::from_us(first_us));
+        let mut second = SerialDevice::new(Nanos::from_us(second_us));
+        let cpus = CpuSystem::new(&s)
+            .unwrap()
+            .with_timeline(Nanos::from_us(400), 100);
+        let out = World::new(&mut first, Some(cpus), &mut [], 1)
+            .unwrap()
+            .with_second_device(&mut second, false)
+            .run(Nanos::from_us(400))
+            .unwrap();
+        let path = out.cpu.unwrap().slowest_io.unwrap();
+        assert_eq!((path.task.as_str(), path.device), (task, slot));
+        // On the device, its own service time (one request in flight per reader).
+        let served_us = ((path.device_done_s - path.submitted_s) * 1e6).round() as u64;
+        assert_eq!(served_us, first_us.max(second_us));
+    }
+}
+
+#[test]
 fn without_cpus_the_workloads_go_to_the_device_they_are_sent_to() {
     // Two devices, no CPUs: the job's 3 reads go to the second device (10 us each, one at a
     // time: submitted at 0, 10, 20); the first device sees none.

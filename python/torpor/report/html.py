@@ -411,19 +411,25 @@ def _idle_order(variants: list[dict[str, Any]]) -> list[str]:
     return sorted(places, key=lambda n: sum(places[n]) / len(places[n]))
 
 
-def _device_lane(v: dict[str, Any], until_s: float) -> tuple[str, list[tuple[float, str]], bool]:
-    """The variant's device lane over the window: its name, its changes (time in s, the state's
-    name) and whether changes past the recording limit were dropped. An NVMe drive's power
-    states, a UFS host's clock level; no lane without a device."""
+#: A lane: its key (``device-<section>``, ``cpu-<id>``), its label, its changes (time in s, the
+#: state's name) and whether changes past the recording limit were dropped.
+_Lane = tuple[str, str, list[tuple[float, str]], bool]
+
+
+def _device_lanes(v: dict[str, Any], until_s: float) -> list[_Lane]:
+    """The variant's device lanes over the window, the drive's first (its slot): an NVMe
+    drive's power states, a UFS host's clock level; each keyed ``device-<section>`` (the
+    report's section, which the slowest IO's ``device`` names); none without a device."""
+    lanes: list[_Lane] = []
     if (t := v.get("nvme", {}).get("timeline")) is not None:
         names = [_BETWEEN if n == "transition" else n for n in t["states"]]
         changes = [(at, names[s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
-        return v["nvme"]["device"], changes, bool(t["dropped"])
+        lanes.append(("device-nvme", v["nvme"]["device"], changes, bool(t["dropped"])))
     if "ufs" in v:
         ufs = v["ufs"]
         changes = [(ns / 1e9, _clock(hz)) for ns, hz in ufs["freq_timeline"] if ns / 1e9 <= until_s]
-        return ufs["device"], changes, bool(ufs["freq_changes_dropped"])
-    return "", [], False
+        lanes.append(("device-ufs", ufs["device"], changes, bool(ufs["freq_changes_dropped"])))
+    return lanes
 
 
 def _clock(hz: float) -> str:
@@ -439,7 +445,7 @@ def _device_colors(variants: list[dict[str, Any]]) -> dict[str, str]:
         if (t := v.get("nvme", {}).get("timeline")) is not None:
             states = [s for s in t["states"] if s != "transition"]
             colors |= _shades("Purples", states) | {_BETWEEN: "gold"}
-        elif "ufs" in v:
+        if "ufs" in v:
             levels = sorted({hz for _, hz in v["ufs"]["freq_timeline"]}, reverse=True)
             colors |= _shades("Purples", [_clock(hz) for hz in levels])
     return colors
@@ -460,9 +466,9 @@ def _spans(
     return out
 
 
-#: A lane: its key (``device``, ``cpu-<id>``), its label, its changes (time in s, the state's
-#: name) and whether changes past the recording limit were dropped.
-_Lane = tuple[str, str, list[tuple[float, str]], bool]
+def _lane_of(lanes: list[_Lane], key: str) -> int | None:
+    """The row of the lane keyed ``key``, if drawn."""
+    return next((y for y, lane in enumerate(lanes) if lane[0] == key), None)
 
 
 def _lanes(
@@ -530,26 +536,25 @@ def _request_path(
 
 def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
     """The run's first moments (``[run] timeline``) per variant: a lane per CPU (its idle
-    states in blues, leaving one orange, kernel work red, running a task green) and one for the
+    states in blues, leaving one orange, kernel work red, running a task green) and one per
     device (an NVMe drive's power state, a UFS host's clock level) over the recorded window;
-    the slowest IO a task waited for in it marked there, and drawn again zoomed in below."""
+    the slowest IO a task waited for in it marked there, from the lane of the device that
+    served it, and drawn again zoomed in below."""
     variants = [v for v in report["variants"] if v["cpu"].get("timelines")]
     idle = _shades("Blues", _idle_order(variants))
     colors = idle | _LANE_COLORS | _device_colors(variants)
     panels: list[tuple[int, dict[str, Any], list[_Lane], bool]] = []  # (index, v, lanes, zoom)
     for i, v in enumerate(variants):
         until_s = v["cpu"]["timelines"][0]["timeline"]["until_s"]
-        lanes: list[_Lane] = []
-        name, changes, cut = _device_lane(v, until_s)
-        if name:
-            lanes.append(("device", name, changes, cut))
+        lanes = _device_lanes(v, until_s)
         for tl in v["cpu"]["timelines"]:
             t = tl["timeline"]
             changes = [(at, tl["states"][s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
             cut = bool(t["dropped"])
             lanes.append((f"cpu-{tl['cpu']}", f"cpu {tl['cpu']}", changes, cut))
         panels.append((i, v, lanes, False))
-        if v["cpu"].get("slowest_io") and name:
+        req = v["cpu"].get("slowest_io")
+        if req and _lane_of(lanes, f"device-{req['device']}") is not None:
             panels.append((i, v, lanes, True))
     heights = [len(lanes) + 1.5 for _, _, lanes, _ in panels]
     fig = Figure(figsize=(10, sum(0.32 * h for h in heights) + 1.2), layout="constrained")
@@ -578,9 +583,10 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
         if window[1] > until_s:
             ax.axvline(until_s * 1e3, color="grey", linestyle="--", linewidth=0.8)
             title += " (the recording ends at the dashed line)"
-        if req and lanes[0][0] == "device":
-            cpu_y = next(y for y, lane in enumerate(lanes) if lane[0] == f"cpu-{req['cpu']}")
-            _request_path(ax, req, 0, cpu_y, zoomed, prefix)
+        device_y = _lane_of(lanes, f"device-{req['device']}") if req else None
+        cpu_y = _lane_of(lanes, f"cpu-{req['cpu']}") if req else None
+        if req and device_y is not None and cpu_y is not None:
+            _request_path(ax, req, device_y, cpu_y, zoomed, prefix)
         ax.set_title(title, fontsize=9, loc="left")
     handles: list[Artist] = [Patch(facecolor=c, label=n) for n, c in colors.items() if n in drawn]
     if any(v["cpu"].get("slowest_io") for v in variants):
@@ -595,9 +601,9 @@ def _cpu_timeline_section(report: dict[str, Any]) -> list[str]:
         return []
     return [
         "<h2>Moment by moment</h2>",
-        "<p>Each CPU's lane over the recorded window (<code>[run] timeline</code>) and, with a "
-        "device, the device's; the slowest IO a task waited for in the window, zoomed in: on "
-        "the device from its submission to its completion, then interrupt handlers and IPI "
+        "<p>Each CPU's lane over the recorded window (<code>[run] timeline</code>) and each "
+        "device's; the slowest IO a task waited for in the window, zoomed in: on the device "
+        "that served it from its submission to its completion, then interrupt handlers and IPI "
         "(irq) and leaving idle states (exit), the scheduler's switch the rest, until the task "
         "runs.</p>",
         f"<figure>{_svg(cpu_timeline_figure(report), 'cpu-timeline')}</figure>",

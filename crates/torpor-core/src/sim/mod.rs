@@ -66,6 +66,13 @@ impl<'q, W, C> Ctx<'q, W, C> {
     pub fn schedule(&mut self, at: Nanos, event: C) {
         self.queue.schedule(at, (self.wrap)(event));
     }
+
+    /// When the next pending event of the run (any component's) is due, if any: a component
+    /// may do at once work whose end nothing can observe, when nothing else is due before it.
+    #[inline]
+    pub fn next_due(&self) -> Option<Nanos> {
+        self.queue.peek_time()
+    }
 }
 
 /// Pops the events of `queue` in time order and hands each to `handle`, which may schedule

@@ -150,7 +150,7 @@ impl<'a, 't, D: BlockDevice, D2: BlockDevice> World<'a, 't, D, D2> {
             d.start(&mut Ctx::new(&mut queue, Event::Second));
         }
         if let Some(c) = cpus.as_mut() {
-            c.start(&mut Ctx::new(&mut queue, Event::Cpu));
+            c.start(&mut Ctx::new(&mut queue, Event::Cpu), until);
             pass_on(c, &mut devices, &mut queue);
         }
         issuer.start(&mut Ctx::new(&mut queue, Event::Issuer));
@@ -208,8 +208,8 @@ impl<'a, 't, D: BlockDevice, D2: BlockDevice> World<'a, 't, D, D2> {
         };
         Ok(Outcome {
             io: issuer.report(end, stop),
+            events: events + cpus.as_ref().map_or(0, CpuSystem::folded_switches),
             cpu: cpus.map(|c| c.finish(end)),
-            events,
         })
     }
 }

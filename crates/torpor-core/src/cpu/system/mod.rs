@@ -578,6 +578,10 @@ pub struct CpuSystem<'t> {
     uclamp_used: bool,
     /// What a governor reads of a cluster's CPUs at an update (reused).
     util_buf: Vec<crate::cpufreq::CpuUtil>,
+    /// The run's time limit (events after it are never handled).
+    until: Nanos,
+    /// Switches whose end was handled at once, without an event ([`Self::switch_to`]).
+    folded: u64,
 }
 
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
@@ -835,6 +839,8 @@ impl<'t> CpuSystem<'t> {
             uclamp_used: spec.tasks.iter().any(|t| t.uclamp != Uclamp::NONE),
             domains,
             util_buf: Vec::new(),
+            until: Nanos::MAX,
+            folded: 0,
         })
     }
 
@@ -844,6 +850,7 @@ impl<'t> CpuSystem<'t> {
         self
     }
 
+    #[inline(always)]
     fn emit(&mut self, at: Nanos, event: Traced) {
         if let Some(t) = self.trace.as_mut() {
             t.on(at, event);
@@ -863,8 +870,10 @@ impl<'t> CpuSystem<'t> {
     }
 
     /// Applies the requests at time 0, starts every CPU idle, arms every task's first
-    /// wake-up and sends the first request of each task that only does IO.
-    pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>) {
+    /// wake-up and sends the first request of each task that only does IO; the run handles
+    /// no event after `until`.
+    pub fn start<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, until: Nanos) {
+        self.until = until;
         self.apply_due_qos(ctx);
         for t in 0..self.tasks.len() {
             if let Wake::Periodic { phase, .. } = self.tasks[t].spec.wake {
@@ -950,7 +959,10 @@ impl<'t> CpuSystem<'t> {
             CpuEvent::BurstEnd(c, shot) => {
                 if self.cpus[c].burst.fire(shot) {
                     match self.cpus[c].mode {
-                        Mode::Switching { task } => self.start_task(ctx, c, task),
+                        Mode::Switching { task } => {
+                            let now = ctx.now();
+                            self.start_task(ctx, c, task, now)
+                        }
                         _ => self.end_burst(ctx, c),
                     }
                 }
@@ -1265,9 +1277,9 @@ impl<'t> CpuSystem<'t> {
         self.switch_to(ctx, c, t);
     }
 
-    /// Task `t` starts its burst on CPU `c` now.
-    fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
-        let now = ctx.now();
+    /// Task `t` starts its burst on CPU `c` at `now` (the event's time, or the end of a switch
+    /// folded into it: [`Self::switch_to`]).
+    fn start_task<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize, now: Nanos) {
         self.settle(c, now);
         self.cpus[c].mode = Mode::Running { task: t };
         self.mark(c, now, timeline::Lane::Running);
@@ -1382,45 +1394,52 @@ impl<'t> CpuSystem<'t> {
         }
     }
 
-    /// Charges CPU `c` its power from its last settlement until `now`.
+    /// Charges CPU `c` its power from its last settlement until `now` (nothing when that was
+    /// now: adding nothing to a sum leaves it as it was).
     fn settle(&mut self, c: usize, now: Nanos) {
-        let whole_cluster_down = {
-            let (members, down) = &self.clusters[self.cpus[c].cluster];
-            *down == members.len()
-        };
+        if self.cpus[c].settled_at == now {
+            return;
+        }
+        let clusters = &self.clusters;
         let cpu = &mut self.cpus[c];
         let dt = (now - cpu.settled_at).0;
         cpu.settled_at = now;
-        let mw = match cpu.mode {
+        match cpu.mode {
             Mode::Running { .. } | Mode::Exiting { from: None } | Mode::Switching { .. } => {
                 cpu.charge_busy(dt);
-                return;
             }
             Mode::Exiting { from: Some(state) } => {
                 // The exit until `out_at` (counted in the state, as the kernel counts it), then
-                // the handlers at active power.
+                // the handlers at active power (a part of no time adds nothing).
                 let before = now.0.min(cpu.out_at.0);
                 let exiting = before.saturating_sub(now.0 - dt);
                 let handling = dt - exiting;
-                cpu.stats.states[state].time_ns += exiting;
-                cpu.charge_busy(handling);
-                cpu.stats.energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
-                cpu.stats.states[state].energy_mj += cpu.state_mw[state] * exiting as f64 * 1e-9;
-                return;
+                if handling > 0 {
+                    cpu.charge_busy(handling);
+                }
+                if exiting > 0 {
+                    let mj = cpu.state_mw[state] * exiting as f64 * 1e-9;
+                    cpu.stats.energy_mj += mj;
+                    let s = &mut cpu.stats.states[state];
+                    s.time_ns += exiting;
+                    s.energy_mj += mj;
+                }
             }
             Mode::Idle { state, .. } => {
-                if cpu.is_cluster_state[state] && whole_cluster_down {
+                let whole_cluster_down = || {
+                    let (members, down) = &clusters[cpu.cluster];
+                    *down == members.len()
+                };
+                let mw = if cpu.is_cluster_state[state] && whole_cluster_down() {
                     cpu.cluster_state_mw[state]
                 } else {
                     cpu.state_mw[state]
-                }
+                };
+                // mW x ns = 1e-12 J = 1e-9 mJ.
+                let mj = mw * dt as f64 * 1e-9;
+                cpu.stats.energy_mj += mj;
+                cpu.stats.states[state].energy_mj += mj;
             }
-        };
-        // mW x ns = 1e-12 J = 1e-9 mJ.
-        let mj = mw * dt as f64 * 1e-9;
-        cpu.stats.energy_mj += mj;
-        if let Mode::Idle { state, .. } = cpu.mode {
-            cpu.stats.states[state].energy_mj += mj;
         }
     }
 
@@ -1443,13 +1462,22 @@ impl<'t> CpuSystem<'t> {
         self.clusters[k].1 -= 1;
     }
 
-    /// Ends the run at `end`: settles every CPU and returns the measurements.
+    /// The switches handled without an event (events all the same: what the run counts).
+    pub fn folded_switches(&self) -> u64 {
+        self.folded
+    }
+
+    /// Ends the run at `end`: settles every CPU and returns the measurements. (A run stopped
+    /// by its watcher may end inside a switch folded into its burst: that CPU was settled to
+    /// the switch's end, a few microseconds on, and stays so.)
     pub fn finish(mut self, end: Nanos) -> CpuReport {
         for c in 0..self.cpus.len() {
             if let Mode::Idle { state, entered } = self.cpus[c].mode {
                 self.cpus[c].stats.states[state].time_ns += (end - entered).0;
             }
-            self.settle(c, end);
+            if self.cpus[c].settled_at <= end {
+                self.settle(c, end);
+            }
         }
         let (timelines, slowest_io) = match self.recording.take() {
             Some(rec) => (rec.cpus, rec.slowest.map(|(_, path)| path)),
@@ -1478,9 +1506,10 @@ impl<'t> CpuSystem<'t> {
     }
 }
 
-/// The first instant after `now` on the grid `phase + k * period`.
+/// The first instant after `now` on the grid `phase + k * period` (`phase` below `period`).
 fn next_on_grid(now: u64, period: u64, phase: u64) -> u64 {
-    let since = (now + period - phase % period) % period;
+    debug_assert!(phase < period, "a phase within the period");
+    let since = (now + period - phase) % period;
     now + (period - since)
 }
 

@@ -33,6 +33,9 @@ pub struct CpuTimeline {
 pub struct RequestPath {
     pub task: String,
     pub cpu: u32,
+    /// The device that served it, by slot (the report names it: [`crate::report::SlowestIo`]).
+    #[serde(skip)]
+    pub device: u8,
     pub submitted_s: f64,
     pub device_done_s: f64,
     pub irq_us: f64,
@@ -118,6 +121,7 @@ impl<'t> CpuSystem<'t> {
             RequestPath {
                 task: task.spec.name.clone(),
                 cpu: task.spec.cpu,
+                device: stamp.device,
                 submitted_s: submitted.as_secs_f64(),
                 device_done_s: stamp.origin.as_secs_f64(),
                 irq_us: stamp.irq_ns as f64 / 1e3,

@@ -188,22 +188,39 @@ impl<'t> CpuSystem<'t> {
     }
 
     /// CPU `c` picked task `t`: the scheduler's wake-up and switch pass, then it runs.
+    ///
+    /// The switch's end is an event of its own only when something could happen before it.
+    /// Every caller picks as the last thing it does for the event it handles; when nothing is
+    /// left for the world to pass on (so nothing more is scheduled for this instant), nothing
+    /// else is due until after the switch ends, the end is within the run and no completion
+    /// waits for the task, no event can see the CPU switching: its end is handled at once,
+    /// at its own time, with the same results (the burst's expiry is the next thing posted
+    /// either way; counted as a handled event all the same).
     pub(super) fn switch_to<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize, t: usize) {
         if self.listens {
             self.util_pick(c, t);
         }
         let cost = self.costs[super::SCHED].draw(&mut self.cpus[c].rng);
+        let now = ctx.now();
         if cost == 0 {
-            self.start_task(ctx, c, t);
+            self.start_task(ctx, c, t, now);
             return;
         }
-        let now = ctx.now();
         self.settle(c, now);
         self.mark(c, now, super::timeline::Lane::Kernel);
+        let end = now + Nanos(cost);
+        let unseen = end <= self.until
+            && ctx.next_due().is_none_or(|next| next > end)
+            && !self.has_output()
+            && self.tasks[t].deliveries.is_empty();
         let cpu = &mut self.cpus[c];
         cpu.mode = Mode::Switching { task: t };
-        cpu.burst
-            .arm(ctx, now + Nanos(cost), |s| CpuEvent::BurstEnd(c, s));
+        if unseen {
+            self.folded += 1;
+            self.start_task(ctx, c, t, end);
+        } else {
+            cpu.burst.arm(ctx, end, |s| CpuEvent::BurstEnd(c, s));
+        }
     }
 
     /// At the start of task `t`'s burst: the IPI its end will send to a task on another CPU,
