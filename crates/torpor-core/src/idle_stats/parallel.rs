@@ -31,7 +31,7 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, Platform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name, known_index, parse_kind, parse_u64, trim_end, EventKind,
+    classify_line, event_name, find_byte, known_index, parse_kind, parse_u64, trim_end, EventKind,
     FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS,
     MAX_EVENT_NAMES, OTHER_EVENTS,
 };
@@ -400,7 +400,7 @@ impl Scanned {
 /// the same two values.
 fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
     let rest = fields.strip_prefix(b"state=")?;
-    let space = memchr::memchr(b' ', rest)?;
+    let space = find_byte(rest, b' ')?;
     let state = parse_u64(&rest[..space])?;
     let cpu_id = parse_u64(rest[space + 1..].strip_prefix(b"cpu_id=")?)?;
     let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {

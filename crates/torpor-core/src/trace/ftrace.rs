@@ -743,7 +743,8 @@ impl FtraceCounts {
 
 /// Classifies one line (without its line end): the checks every reader of event lines shares.
 pub(crate) fn classify_line(line: &[u8]) -> LineClass {
-    if trim(line).is_empty() {
+    let body = trim(line);
+    if body.is_empty() {
         return LineClass::Skip;
     }
     if line.starts_with(b"#") {
@@ -752,7 +753,6 @@ pub(crate) fn classify_line(line: &[u8]) -> LineClass {
         }
         return LineClass::Skip;
     }
-    let body = trim(line);
     if body.starts_with(b"CPU:") {
         if let Some(at) = memmem::find(body, b"[LOST ") {
             let n = leading_u64(&body[at + 6..]).map(|(n, _)| n);
@@ -844,19 +844,20 @@ fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
     // come before it and may hold anything, so the search looks for that exact shape.
     let mut from = 0;
     let (cpu, after) = loop {
-        let open = from + memchr::memchr(b'[', &line[from..])?;
-        let digits = line[open + 1..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        let close = open + 1 + digits;
-        if (1..=5).contains(&digits)
+        let open = from + find_byte(&line[from..], b'[')?;
+        let mut close = open + 1;
+        let mut cpu: u32 = 0;
+        while let Some(d) = line.get(close).and_then(|b| digit(*b)) {
+            // Only up to five digits are used; the wrapping keeps longer runs harmless.
+            cpu = cpu.wrapping_mul(10).wrapping_add(d);
+            close += 1;
+        }
+        if (2..=6).contains(&(close - open))
             && line.get(close) == Some(&b']')
             && line
                 .get(close + 1)
                 .is_some_and(|b| *b == b' ' || *b == b'\t')
         {
-            let cpu = parse_u32(&line[open + 1..close])?;
             break (cpu, close + 1);
         }
         from = open + 1;
@@ -873,27 +874,74 @@ fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
         (tok2, next)
     };
     let stamp = &stamp[..stamp.len() - 1];
-    let rest = next
-        + line[next..]
-            .iter()
-            .take_while(|b| **b == b' ' || **b == b'\t')
-            .count();
-    Some((cpu, parse_timestamp(stamp), rest))
+    Some((cpu, parse_timestamp(stamp), skip_blanks(line, next)))
+}
+
+/// The offset of the first `needle` in `hay`, eight bytes at a time. The searches in a line's
+/// columns and fields run over a few dozen bytes, where a `memchr` call costs more to set up
+/// than it saves and a byte loop is slower than this.
+pub(crate) fn find_byte(hay: &[u8], needle: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES * u64::from(needle);
+    let mut chunks = hay.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        // A byte equal to the needle is zero here; the lowest flagged byte is the first zero
+        // byte (a borrow can only flag bytes above it).
+        let x = u64::from_le_bytes(word) ^ pattern;
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == needle)
+        .map(|p| at + p)
+}
+
+/// The value of an ASCII digit.
+fn digit(b: u8) -> Option<u32> {
+    let d = b.wrapping_sub(b'0');
+    (d < 10).then_some(u32::from(d))
+}
+
+/// The offset of the first byte at or after `from` that is not a space or a tab.
+fn skip_blanks(line: &[u8], mut from: usize) -> usize {
+    while line.get(from).is_some_and(|b| *b == b' ' || *b == b'\t') {
+        from += 1;
+    }
+    from
 }
 
 /// The whitespace-separated token starting at or after `from`, and the offset after it.
 fn token(line: &[u8], from: usize) -> Option<(&[u8], usize)> {
-    let start = from
-        + line[from..]
-            .iter()
-            .take_while(|b| **b == b' ' || **b == b'\t')
-            .count();
-    let len = line[start..]
-        .iter()
-        .take_while(|b| **b != b' ' && **b != b'\t')
-        .count();
-    (len > 0).then(|| (&line[start..start + len], start + len))
+    let start = skip_blanks(line, from);
+    let mut end = start;
+    while line.get(end).is_some_and(|b| *b != b' ' && *b != b'\t') {
+        end += 1;
+    }
+    (end > start).then(|| (&line[start..end], end))
 }
+
+/// What a fraction of `i` decimals is multiplied by to give nanoseconds.
+const NS_SCALE: [u64; 10] = [
+    1_000_000_000,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+    10,
+    1,
+];
 
 /// `SECONDS.FRACTION` (up to nine decimals) as nanoseconds.
 fn parse_timestamp(text: &[u8]) -> Result<u64, String> {
@@ -904,18 +952,16 @@ fn parse_timestamp(text: &[u8]) -> Result<u64, String> {
             shown(&String::from_utf8_lossy(text))
         )
     };
-    let (secs, frac) = match memchr::memchr(b'.', text) {
+    let (secs, frac) = match text.iter().position(|&b| b == b'.') {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
         None => return Err(bad()),
     };
-    if frac.is_empty() || frac.len() > 9 || !frac.iter().all(u8::is_ascii_digit) {
+    if frac.is_empty() || frac.len() > 9 {
         return Err(bad());
     }
     let secs = parse_u64(secs).ok_or_else(bad)?;
-    let mut ns = parse_u64(frac).ok_or_else(bad)?;
-    for _ in frac.len()..9 {
-        ns *= 10;
-    }
+    // At most nine digits: the scale to nanoseconds cannot overflow.
+    let ns = parse_u64(frac).ok_or_else(bad)? * NS_SCALE[frac.len()];
     secs.checked_mul(1_000_000_000)
         .and_then(|s| s.checked_add(ns))
         .ok_or_else(bad)
@@ -938,11 +984,19 @@ fn trim(line: &[u8]) -> &[u8] {
     &line[start..]
 }
 
+#[inline]
 pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() || digits.len() > 20 {
         return None;
     }
     let mut n: u64 = 0;
+    if digits.len() < 20 {
+        // Nineteen digits cannot overflow: no check per digit.
+        for &d in digits {
+            n = n * 10 + u64::from(digit(d)?);
+        }
+        return Some(n);
+    }
     for &d in digits {
         if !d.is_ascii_digit() {
             return None;
@@ -997,6 +1051,28 @@ fn field<'a>(fields: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
         }
     };
     value_at(0).or_else(|| memchr::memchr_iter(b' ', fields).find_map(|sp| value_at(sp + 1)))
+}
+
+/// What [`field`] gives for each of `keys`, in one pass over the candidates instead of one
+/// pass per key (`sched_switch`, the most frequent event in most traces, has three keys read
+/// and up to ten fields).
+fn fields_of<'a, const N: usize>(fields: &'a [u8], keys: [&[u8]; N]) -> [Option<&'a [u8]>; N] {
+    let mut found = [None; N];
+    let mut missing = N;
+    let mut at = 0;
+    while missing > 0 && at <= fields.len() {
+        let rest = &fields[at..];
+        let len = find_byte(rest, b' ').unwrap_or(rest.len());
+        let token = &rest[..len];
+        for (key, slot) in keys.iter().zip(found.iter_mut()) {
+            if slot.is_none() && token.get(key.len()) == Some(&b'=') && token.starts_with(key) {
+                *slot = Some(&token[key.len() + 1..]);
+                missing -= 1;
+            }
+        }
+        at += len + 1;
+    }
+    found
 }
 
 fn text(value: &[u8]) -> Option<&str> {
@@ -1134,13 +1210,23 @@ pub(crate) fn parse_kind<'a>(
             }
         }
         b"sched_switch" => {
-            if field(fields, b"prev_pid").is_some() {
+            let [prev_pid, prev_state, next_pid] =
+                fields_of(fields, [b"prev_pid", b"prev_state", b"next_pid"]);
+            if let Some(prev_pid) = prev_pid {
+                // The checks and their order as `need`, `word` and `bad` make them.
+                let pid = |value: Option<&[u8]>, key: &str| -> Result<i32, String> {
+                    parse_i32(value.map_or_else(|| need(key), Ok)?)
+                        .ok_or_else(|| bad(key, "a process id"))
+                };
+                let prev_pid = pid(Some(prev_pid), "prev_pid")?;
+                let prev_state = match prev_state {
+                    Some(v) => text(v).ok_or_else(|| bad("prev_state", "UTF-8 text"))?,
+                    None => word("prev_state")?,
+                };
                 EventKind::SchedSwitch {
-                    prev_pid: parse_i32(need("prev_pid")?)
-                        .ok_or_else(|| bad("prev_pid", "a process id"))?,
-                    prev_state: word("prev_state")?,
-                    next_pid: parse_i32(need("next_pid")?)
-                        .ok_or_else(|| bad("next_pid", "a process id"))?,
+                    prev_pid,
+                    prev_state,
+                    next_pid: pid(next_pid, "next_pid")?,
                 }
             } else {
                 compact_switch(fields).ok_or_else(|| {

@@ -358,3 +358,76 @@ fn field_finds_the_key_at_the_start_or_after_a_space() {
     assert_eq!(field(b"state=", b"state"), Some(&b""[..]));
     assert_eq!(field(b"a state x=1", b"state"), None);
 }
+
+/// The one-pass lookup gives, for every key, what a [`field`] search per key gives, on
+/// `sched_switch` fields in the kernel's form, with a comm that mimics a key, with a key
+/// missing or repeated, and on edge cases (empty, trailing space, a bare key).
+#[test]
+fn fields_of_agrees_with_field_per_key() {
+    let keys: [&[u8]; 3] = [b"prev_pid", b"prev_state", b"next_pid"];
+    let cases: &[&[u8]] = &[
+        b"prev_comm=kworker/0:1 prev_pid=57 prev_prio=120 prev_state=I ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+        b"prev_comm=a prev_pid=9 b prev_pid=57 prev_prio=120 prev_state=R+ ==> next_comm=x next_pid=3 next_prio=120",
+        b"prev_comm=x prev_pid=5 prev_state=S",
+        b"next_pid=4 prev_pid=1 prev_pid=2 prev_state= next_pid=8",
+        b"xprev_pid=1 prev_pidx=2 prev_pid",
+        b"prev_pid=7 ",
+        b" prev_pid=7",
+        b"",
+        b" ",
+        b"prev_pid=",
+    ];
+    for f in cases {
+        let want = keys.map(|k| field(f, k));
+        assert_eq!(fields_of(f, keys), want, "{}", String::from_utf8_lossy(f));
+    }
+    // Hand-read values for the kernel's form.
+    assert_eq!(
+        fields_of(cases[0], keys),
+        [Some(&b"57"[..]), Some(&b"I"[..]), Some(&b"0"[..])]
+    );
+    assert_eq!(
+        fields_of(cases[1], keys),
+        [Some(&b"9"[..]), Some(&b"R+"[..]), Some(&b"3"[..])]
+    );
+}
+
+/// The timestamp's fraction scaled to nanoseconds, one to nine decimals, worked out by hand.
+#[test]
+fn timestamps_of_every_precision() {
+    assert_eq!(parse_timestamp(b"1.5"), Ok(1_500_000_000));
+    assert_eq!(parse_timestamp(b"538.064659"), Ok(538_064_659_000));
+    assert_eq!(parse_timestamp(b"0.000000001"), Ok(1));
+    assert_eq!(parse_timestamp(b"18446744073.709551615"), Ok(u64::MAX));
+    assert!(parse_timestamp(b"18446744073.709551616").is_err());
+    assert!(parse_timestamp(b"1.0000000001").is_err());
+    assert!(parse_timestamp(b"1.").is_err());
+    assert!(parse_timestamp(b"1.5x").is_err());
+    assert!(parse_timestamp(b"x.5").is_err());
+    assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+    assert_eq!(parse_u64(b"18446744073709551616"), None);
+    assert_eq!(
+        parse_u64(b"9999999999999999999"),
+        Some(9_999_999_999_999_999_999)
+    );
+    assert_eq!(parse_u64(b"12a"), None);
+}
+
+/// The word-at-a-time search finds what a byte-by-byte search finds, at every length and
+/// alignment, with the needle absent, first, last, repeated, and beside bytes one above or
+/// below it (where a borrow could flag the wrong byte).
+#[test]
+fn find_byte_agrees_with_a_byte_loop() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let alphabet = [b' ', b'[', b'!', b'Z', b'\\', 0x00, 0xff, 0x80, b'a'];
+    for _ in 0..20_000 {
+        let len = (rng.next() % 40) as usize;
+        let hay: Vec<u8> = (0..len)
+            .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+            .collect();
+        for needle in [b' ', b'[', 0x00, 0xff] {
+            let want = hay.iter().position(|&b| b == needle);
+            assert_eq!(find_byte(&hay, needle), want, "{hay:?} {needle}");
+        }
+    }
+}
