@@ -157,15 +157,7 @@ mod tests {
         })
     }
 
-    const CPUS: [CpuUtil; 2] = [CpuUtil {
-        util: 0,
-        rt_runnable: false,
-        idle_calls: 0,
-        idle_ns: 0,
-        iowait_ns: 0,
-        uclamp_min: 0,
-        uclamp_max: 1024,
-    }; 2];
+    const CPUS: [CpuUtil; 2] = [CpuUtil::IDLE; 2];
 
     fn start(name: GovernorName, p: &mut CpufreqPolicy) -> (Governor, Option<FreqChange>) {
         let params = GovernorParams {

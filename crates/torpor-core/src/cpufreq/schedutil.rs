@@ -108,18 +108,22 @@ pub struct CpuUtil {
     pub uclamp_max: u64,
 }
 
-impl Default for CpuUtil {
+impl CpuUtil {
     /// An idle CPU with no clamps.
+    pub const IDLE: CpuUtil = CpuUtil {
+        util: 0,
+        rt_runnable: false,
+        idle_calls: 0,
+        idle_ns: 0,
+        iowait_ns: 0,
+        uclamp_min: 0,
+        uclamp_max: SCHED_CAPACITY_SCALE as u64,
+    };
+}
+
+impl Default for CpuUtil {
     fn default() -> CpuUtil {
-        CpuUtil {
-            util: 0,
-            rt_runnable: false,
-            idle_calls: 0,
-            idle_ns: 0,
-            iowait_ns: 0,
-            uclamp_min: 0,
-            uclamp_max: u64::from(SCHED_CAPACITY_SCALE),
-        }
+        CpuUtil::IDLE
     }
 }
 

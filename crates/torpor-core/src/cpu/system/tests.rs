@@ -30,6 +30,18 @@ freq_khz = 1000000
 power_mw = { mw = 100.0, source = "test" }
 "#;
 
+/// ONE_CPU with three OPPs (500 MHz 50 mW, 1 GHz 100 mW, 2 GHz 400 mW) and a 300 us
+/// transition latency (schedutil's default rate limit: 450 us).
+fn three_opps() -> String {
+    ONE_CPU.replace(
+        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
+        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
+         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
+    )
+}
+
 /// cpu0's resume latency set to `us` at time 0 through its sysfs file.
 fn cpu0_limit(us: i32) -> Vec<QosAction> {
     vec![QosAction {
@@ -338,13 +350,7 @@ fn schedutil_lowers_the_clock_after_its_transition_latency_mid_burst() {
     //   10.3 ms 20 us are done and 80 us remain, x4 at 500 MHz = 320 us: it ends at 10.62 ms.
     // - 20 ms and 30 ms: util is 1 (100 us of invariant running time, decayed), raw
     //   2 GHz x 1 / 1024 = 1953 kHz: 500 MHz again, no change; each burst takes 400 us.
-    let platform = ONE_CPU.replace(
-        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
-        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
-    );
+    let platform = three_opps();
     let mut s = spec("oracle", vec![]);
     s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
     s.tasks[0].run = Dist::Fixed(Nanos::from_us(100));
@@ -458,13 +464,7 @@ fn a_clamp_floor_raises_the_clock_at_the_first_update_after_the_enqueue() {
     // burst ends by 10.3 + 4.3 + 6 - 4.3 / 4 < 19.6 ms.
     // Without the clamp the utilization stays far below any higher OPP: the burst runs at
     // 500 MHz until the run ends, unfinished.
-    let platform = ONE_CPU.replace(
-        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
-        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
-    );
+    let platform = three_opps();
     let mut s = spec("oracle", vec![]);
     s.platform = CpuPlatform::parse("one.toml", &platform).unwrap();
     s.tasks[0].run = Dist::Fixed(Nanos::from_ms(6));
@@ -506,13 +506,7 @@ fn a_scaling_limit_written_mid_burst_moves_the_clock_after_the_transition_latenc
     // - powersave at 500 MHz (a quarter speed): 1.02 ms at 500 MHz do 0.255 ms of work; the
     //   floor's `limits` moves it to 1 GHz, where the 3.745 ms left take 7.49 ms: the burst
     //   ends at 18.79 ms (response 8.79 ms).
-    let platform = ONE_CPU.replace(
-        "[[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n",
-        "[cluster.cpufreq]\ntransition_latency = { ns = 300000, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 500000\npower_mw = { mw = 50.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 1000000\npower_mw = { mw = 100.0, source = \"test\" }\n\
-         [[cluster.opp]]\nfreq_khz = 2000000\npower_mw = { mw = 400.0, source = \"test\" }\n",
-    );
+    let platform = three_opps();
     let cases = [
         (
             crate::cpufreq::GovernorName::Performance,
