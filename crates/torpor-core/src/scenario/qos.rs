@@ -395,9 +395,9 @@ fn written_value(v: &Value, target: QosTarget) -> Result<(i32, String), String> 
             Ok((us, format!("{s:?}")))
         }
         (QosTarget::ScalingMinFreq { .. } | QosTarget::ScalingMaxFreq { .. }, v) => {
-            let text = match v {
-                Value::Integer(n) => n.to_string(),
-                Value::String(s) => s.trim_end_matches('\n').to_string(),
+            let (text, shown) = match v {
+                Value::Integer(n) => (n.to_string(), n.to_string()),
+                Value::String(s) => (s.trim_end_matches('\n').to_string(), format!("{s:?}")),
                 other => {
                     return Err(format!(
                         "{key}: expected a frequency in kHz (an integer or a string as written \
@@ -419,10 +419,6 @@ fn written_value(v: &Value, target: QosTarget) -> Result<(i32, String), String> 
                         crate::error::shown(&text)
                     )
                 })?;
-            let shown = match v {
-                Value::String(s) => format!("{s:?}"),
-                _ => text,
-            };
             Ok((i32::try_from(khz).unwrap_or(i32::MAX), shown))
         }
         (_, other) => Err(format!(

@@ -993,11 +993,13 @@ impl<'t> CpuSystem<'t> {
             let action = *action;
             self.qos_next += 1;
             match (action.target, action.op) {
-                (QosTarget::ScalingMinFreq { cpu }, QosOp::Set(khz)) => {
-                    self.scaling_write(ctx, cpu, true, khz.max(0) as u32);
-                }
-                (QosTarget::ScalingMaxFreq { cpu }, QosOp::Set(khz)) => {
-                    self.scaling_write(ctx, cpu, false, khz.max(0) as u32);
+                (
+                    target
+                    @ (QosTarget::ScalingMinFreq { cpu } | QosTarget::ScalingMaxFreq { cpu }),
+                    QosOp::Set(khz),
+                ) => {
+                    let floor = matches!(target, QosTarget::ScalingMinFreq { .. });
+                    self.scaling_write(ctx, cpu, floor, khz.max(0) as u32);
                 }
                 _ => global_changed |= self.qos.apply(&action),
             }
