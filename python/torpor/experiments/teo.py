@@ -373,18 +373,25 @@ def _within(got: float, seed: float) -> bool:
     return got * seed > 0 and abs(got) <= EXAGGERATION * abs(seed)
 
 
+def _outside(got: dict[str, float], seed: dict[str, float]) -> tuple[list[str], str]:
+    """The workloads whose figure is not `_within` the seed's, and the words that name them
+    ("" when none)."""
+    off = [w for w, g in got.items() if not _within(g, seed[w])]
+    why = f"; outside the seed's direction or {EXAGGERATION:g}x its size: {', '.join(off)}"
+    return off, why if off else ""
+
+
 def claim_power_mixed(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # Rule: teo-util's power against menu rises on some workload and falls on another, and on
     # each workload it moves the seed's way by at most EXAGGERATION times the seed's change
     # (the seed: +6.7 % Geekbench, +2.71 % PCMark, -16.08 % Jankbench, +3.05 % Speedometer).
     diffs = power_diffs(rows)
     mixed = any(d > 0 for d in diffs.values()) and any(d < 0 for d in diffs.values())
-    off = [w for w, d in diffs.items() if not _within(d, SEED_POWER_DIFF[w])]
-    why = f"; outside the seed's direction or {EXAGGERATION:g}x its size: {', '.join(off)}"
+    off, why = _outside(diffs, SEED_POWER_DIFF)
     return _claim(
         "teo-util's power effect is mixed: higher on some workloads, lower on others (vs menu)",
         ", ".join(f"{w} {d:+g}%" for w, d in SEED_POWER_DIFF.items()),
-        ", ".join(f"{w} {d:+.1f}%" for w, d in diffs.items()) + (why if off else ""),
+        ", ".join(f"{w} {d:+.1f}%" for w, d in diffs.items()) + why,
         mixed and not off,
     )
 
@@ -395,8 +402,7 @@ def claim_benchmark_scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
     # (the seed: GB5 multicore +1.36 %, PCMark +0.15 %, Jankbench frame -9.0 %, Speedometer
     # +1.83 %).
     gains = score_gains(rows)
-    off = [w for w, g in gains.items() if not _within(g, SEED_SCORE_GAIN[w])]
-    why = f"; outside the seed's direction or {EXAGGERATION:g}x its size: {', '.join(off)}"
+    off, why = _outside(gains, SEED_SCORE_GAIN)
     return _claim(
         "Benchmark scores (Geekbench, PCMark, Speedometer) and Jankbench frame times improve "
         "with teo-util (vs menu)",
@@ -404,7 +410,7 @@ def claim_benchmark_scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "work per second: "
         + ", ".join(f"{w} {g:+.2f}%" for w, g in gains.items() if w != "jankbench")
         + f"; Jankbench mean frame {-gains['jankbench']:+.2f}%"
-        + (why if off else ""),
+        + why,
         not off,
     )
 
