@@ -45,7 +45,7 @@ impl Dist {
             Dist::Exponential(mean) => {
                 // Inverse transform; 1 - u lies in (0, 1], so the logarithm is finite.
                 let u = 1.0 - rng.unit_f64();
-                Nanos((-(mean.0 as f64) * u.ln()).round() as u64)
+                Nanos(round_to_u64(-(mean.0 as f64) * u.ln()))
             }
         }
     }
@@ -56,6 +56,18 @@ impl Dist {
             Dist::Fixed(n) | Dist::Exponential(n) => n,
             Dist::Uniform(lo, hi) => Nanos((lo.0 + hi.0) / 2),
         }
+    }
+}
+
+/// `x.round() as u64` for `x >= 0` (halves away from zero, saturating), without libm's
+/// `round`: this runs per burst. The fractional part `x - trunc(x)` of a double is exact.
+#[inline]
+fn round_to_u64(x: f64) -> u64 {
+    let whole = x as u64;
+    if x - whole as f64 >= 0.5 {
+        whole.saturating_add(1)
+    } else {
+        whole
     }
 }
 
@@ -500,4 +512,33 @@ pub fn resolve(files: &[TaskFile]) -> Result<Vec<TaskSpec>, TaskError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_agrees_with_libm_round_on_halves_edges_and_random_values() {
+        let edges = [
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8446744073709552e19,
+            1e300,
+        ];
+        let mut rng = Pcg32::new(3, 9);
+        let random = (0..100_000).map(|i| {
+            let scale = 10f64.powi(i % 19);
+            rng.unit_f64() * scale
+        });
+        for x in edges.into_iter().chain(random) {
+            assert_eq!(round_to_u64(x), x.round() as u64, "x = {x:e}");
+        }
+    }
 }

@@ -42,7 +42,10 @@ impl Pcg32 {
             let x = self.next_u64();
             let m = (x as u128) * (bound as u128);
             let low = m as u64;
-            if low >= bound.wrapping_neg() % bound {
+            // The rejection threshold `2^64 mod bound` is below `bound`: the division that
+            // computes it is needed only when `low` is too (Lemire's nearly divisionless form;
+            // the same draws as always computing it).
+            if low >= bound || low >= bound.wrapping_neg() % bound {
                 return (m >> 64) as u64;
             }
         }
