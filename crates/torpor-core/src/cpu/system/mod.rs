@@ -487,8 +487,10 @@ struct Cpu {
     kicked: bool,
     mode: Mode,
     queue: std::collections::VecDeque<usize>,
+    /// The tasks pinned here (indices), in the order of the scenario.
+    own_tasks: Vec<usize>,
     tick: Timer,
-    tick_phase: u64,
+    tick_grid: TickGrid,
     tick_stopped: bool,
     poll: Timer,
     ready: Timer,
@@ -704,9 +706,10 @@ impl<'t> CpuSystem<'t> {
                 kicked: false,
                 mode: Mode::Exiting { from: None },
                 queue: std::collections::VecDeque::new(),
+                own_tasks: Vec::new(),
                 tick: Timer::new(),
                 // Each CPU's tick fires on its own phase of the grid.
-                tick_phase: rng.below(tick_ns),
+                tick_grid: TickGrid::new(tick_ns, rng.below(tick_ns)),
                 tick_stopped: false,
                 poll: Timer::new(),
                 ready: Timer::new(),
@@ -798,6 +801,10 @@ impl<'t> CpuSystem<'t> {
                 }
                 index_of[id as usize] = i;
             }
+        }
+        for (i, t) in tasks.iter().enumerate() {
+            let on = cpus.iter().position(|cpu| cpu.id == t.spec.cpu);
+            cpus[on.expect("a task's CPU was checked")].own_tasks.push(i);
         }
         let mut threads: Vec<Option<usize>> = Vec::new();
         for (i, t) in spec.tasks.iter().enumerate() {
@@ -1038,7 +1045,7 @@ impl<'t> CpuSystem<'t> {
     fn arm_tick<W>(&mut self, ctx: &mut Ctx<'_, W, CpuEvent>, c: usize) {
         let now = ctx.now().0;
         let cpu = &mut self.cpus[c];
-        let next = next_on_grid(now, self.tick_ns, cpu.tick_phase);
+        let next = cpu.tick_grid.after(now);
         cpu.tick.arm(ctx, Nanos(next), |s| CpuEvent::Tick(c, s));
     }
 
@@ -1087,8 +1094,8 @@ impl<'t> CpuSystem<'t> {
         // One pass over this CPU's pending wake-ups: the next timer (the sleep length), and
         // the next wake-up of any kind already determined (what the oracle knows).
         let mut next_timer = None::<u64>;
-        for t in self.tasks.iter().filter(|t| t.spec.cpu == self.cpus[c].id) {
-            if let Some((at, Source::Timer)) = t.pending {
+        for &t in &self.cpus[c].own_tasks {
+            if let Some((at, Source::Timer)) = self.tasks[t].pending {
                 next_timer = Some(next_timer.map_or(at.0, |w| w.min(at.0)));
             }
         }
@@ -1106,7 +1113,7 @@ impl<'t> CpuSystem<'t> {
         let tick_ns = self.tick_ns;
         self.settle(c, ctx.now());
         let cpu_ref = &mut self.cpus[c];
-        let next_tick = next_on_grid(now, tick_ns, cpu_ref.tick_phase);
+        let next_tick = cpu_ref.tick_grid.after(now);
         let to_timer = next_timer.saturating_sub(now);
         let can_stop = to_timer > tick_ns;
         let delta_next = if cpu_ref.tick_stopped {
@@ -1257,7 +1264,7 @@ impl<'t> CpuSystem<'t> {
             let cpu = &mut self.cpus[c];
             cpu.tick_stopped = false;
             if cpu.tick.due().is_none() {
-                let at = next_on_grid(now.0, self.tick_ns, cpu.tick_phase);
+                let at = cpu.tick_grid.after(now.0);
                 cpu.tick.arm(ctx, Nanos(at), |s| CpuEvent::Tick(c, s));
             }
         }
@@ -1508,11 +1515,36 @@ impl<'t> CpuSystem<'t> {
     }
 }
 
-/// The first instant after `now` on the grid `phase + k * period` (`phase` below `period`).
-fn next_on_grid(now: u64, period: u64, phase: u64) -> u64 {
-    debug_assert!(phase < period, "a phase within the period");
-    let since = (now + period - phase) % period;
-    now + (period - since)
+/// A CPU's tick grid, `phase + k * period`, and the grid instant last asked for: the idle loop
+/// asks at every iteration, mostly within the same period, so the division is rarely needed.
+#[derive(Clone, Copy, Debug)]
+struct TickGrid {
+    period: u64,
+    phase: u64,
+    next: u64,
+}
+
+impl TickGrid {
+    fn new(period: u64, phase: u64) -> TickGrid {
+        debug_assert!(phase < period, "a phase within the period");
+        TickGrid {
+            period,
+            phase,
+            next: phase,
+        }
+    }
+
+    /// The first instant after `now` on the grid.
+    #[inline]
+    fn after(&mut self, now: u64) -> u64 {
+        // `next` is on the grid: it is the answer when the instant before it is not after now.
+        if now < self.next && self.next.saturating_sub(self.period) <= now {
+            return self.next;
+        }
+        let since = (now + self.period - self.phase) % self.period;
+        self.next = now + (self.period - since);
+        self.next
+    }
 }
 
 /// `cpuidle_poll_time()`: the governor's window if it set one (haltpoll), else the first

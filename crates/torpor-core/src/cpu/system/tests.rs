@@ -541,3 +541,31 @@ fn a_scaling_limit_written_mid_burst_moves_the_clock_after_the_transition_latenc
         );
     }
 }
+
+#[test]
+fn the_tick_grid_answers_as_the_division_does_in_any_order_of_questions() {
+    // A second method: the first grid instant after `now`, found by stepping from the phase.
+    let by_steps = |now: u64, period: u64, phase: u64| {
+        let mut at = phase;
+        while at <= now {
+            at += period;
+        }
+        at
+    };
+    let mut rng = crate::sim::Pcg32::new(5, 11);
+    for _ in 0..50 {
+        let period = 1 + rng.below(5_000);
+        let phase = rng.below(period);
+        let mut grid = super::TickGrid::new(period, phase);
+        let mut now = 0u64;
+        for _ in 0..200 {
+            // Mostly forward within a period or two, sometimes far, sometimes back.
+            now = match rng.below(4) {
+                0 => now + rng.below(period * 40),
+                1 => now.saturating_sub(rng.below(period * 2)),
+                _ => now + rng.below(period),
+            };
+            assert_eq!(grid.after(now), by_steps(now, period, phase), "now {now}");
+        }
+    }
+}
