@@ -384,7 +384,7 @@ impl<'t> CpuSystem<'t> {
             cpu.active_mw = mw;
             cpu.stats.freq_changes += 1;
             let id = cpu.id;
-            self.emit(now, Traced::Frequency { cpu: id, khz });
+            self.emit(now, || Traced::Frequency { cpu: id, khz });
         }
     }
 }

@@ -804,7 +804,9 @@ impl<'t> CpuSystem<'t> {
         }
         for (i, t) in tasks.iter().enumerate() {
             let on = cpus.iter().position(|cpu| cpu.id == t.spec.cpu);
-            cpus[on.expect("a task's CPU was checked")].own_tasks.push(i);
+            cpus[on.expect("a task's CPU was checked")]
+                .own_tasks
+                .push(i);
         }
         let mut threads: Vec<Option<usize>> = Vec::new();
         for (i, t) in spec.tasks.iter().enumerate() {
@@ -857,10 +859,12 @@ impl<'t> CpuSystem<'t> {
         self
     }
 
+    /// Reports a moment to the trace, if the run is traced: `event` is built only then (the
+    /// untraced run is the common one, and these sit on its hottest paths).
     #[inline(always)]
-    fn emit(&mut self, at: Nanos, event: Traced) {
+    fn emit(&mut self, at: Nanos, event: impl FnOnce() -> Traced) {
         if let Some(t) = self.trace.as_mut() {
-            t.on(at, event);
+            t.on(at, event());
         }
     }
 
@@ -899,7 +903,7 @@ impl<'t> CpuSystem<'t> {
                 // Where each CPU starts, so that a trace's reader need not guess (a recording
                 // would start with none).
                 let (cpu, khz) = (self.cpus[c].id, self.cpus[c].khz);
-                self.emit(ctx.now(), Traced::Frequency { cpu, khz });
+                self.emit(ctx.now(), || Traced::Frequency { cpu, khz });
             }
             self.arm_tick(ctx, c);
             self.idle_iteration(ctx, c);
@@ -913,18 +917,13 @@ impl<'t> CpuSystem<'t> {
             CpuEvent::TaskWake(t, shot) => {
                 if self.tasks[t].timer.fire(shot) {
                     let fired = self.tasks[t].pending.take();
-                    if self.trace.is_some() {
-                        if let Some((_, source)) = fired {
-                            let cpu = self.tasks[t].spec.cpu;
-                            self.emit(
-                                ctx.now(),
-                                Traced::WakeSource {
-                                    task: t,
-                                    cpu,
-                                    source,
-                                },
-                            );
-                        }
+                    if let Some((_, source)) = fired {
+                        let cpu = self.tasks[t].spec.cpu;
+                        self.emit(ctx.now(), || Traced::WakeSource {
+                            task: t,
+                            cpu,
+                            source,
+                        });
                     }
                     let source = fired.map_or(Source::Timer, |(_, s)| s);
                     self.source_fired(ctx, t, source);
@@ -936,7 +935,7 @@ impl<'t> CpuSystem<'t> {
                 }
                 self.arm_tick(ctx, c);
                 let cpu = self.cpus[c].id;
-                self.emit(ctx.now(), Traced::Tick { cpu });
+                self.emit(ctx.now(), || Traced::Tick { cpu });
                 if self.listens && self.cpus[c].pelt_running && self.pelt_update(c, ctx.now()) {
                     // The running task's tick (`task_tick_fair`) updates PELT.
                     self.util_changed(ctx, c, false);
@@ -982,7 +981,7 @@ impl<'t> CpuSystem<'t> {
             CpuEvent::Ipi(t) => self.ipi_arrived(ctx, t),
             CpuEvent::ExitDone(c) => {
                 let cpu = self.cpus[c].id;
-                self.emit(ctx.now(), Traced::Ready { cpu });
+                self.emit(ctx.now(), || Traced::Ready { cpu });
             }
             CpuEvent::FreqSwitch(k, shot) => self.switch_done(ctx, k, shot),
         }
@@ -1172,15 +1171,15 @@ impl<'t> CpuSystem<'t> {
                 .poll
                 .arm(ctx, Nanos(now + limit), |s| CpuEvent::PollLimit(c, s));
         }
-        let enter = Traced::IdleEnter {
-            cpu: cpu_ref.id,
-            state: idx,
-            stops_tick,
-        };
+        let cpu = cpu_ref.id;
         if cpu_ref.is_cluster_state[idx] {
             self.cluster_enter(ctx.now(), c);
         }
-        self.emit(ctx.now(), enter);
+        self.emit(ctx.now(), || Traced::IdleEnter {
+            cpu,
+            state: idx,
+            stops_tick,
+        });
     }
 
     /// CPU `c`, leaving its idle state, is ready to pick its next step when its exit and any
@@ -1243,14 +1242,13 @@ impl<'t> CpuSystem<'t> {
             self.signals.push_back(Signal::Idle { cpu, idle: false });
         }
         self.mark(c, now, timeline::Lane::Exit(state));
-        let cpu = &mut self.cpus[c];
-        let exited = Traced::IdleExit {
-            cpu: cpu.id,
+        let cpu = self.cpus[c].id;
+        self.emit(now, || Traced::IdleExit {
+            cpu,
             state,
             ready: now + Nanos(exit),
             miss,
-        };
-        self.emit(now, exited);
+        });
     }
 
     /// The CPU is out of its idle state: run the first queued task (the trip ends), or idle
@@ -1277,12 +1275,12 @@ impl<'t> CpuSystem<'t> {
         cpu.pelt_running = true;
         cpu.pelt_mark = now;
         cpu.pelt_banked = 0;
-        let switch = Traced::Switch {
-            cpu: cpu.id,
+        let cpu = cpu.id;
+        self.emit(now, || Traced::Switch {
+            cpu,
             prev: None,
             next: Some(t),
-        };
-        self.emit(now, switch);
+        });
         self.switch_to(ctx, c, t);
     }
 
@@ -1364,22 +1362,20 @@ impl<'t> CpuSystem<'t> {
         if self.trace.is_some() {
             if let Some((at, Source::Timer)) = self.tasks[t].pending {
                 let absolute = matches!(self.tasks[t].spec.wake, Wake::Periodic { .. });
-                let armed = Traced::TimerArmed {
+                self.emit(now, || Traced::TimerArmed {
                     task: t,
                     cpu: cpu_id,
                     expires: at,
                     absolute,
-                };
-                self.emit(now, armed);
+                });
             }
         }
         let next = self.cpus[c].queue.pop_front();
-        let switch = Traced::Switch {
+        self.emit(now, || Traced::Switch {
             cpu: cpu_id,
             prev: Some(t),
             next,
-        };
-        self.emit(now, switch);
+        });
         if next.is_none() {
             self.cpus[c].mode = Mode::Exiting { from: None };
         }

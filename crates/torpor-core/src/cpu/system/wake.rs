@@ -122,7 +122,7 @@ impl<'t> CpuSystem<'t> {
         }
         let cpu = self.tasks[t].spec.cpu;
         let by = self.tasks[t].stamp.by;
-        self.emit(ctx.now(), Traced::Woken { task: t, cpu, by });
+        self.emit(ctx.now(), || Traced::Woken { task: t, cpu, by });
         let c = self.cpu_index(cpu);
         let task = &mut self.tasks[t];
         task.runnable = true;
