@@ -113,22 +113,11 @@ pub fn line_of_toml_key(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// The longest token an error message quotes whole; longer ones are cut and marked.
-pub const SHOWN_TOKEN_CHARS: usize = 60;
+pub use torpor_sim::text::{shown, SHOWN_TOKEN_CHARS};
 
 /// The longest message an error prints; the rest is cut and marked, so that no input, however
 /// it is built, turns into a huge error line.
 pub const SHOWN_MESSAGE_CHARS: usize = 400;
-
-/// `token` quoted for an error message: as a Rust string literal (control characters and
-/// quotes escaped, so the message stays on one line), cut after [`SHOWN_TOKEN_CHARS`]
-/// characters with its full length in bytes noted.
-pub fn shown(token: &str) -> String {
-    match token.char_indices().nth(SHOWN_TOKEN_CHARS) {
-        None => format!("{token:?}"),
-        Some((cut, _)) => format!("{:?}... ({} bytes in all)", &token[..cut], token.len()),
-    }
-}
 
 /// `text` with control characters escaped (`\n`, `\u{0}`), so that it prints on one line.
 fn one_line(text: &str) -> std::borrow::Cow<'_, str> {

@@ -18,16 +18,19 @@ pub mod qos;
 pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod sim;
 pub mod storage;
 pub mod sweep_file;
-pub mod time;
 pub mod trace;
 pub mod user_file;
 pub mod variant_names;
 pub mod view;
 pub mod workload;
 pub mod world;
+
+/// The engine (its own crate, below every other part): `sim` for the queue, timers and
+/// random streams, `time` for [`Nanos`].
+pub use torpor_sim as sim;
+pub use torpor_sim::time;
 
 pub use error::InputError;
 pub use time::Nanos;

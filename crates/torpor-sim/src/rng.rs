@@ -23,6 +23,7 @@ impl Pcg32 {
         rng
     }
 
+    #[inline]
     pub fn next_u32(&mut self) -> u32 {
         let old = self.state;
         self.state = old.wrapping_mul(MULTIPLIER).wrapping_add(self.inc);
@@ -31,11 +32,13 @@ impl Pcg32 {
         xorshifted.rotate_right(rot)
     }
 
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         ((self.next_u32() as u64) << 32) | self.next_u32() as u64
     }
 
     /// A uniform integer in `0..bound` without modulo bias (Lemire's method).
+    #[inline]
     pub fn below(&mut self, bound: u64) -> u64 {
         assert!(bound > 0, "below(0)");
         loop {
@@ -52,6 +55,7 @@ impl Pcg32 {
     }
 
     /// A uniform float in `[0, 1)` with 53 random bits.
+    #[inline]
     pub fn unit_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }

@@ -85,7 +85,7 @@ impl Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::EventQueue;
+    use crate::EventQueue;
 
     #[derive(Clone, Copy, Debug, PartialEq)]
     enum Ev {

@@ -1,6 +1,8 @@
-//! The engine: one clock, one queue, and the primitives components are built from.
+//! The engine: one clock, one queue, and the primitives components are built from (the
+//! bottom layer of torpor; it depends on no other part of it, which the crate boundary
+//! enforces).
 //!
-//! `sim` knows no component. The composition root ([`crate::world`]) owns every component of
+//! `sim` knows no component. The composition root (torpor-core's `world`) owns every component of
 //! a run, defines the run's event type as one variant per component, and routes each event to
 //! its owner. A component sees the engine only through a [`Ctx`]: the current time and a way
 //! to post *its own* events (the world supplies the wrapping into the run's event type, a plain
@@ -16,6 +18,8 @@
 
 mod queue;
 mod rng;
+pub mod text;
+pub mod time;
 mod timer;
 pub mod timer_wheel;
 

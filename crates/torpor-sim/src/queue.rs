@@ -175,7 +175,7 @@ mod tests {
         // sometimes the earliest, sometimes not.
         let mut q = EventQueue::new();
         let mut reference: Vec<(u64, u32)> = Vec::new();
-        let mut rng = crate::sim::Pcg32::new(7, 7);
+        let mut rng = crate::Pcg32::new(7, 7);
         let mut next = 0u32;
         for _ in 0..5000 {
             if rng.below(3) > 0 || reference.is_empty() {

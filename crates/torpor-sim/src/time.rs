@@ -30,6 +30,7 @@ impl Nanos {
     pub const fn from_secs(s: u64) -> Nanos {
         Nanos(s.saturating_mul(1_000_000_000))
     }
+    #[inline]
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
@@ -107,9 +108,9 @@ impl fmt::Display for Nanos {
 /// Why a duration string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DurationError {
-    #[error("expected a duration with a unit (ns, us, ms, s, min), e.g. \"150ms\", got {}", crate::error::shown(.0))]
+    #[error("expected a duration with a unit (ns, us, ms, s, min), e.g. \"150ms\", got {}", crate::text::shown(.0))]
     Syntax(String),
-    #[error("{} is longer than {HORIZON_TEXT}", crate::error::shown(.0))]
+    #[error("{} is longer than {HORIZON_TEXT}", crate::text::shown(.0))]
     TooLong(String),
 }
 
