@@ -12,14 +12,7 @@ mod menu;
 mod oracle;
 #[cfg(test)]
 mod property_tests;
-mod teo_6_12;
-mod teo_6_14;
-mod teo_6_19;
-mod teo_7_0;
-mod teo_new_common;
-#[cfg(test)]
-mod teo_new_tests;
-mod teo_old;
+mod teo;
 
 pub use haltpoll::HaltpollParams;
 
@@ -90,17 +83,17 @@ impl GovernorName {
             GovernorName::Ladder => Box::new(ladder::Ladder::new(platform, dev)),
             GovernorName::Haltpoll => Box::new(haltpoll::Haltpoll::new(platform, dev)),
             GovernorName::Menu66 => Box::new(menu::Menu66::new(platform, dev)),
-            GovernorName::Menu619 => Box::new(menu::MenuLate::v6_19(platform, dev)),
-            GovernorName::Menu70 => Box::new(menu::MenuLate::v7_0(platform, dev)),
-            GovernorName::Menu71 => Box::new(menu::MenuLate::v7_1(platform, dev)),
+            GovernorName::Menu619 => Box::new(menu::Menu619::v6_19(platform, dev)),
+            GovernorName::Menu70 => Box::new(menu::Menu619::v7_0(platform, dev)),
+            GovernorName::Menu71 => Box::new(menu::Menu619::v7_1(platform, dev)),
             GovernorName::Oracle => Box::new(oracle::Oracle::new(platform, dev)),
-            GovernorName::Teo513 => Box::new(teo_old::Teo513::new(platform, dev)),
-            GovernorName::Teo63 => Box::new(teo_old::Teo63::new(platform, dev)),
-            GovernorName::Teo66 => Box::new(teo_old::Teo66::new(platform, dev)),
-            GovernorName::Teo612 => Box::new(teo_6_12::Teo612::new(platform, dev)),
-            GovernorName::Teo614 => Box::new(teo_6_14::Teo614::new(platform, dev)),
-            GovernorName::Teo619 => Box::new(teo_6_19::Teo619::new(platform, dev)),
-            GovernorName::Teo70 => Box::new(teo_7_0::Teo70::new(platform, dev)),
+            GovernorName::Teo513 => Box::new(teo::Teo513::new(platform, dev)),
+            GovernorName::Teo63 => Box::new(teo::Teo63::new(platform, dev)),
+            GovernorName::Teo66 => Box::new(teo::Teo66::new(platform, dev)),
+            GovernorName::Teo612 => Box::new(teo::Teo612::new(platform, dev)),
+            GovernorName::Teo614 => Box::new(teo::Teo614::new(platform, dev)),
+            GovernorName::Teo619 => Box::new(teo::Teo619::new(platform, dev)),
+            GovernorName::Teo70 => Box::new(teo::Teo70::new(platform, dev)),
         }
     }
 }

@@ -10,7 +10,7 @@
 //! Variants, named as idle-decide.md names them (`v6_6.rs`; `v6_19.rs` holds v6.19 and the
 //! two later releases, which change only its stopped-tick handling):
 //! - [`v6_6::Menu66`], `menu@6.6`: mainline v6.6 .. v6.12 (12 buckets, iowait multiplier).
-//! - [`v6_19::MenuLate`], `menu` / `menu@6.19`: mainline v6.19; `menu@7.0` and `menu@7.1`:
+//! - [`v6_19::Menu619`], `menu` / `menu@6.19`: mainline v6.19; `menu@7.0` and `menu@7.1`:
 //!   mainline v7.0 and v7.1 (they differ from v6.19 only when the tick is already stopped).
 //!
 //! What every version keeps in common, and is therefore written once here:
@@ -33,7 +33,7 @@ mod v6_6;
 #[cfg(test)]
 mod tests;
 
-pub use v6_19::MenuLate;
+pub use v6_19::Menu619;
 pub use v6_6::Menu66;
 
 use crate::cpuidle::{Device, Kernel, Platform};

@@ -79,30 +79,30 @@ enum StoppedTick {
 }
 
 /// The menu governor of v6.19 and later; the releases differ only in [`StoppedTick`].
-pub struct MenuLate {
+pub struct Menu619 {
     data: MenuData<BUCKETS>,
     stopped_tick: StoppedTick,
     name: &'static str,
 }
 
-impl MenuLate {
+impl Menu619 {
     /// `menu` / `menu@6.19`.
     pub fn v6_19(_platform: &Platform, _dev: &mut Device) -> Self {
-        MenuLate::new(StoppedTick::UseTimer, "menu")
+        Menu619::new(StoppedTick::UseTimer, "menu")
     }
 
     /// `menu@7.0`.
     pub fn v7_0(_platform: &Platform, _dev: &mut Device) -> Self {
-        MenuLate::new(StoppedTick::FetchTimer, "menu@7.0")
+        Menu619::new(StoppedTick::FetchTimer, "menu@7.0")
     }
 
     /// `menu@7.1`.
     pub fn v7_1(_platform: &Platform, _dev: &mut Device) -> Self {
-        MenuLate::new(StoppedTick::FetchTimerBeyondSafeRange, "menu@7.1")
+        Menu619::new(StoppedTick::FetchTimerBeyondSafeRange, "menu@7.1")
     }
 
     fn new(stopped_tick: StoppedTick, name: &'static str) -> Self {
-        MenuLate {
+        Menu619 {
             data: MenuData::new(),
             stopped_tick,
             name,
@@ -163,7 +163,7 @@ pub(super) fn typical_interval(intervals: &[u32; INTERVALS]) -> u32 {
     }
 }
 
-impl Governor for MenuLate {
+impl Governor for Menu619 {
     fn name(&self) -> &'static str {
         self.name
     }

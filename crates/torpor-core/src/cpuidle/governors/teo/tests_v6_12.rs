@@ -14,11 +14,11 @@
 //! Tests that need a learned state set it on a fresh governor with `last_state_idx = -1`
 //! (`learned!`), so the first select runs no update.
 
-use super::teo_6_12::Teo612;
-use super::teo_6_14::{self, Teo614};
-use super::teo_6_19::{self, Teo619};
-use super::teo_7_0::Teo70;
-use super::teo_new_common::{intercepts_dominate, Bin, Scan};
+use super::common_v6_12::{intercepts_dominate, Bin, Scan};
+use super::v6_12::Teo612;
+use super::v6_14::{self, Teo614};
+use super::v6_19::{self, Teo619};
+use super::v7_0::Teo70;
 use crate::cpuidle::decide::{parse_header, Sequence, Step};
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
 
@@ -698,15 +698,15 @@ fn integer_edges() {
     let (mut a, mut b) = (1024u32, 1024u32);
     let mut seen = Vec::new();
     for _ in 0..41 {
-        teo_6_14::decay(&mut a);
-        teo_6_19::teo_decay(&mut b);
+        v6_14::decay(&mut a);
+        v6_19::teo_decay(&mut b);
         seen.push(a);
         assert_eq!(a, b);
     }
     assert_eq!(&seen[..3], &[896, 784, 686]);
     assert_eq!(a, 7);
-    teo_6_14::decay(&mut a);
-    teo_6_19::teo_decay(&mut b);
+    v6_14::decay(&mut a);
+    v6_19::teo_decay(&mut b);
     assert_eq!((a, b), (7, 0));
 }
 

@@ -5,7 +5,8 @@
 //! (intercepts, hits, recent) summed over the bins below candidate c; decay d(x) = x - x>>3,
 //! so one pulse decays 1024 -> 896 -> 784 -> 686 -> 601 -> 526 -> 461 -> 404 -> 354 -> 310.
 
-use super::Teo66;
+use super::v5_13::Teo513;
+use super::v6_6::Teo66;
 use crate::cpuidle::decide::{parse_header, Sequence};
 use crate::cpuidle::{Device, Governor, Kernel};
 
@@ -465,7 +466,7 @@ fn v6_6_sleep_length_is_not_fetched_for_shallow_choices() {
     assert_eq!(kernel.sleep_length_calls, 0);
     assert_eq!(teo.cpu.sleep_length_ns, crate::cpuidle::KTIME_MAX);
     // v5.13 always asks first.
-    let mut v5 = super::Teo513::new(&platform, &mut dev);
+    let mut v5 = Teo513::new(&platform, &mut dev);
     dev.last_state_idx = 0;
     let mut stop_tick = true;
     assert_eq!(

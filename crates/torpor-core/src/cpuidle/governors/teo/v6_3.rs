@@ -6,7 +6,7 @@
 //! woken for more work soon, so latency should win over depth. "Noticeable" is a fixed
 //! fraction of the CPU's capacity, `capacity >> UTIL_THRESHOLD_SHIFT` (1024 -> 16, ~1.56 %).
 //!
-//! Everything else is `teo@5.13` ([`super::teo_5_13`]), whose selection this variant runs with
+//! Everything else is `teo@5.13` ([`super::v5_13`]), whose selection this variant runs with
 //! two insertions:
 //! 1. Steps 1-2 of v5.13 unchanged up to the early exit for a state 1 that does not fit before
 //!    the timer; only then is utilization read (`sched_cpu_util() > util_threshold`).
@@ -22,7 +22,8 @@
 //!
 //! The update and `reflect` are v5.13's.
 
-use super::{teo_5_13, TeoCpu};
+use super::common_v5_13::TeoCpu;
+use super::v5_13;
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
 
 /// The utilization threshold is the CPU's capacity shifted right by this much.
@@ -79,7 +80,7 @@ impl Governor for Teo63 {
         kernel: &mut Kernel,
         stop_tick: &mut bool,
     ) -> usize {
-        teo_5_13::select(
+        v5_13::select(
             &mut self.cpu,
             Some(&mut self.util),
             platform,

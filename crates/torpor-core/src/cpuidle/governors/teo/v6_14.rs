@@ -50,7 +50,7 @@
 //! short idle intervals", a `teo_get_candidate()` helper) is absent from v6.19, so v6.14 .. v6.18
 //! are taken to behave the same.
 
-use super::teo_new_common::{
+use super::common_v6_12::{
     candidate, find_shallower_state, finish, intercept_lookup, intercepts_dominate, state_ok, Bin,
     Exit, DECAY_SHIFT, LATENCY_THRESHOLD_NS, PULSE, RESIDENCY_THRESHOLD_NS,
 };

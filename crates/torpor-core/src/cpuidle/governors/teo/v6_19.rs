@@ -50,7 +50,7 @@
 //! u64 `last_residency_ns` reinterpreted, so a wrapped negative residency stays negative and
 //! halves toward zero).
 
-use super::teo_new_common::{
+use super::common_v6_12::{
     candidate, find_shallower_state, finish, intercepts_dominate, Bin, Exit, DECAY_SHIFT,
     LATENCY_THRESHOLD_NS, PULSE, RESIDENCY_THRESHOLD_NS,
 };

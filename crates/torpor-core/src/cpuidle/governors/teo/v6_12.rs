@@ -44,7 +44,7 @@
 //! (s64) target residencies and `TICK_NSEC` with it are unsigned: a residency the core
 //! recorded as a negative difference wraps to a huge value and counts as a long sleep.
 
-use super::teo_new_common::{
+use super::common_v6_12::{
     candidate, find_shallower_state, finish, intercept_lookup, intercepts_dominate, state_ok, Bin,
     Exit, DECAY_SHIFT, PULSE, RESIDENCY_THRESHOLD_NS,
 };

@@ -39,8 +39,8 @@
 //!    (or the tick is already stopped). Otherwise keep it, stepping down to a state that fits
 //!    before the next tick (`delta_tick`, half a tick when it was not fetched).
 
-use super::teo_6_3::UTIL_THRESHOLD_SHIFT;
-use super::{find_shallower_state, TeoCpu, PULSE};
+use super::common_v5_13::{find_shallower_state, TeoCpu, DECAY_SHIFT, PULSE};
+use super::v6_3::UTIL_THRESHOLD_SHIFT;
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX};
 
 /// Below this target residency (with a polling state 0) the timer is not worth asking about
@@ -74,7 +74,7 @@ impl Teo66 {
         let tick_ns = platform.tick_ns;
         let deepest = &platform.states[platform.states.len() - 1];
         if deepest.target_residency_ns < tick_ns {
-            self.tick_hits -= self.tick_hits >> super::DECAY_SHIFT;
+            self.tick_hits -= self.tick_hits >> DECAY_SHIFT;
             cpu.total = cpu.total.wrapping_add(self.tick_hits);
             if tick_ns <= cpu.sleep_length_ns {
                 idx_timer = platform.states.len();

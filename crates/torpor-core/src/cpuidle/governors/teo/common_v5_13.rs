@@ -1,9 +1,8 @@
-//! teo, the "timer events oriented" governor, in its three older bin generations (v5.13 .. v6.10).
-//!
-//! What is shared by all three lives here; each generation's selection is in its own file:
-//! - [`teo_5_13`] (`teo@5.13`): v5.13 .. v6.2, bins + recent intercepts.
-//! - [`teo_6_3`] (`teo@6.3`, `teo-util`): v6.3 .. v6.5, the same plus util-awareness as merged.
-//! - [`teo_6_6`] (`teo@6.6`): v6.6 .. v6.10, the 6.6 LTS teo.
+//! What teo's three older bin generations (v5.13 .. v6.10) share; each generation's selection
+//! is in its own file:
+//! - [`super::v5_13`] (`teo@5.13`): v5.13 .. v6.2, bins + recent intercepts.
+//! - [`super::v6_3`] (`teo@6.3`, `teo-util`): v6.3 .. v6.5, the same plus util-awareness as merged.
+//! - [`super::v6_6`] (`teo@6.6`): v6.6 .. v6.10, the 6.6 LTS teo.
 //!
 //! The observation teo rests on: timers usually wake an idle CPU, so the time to the next timer
 //! (the sleep length) is a good first guess of the idle duration; history is consulted only to
@@ -29,62 +28,51 @@
 //! as the C code does (`wrapping_*`), which matters once v6.6's stale ring slot has wrapped a
 //! `recent` counter below zero.
 
-mod teo_5_13;
-mod teo_6_3;
-mod teo_6_6;
-
-#[cfg(test)]
-mod tests;
-
-pub use teo_5_13::Teo513;
-pub use teo_6_3::Teo63;
-pub use teo_6_6::Teo66;
-
 use crate::cpuidle::{Device, IdleState, Kernel, Platform, MAX_STATES};
 
 /// What one update adds to the metric it feeds.
-const PULSE: u32 = 1024;
+pub(super) const PULSE: u32 = 1024;
 
 /// Each update keeps 7/8 of every metric (`m -= m >> DECAY_SHIFT`, truncating).
-const DECAY_SHIFT: u32 = 3;
+pub(super) const DECAY_SHIFT: u32 = 3;
 
 /// How many of the latest updates the `recent` intercept counts remember.
-const NR_RECENT: usize = 9;
+pub(super) const NR_RECENT: usize = 9;
 
 /// `struct teo_bin`: the metrics of one idle state's bin (all `unsigned int` in the kernel).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct TeoBin {
-    intercepts: u32,
-    hits: u32,
-    recent: u32,
+pub(super) struct TeoBin {
+    pub(super) intercepts: u32,
+    pub(super) hits: u32,
+    pub(super) recent: u32,
 }
 
 /// The part of `struct teo_cpu` the three generations share, with the kernel's field types.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct TeoCpu {
+pub(super) struct TeoCpu {
     /// s64: `local_clock()` at select, turned into the select-to-reflect span by `reflect`.
-    time_span_ns: i64,
+    pub(super) time_span_ns: i64,
     /// s64: the sleep length seen at select (`KTIME_MAX` in v6.6 when it was not fetched).
-    sleep_length_ns: i64,
-    state_bins: [TeoBin; MAX_STATES],
+    pub(super) sleep_length_ns: i64,
+    pub(super) state_bins: [TeoBin; MAX_STATES],
     /// unsigned int.
-    total: u32,
+    pub(super) total: u32,
     /// int: the ring slot the next update uses.
-    next_recent_idx: i32,
+    pub(super) next_recent_idx: i32,
     /// int: the bin each of the last `NR_RECENT` intercepts went to, -1 for a hit.
-    recent_idx: [i32; NR_RECENT],
+    pub(super) recent_idx: [i32; NR_RECENT],
 }
 
 /// Metric sums over a run of bins, in the kernel's `unsigned int` (wrapping).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Sums {
-    intercepts: u32,
-    hits: u32,
-    recent: u32,
+pub(super) struct Sums {
+    pub(super) intercepts: u32,
+    pub(super) hits: u32,
+    pub(super) recent: u32,
 }
 
 impl Sums {
-    fn add(&mut self, bin: &TeoBin) {
+    pub(super) fn add(&mut self, bin: &TeoBin) {
         self.intercepts = self.intercepts.wrapping_add(bin.intercepts);
         self.hits = self.hits.wrapping_add(bin.hits);
         self.recent = self.recent.wrapping_add(bin.recent);
@@ -92,31 +80,31 @@ impl Sums {
 }
 
 /// What the walk up the states found.
-struct Candidate {
+pub(super) struct Candidate {
     /// The deepest enabled state passing the generation's test (else the first enabled state
     /// met on the way up; `None` when nothing is enabled).
-    idx: Option<usize>,
+    pub(super) idx: Option<usize>,
     /// The first enabled state of index 1 or more (0 when state 0 is enabled).
-    idx0: usize,
+    pub(super) idx0: usize,
     /// The deepest walked state meeting the latency limit (0 by default, even if disabled).
-    constraint_idx: usize,
+    pub(super) constraint_idx: usize,
     /// The sums over the bins below `idx`.
-    below: Sums,
+    pub(super) below: Sums,
 }
 
 /// What an update found, before it decides which metric gets the pulse.
-struct Classified {
+pub(super) struct Classified {
     /// The adjusted measured idle duration (u64; `U64_MAX` after a timer or safety-net wake-up).
-    measured_ns: u64,
+    pub(super) measured_ns: u64,
     /// The deepest bin whose state's target residency fits the sleep length.
-    idx_timer: usize,
+    pub(super) idx_timer: usize,
     /// The deepest bin, among those, whose target residency fits the measured duration.
-    idx_duration: usize,
+    pub(super) idx_duration: usize,
 }
 
 impl TeoCpu {
     /// `teo_enable_device`: everything zero, every ring slot "a hit" (-1).
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         TeoCpu {
             time_span_ns: 0,
             sleep_length_ns: 0,
@@ -129,7 +117,7 @@ impl TeoCpu {
 
     /// The first half of `teo_update`, identical in every generation here: the measured
     /// duration, the decay of every bin with `total` recomputed, and the two bins.
-    fn classify(&mut self, platform: &Platform, dev: &Device) -> Classified {
+    pub(super) fn classify(&mut self, platform: &Platform, dev: &Device) -> Classified {
         let measured_ns = if self.time_span_ns >= self.sleep_length_ns {
             u64::MAX
         } else {
@@ -168,7 +156,7 @@ impl TeoCpu {
     }
 
     /// Advances the ring and forgets the intercept its slot remembered; returns the slot.
-    fn take_recent_slot(&mut self) -> usize {
+    pub(super) fn take_recent_slot(&mut self) -> usize {
         let slot = self.next_recent_idx as usize;
         self.next_recent_idx += 1;
         if self.next_recent_idx >= NR_RECENT as i32 {
@@ -183,7 +171,7 @@ impl TeoCpu {
 
     /// Books the pulse as a hit or an intercept and writes the ring slot accordingly (the
     /// caller adds `PULSE` to `total`).
-    fn record(&mut self, slot: usize, idx_timer: usize, idx_duration: usize) {
+    pub(super) fn record(&mut self, slot: usize, idx_timer: usize, idx_duration: usize) {
         if idx_timer == idx_duration {
             self.state_bins[idx_timer].hits = self.state_bins[idx_timer].hits.wrapping_add(PULSE);
             self.recent_idx[slot] = -1;
@@ -201,7 +189,7 @@ impl TeoCpu {
     /// safety net ended the idle period, not the event teo predicts: count it as if the CPU had
     /// slept the whole sleep length. The kernel tests `poll_time_limit` first, so the tick flag
     /// is only consumed when the poll limit did not fire.
-    fn reflect(
+    pub(super) fn reflect(
         &mut self,
         platform: &Platform,
         dev: &mut Device,
@@ -225,7 +213,7 @@ impl TeoCpu {
     /// sums below the candidate. `first` is `Some(0)` when state 0 is enabled. The walk stops
     /// at the first enabled state failing `fits` (v5.13: "fits before the timer"; v6.6 passes
     /// every state, making the deepest enabled state the candidate).
-    fn find_candidate(
+    pub(super) fn find_candidate(
         &self,
         platform: &Platform,
         dev: &Device,
@@ -268,7 +256,7 @@ impl TeoCpu {
     /// the first state whose bins (down to the candidate's) hold more than half of each sum
     /// that argued is chosen if enabled and `suitable` (the generation's stopped-tick test);
     /// otherwise the shallowest suitable state met on the way, which may be the candidate.
-    fn shallower_alternative(
+    pub(super) fn shallower_alternative(
         &self,
         dev: &Device,
         idx: usize,
@@ -310,7 +298,7 @@ impl TeoCpu {
     }
 
     /// Starts the select-to-reflect span: `local_clock()` stored in the s64 field.
-    fn start_span(&mut self, kernel: &Kernel) {
+    pub(super) fn start_span(&mut self, kernel: &Kernel) {
         self.time_span_ns = kernel.local_clock() as i64;
     }
 }
@@ -319,7 +307,7 @@ impl TeoCpu {
 /// (non-polling with `no_poll`) whose target residency fits `duration_ns`, else the shallowest
 /// enabled one visited, else `state_idx` itself. (`no_poll` arrived in v6.3; v5.13 callers
 /// pass false.)
-fn find_shallower_state(
+pub(super) fn find_shallower_state(
     platform: &Platform,
     dev: &Device,
     mut state_idx: usize,

@@ -35,8 +35,8 @@
 //! as a fix of the v5.13 rework) made the search §3.2 describes, which is what every release
 //! from v5.14 to v6.2 runs. This variant follows §3.2, i.e. the fixed search.
 
-use super::teo_6_3::UtilAwareness;
-use super::{find_shallower_state, TeoCpu, PULSE};
+use super::common_v5_13::{find_shallower_state, TeoCpu, PULSE};
+use super::v6_3::UtilAwareness;
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
 
 /// `teo@5.13`: `struct teo_cpu` of v5.13 .. v6.2.

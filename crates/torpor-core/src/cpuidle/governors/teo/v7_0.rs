@@ -62,11 +62,11 @@
 //! (negative) residency with no sleep length; the kernel builds with wrapping signed overflow,
 //! so it wraps here too.
 
-use super::teo_6_19::{decay_bins, measured_ns, teo_decay};
-use super::teo_new_common::{
+use super::common_v6_12::{
     candidate, find_shallower_state, finish, intercepts_dominate, Bin, Exit, LATENCY_THRESHOLD_NS,
     PULSE, RESIDENCY_THRESHOLD_NS,
 };
+use super::v6_19::{decay_bins, measured_ns, teo_decay};
 use crate::cpuidle::{Device, Governor, Kernel, Platform, KTIME_MAX, MAX_STATES};
 
 /// `struct teo_cpu` of v7.0 (unchanged from v6.19).
