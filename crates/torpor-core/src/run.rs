@@ -478,7 +478,7 @@ impl Input<'_> {
         let mut jobs = fio_file::parse(&label, &text.text)?;
         let beside = s.workload.jobs.len() + iozone.as_ref().map_or(0, Vec::len);
         let total = beside + jobs.jobs.len();
-        if total > crate::scenario::MAX_JOBS {
+        if total > crate::workload::MAX_JOBS {
             return Err(self.at(
                 "workload.fio",
                 format!(
@@ -491,7 +491,7 @@ impl Input<'_> {
                         " and {} iozone threads",
                         t.len()
                     )),
-                    crate::scenario::MAX_JOBS
+                    crate::workload::MAX_JOBS
                 ),
             ));
         }
@@ -1174,7 +1174,7 @@ impl Input<'_> {
             params,
             sent: table.is_some(),
             not_sent_reason,
-            table: table.map(view::apst::table_json),
+            table: table.map(crate::report::apst_table::table_json),
             idle_schedule: vec![],
             latency_tolerance: changes.iter().map(ToleranceChange::from).collect(),
         };
@@ -1335,7 +1335,9 @@ impl Input<'_> {
                         section.lines_not_reached = Some(replay.count_unreached()?);
                     }
                 }
-                Workload::Job(job) => section.fio = Some(view::fio::job_stats(job, w, end)),
+                Workload::Job(job) => {
+                    section.fio = Some(crate::report::fio::job_stats(job, w, end))
+                }
             }
         }
         if let Some(f) = &self.fio {

@@ -667,8 +667,7 @@ impl From<InputError> for Stopped {
     }
 }
 
-/// The most `[[workload.job]]`s one variant may run.
-pub const MAX_JOBS: usize = 256;
+use crate::workload::MAX_JOBS;
 
 /// The keys a `[[variant]]` may hold.
 const VARIANT_KEYS: [&str; 6] = ["name", "platform", "policy", "workload", "qos", "run"];

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::input::nvme_source::DriveSpec;
+use crate::report::apst_table::table_json;
 use crate::storage::nvme::apst::{
     self, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_DATA_LEN, APST_ENTRIES,
     NVME_FEAT_AUTO_PST, S32_MAX,
@@ -131,22 +132,6 @@ pub fn transitions(table: &ApstTable, ctrl: &NvmeController) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// `table` as `{"apste": 0|1, "entries": [{"ps", "itps", "itpt_ms", "raw"} × 32]}`; `raw` is the whole
-/// 64-bit entry, reserved bits included.
-pub fn table_json(table: &ApstTable) -> serde_json::Value {
-    let entries: Vec<serde_json::Value> = (0..APST_ENTRIES)
-        .map(|ps| {
-            serde_json::json!({
-                "ps": ps,
-                "itps": table.itps(ps),
-                "itpt_ms": table.itpt_ms(ps),
-                "raw": table.entries[ps],
-            })
-        })
-        .collect();
-    serde_json::json!({ "apste": u8::from(table.apste), "entries": entries })
 }
 
 /// The nvme-cli command that programs `table` on `device`, reading the 256-byte buffer

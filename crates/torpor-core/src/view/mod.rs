@@ -1,5 +1,4 @@
 //! The printed forms of model values, outside the models: what tools and people read.
 
 pub mod apst;
-pub mod fio;
 pub mod qos;

@@ -67,7 +67,7 @@ pub const OPTIONS: [&str; 26] = [
 
 /// The most jobs a file may define once `numjobs` is expanded (the scenario's limit per
 /// variant).
-pub const MAX_FILE_JOBS: usize = crate::scenario::MAX_JOBS;
+pub const MAX_FILE_JOBS: usize = super::MAX_JOBS;
 
 /// A job file read: its jobs in file order (clones next to each other), and what was accepted
 /// without effect or assumed, one note each.

@@ -12,6 +12,10 @@ mod job_progress;
 mod replay;
 
 pub use apst_workflows::{apst_workflow, APST_WORKFLOW_TITLES};
+
+/// The most jobs one variant may run (`[[workload.job]]`s, a fio file's jobs once `numjobs` is
+/// expanded, iozone's threads): the issuer keeps a slot per job.
+pub const MAX_JOBS: usize = 256;
 pub use fio_job::{FioJob, JobError, PerDir, RwMode, MAX_IODEPTH};
 pub use iozone::IozoneSpec;
 pub use issuer::{Due, IoIssuer, IoReport, Workload, WorkloadReport};

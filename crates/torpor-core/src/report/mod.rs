@@ -6,6 +6,9 @@
 //! `_s`), and what was assumed or dropped (drive notes, iolog lines not sent) travels with
 //! the section it concerns.
 
+pub mod apst_table;
+pub mod fio;
+
 use serde::Serialize;
 
 use crate::metrics::LatencySummary;
@@ -374,7 +377,7 @@ pub struct WorkloadSection {
     pub lines_not_reached: Option<u64>,
     /// For a job: what fio would print for it (`torpor run --fio`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fio: Option<crate::view::fio::FioJobStats>,
+    pub fio: Option<fio::FioJobStats>,
 }
 
 impl IoSection {
@@ -498,7 +501,7 @@ impl From<&crate::storage::nvme::tolerance::TableChange> for ToleranceChange {
     fn from(c: &crate::storage::nvme::tolerance::TableChange) -> Self {
         use crate::storage::nvme::apst::ApstConfig;
         let (table, not_sent_reason) = match &c.config {
-            ApstConfig::Sent(t) => (Some(crate::view::apst::table_json(t)), None),
+            ApstConfig::Sent(t) => (Some(apst_table::table_json(t)), None),
             ApstConfig::NotSent { reason } => (None, Some(reason.clone())),
         };
         ToleranceChange {
