@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use torpor_core::cpuidle::decide::Sequence;
+use torpor_core::drivers::idle_decide::Sequence;
 use torpor_core::cpuidle::NAMES;
 
 /// More steps than a 4 KiB input can hold: a reader that goes past it is looping.

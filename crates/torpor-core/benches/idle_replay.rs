@@ -5,7 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use torpor_core::cpu::CpuPlatform;
-use torpor_core::cpuidle::replay::{
+use torpor_core::drivers::idle_replay::{
     parse_governors, Cause, Layout, Period, PeriodBuilder, Replayer, SleepFrom,
 };
 use torpor_core::trace::ftrace::FtraceReader;

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cpu;
 pub mod cpufreq;
 pub mod cpuidle;
+pub mod drivers;
 pub mod error;
 pub mod idle_stats;
 pub mod input;

@@ -10,8 +10,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use torpor_core::cpu::CpuPlatform;
-use torpor_core::cpuidle::decide::Sequence;
 use torpor_core::cpuidle::NAMES;
+use torpor_core::drivers::idle_decide::Sequence;
 use torpor_core::input::{nvme_cli, nvme_preset, smartctl, ufs_preset};
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::sweep_file;

@@ -84,7 +84,7 @@ fn idle_stats_takes_the_topology_and_says_what_is_missing() {
 #[test]
 fn idle_replay_refuses_it_and_says_why() {
     let spec = fixture().to_string_lossy().into_owned();
-    let e = torpor_core::cpuidle::replay::load_platform(&spec).unwrap_err();
+    let e = torpor_core::drivers::idle_replay::load_platform(&spec).unwrap_err();
     assert_eq!(e.line, None);
     assert!(
         e.message.starts_with(

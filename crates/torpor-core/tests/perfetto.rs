@@ -582,17 +582,20 @@ fn idle_stats_and_idle_replay_read_a_perfetto_trace_by_content() {
     assert_eq!(stats.sections["cpu1"][0]["hits"], 1);
     assert_eq!(stats.sections["cpu1"][0]["total_us"], 0.4);
     assert!(stats.trace.perfetto.is_some());
-    let options = torpor_core::cpuidle::replay::ReplayOptions {
-        governors: torpor_core::cpuidle::replay::parse_governors("menu").unwrap(),
+    let options = torpor_core::drivers::idle_replay::IdleReplayOptions {
+        governors: torpor_core::drivers::idle_replay::parse_governors("menu").unwrap(),
         hz: None,
     };
-    let report =
-        torpor_core::cpuidle::replay::replay_file(&path, Some("intel-skylake-client"), &options)
-            .unwrap();
+    let report = torpor_core::drivers::idle_replay::replay_file(
+        &path,
+        Some("intel-skylake-client"),
+        &options,
+    )
+    .unwrap();
     assert_eq!(report.format, FtraceFormat::Perfetto);
     assert_eq!(report.periods, 2);
     // An error the replay raises at an event names its packet's byte, not a line.
-    let e = torpor_core::cpuidle::replay::replay_file(&path, Some("google-gs101"), &options)
+    let e = torpor_core::drivers::idle_replay::replay_file(&path, Some("google-gs101"), &options)
         .unwrap_err();
     assert_eq!(e.line, None);
     assert!(e.message.contains("(at byte "), "{e}");

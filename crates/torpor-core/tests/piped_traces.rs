@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use torpor_core::cpuidle::replay::{parse_governors, replay_file, ReplayOptions};
+use torpor_core::drivers::idle_replay::{parse_governors, replay_file, IdleReplayOptions};
 use torpor_core::idle_stats::idle_stats;
 use torpor_core::trace::ftrace::FtraceFormat;
 
@@ -69,8 +69,8 @@ fn through_fifo<T>(name: &str, bytes: Vec<u8>, read: impl FnOnce(&Path) -> T) ->
     got
 }
 
-fn menu() -> ReplayOptions {
-    ReplayOptions {
+fn menu() -> IdleReplayOptions {
+    IdleReplayOptions {
         governors: parse_governors("menu").unwrap(),
         hz: None,
     }

@@ -469,18 +469,21 @@ fn idle_stats_and_idle_replay_read_a_trace_dat_by_content() {
         stats.sections["cpu0"][0]["total_us"],
         ((EXTEND + 59) as f64) / 1000.0
     );
-    let options = torpor_core::cpuidle::replay::ReplayOptions {
-        governors: torpor_core::cpuidle::replay::parse_governors("menu").unwrap(),
+    let options = torpor_core::drivers::idle_replay::IdleReplayOptions {
+        governors: torpor_core::drivers::idle_replay::parse_governors("menu").unwrap(),
         hz: None,
     };
-    let report =
-        torpor_core::cpuidle::replay::replay_file(&path, Some("intel-skylake-client"), &options)
-            .unwrap();
+    let report = torpor_core::drivers::idle_replay::replay_file(
+        &path,
+        Some("intel-skylake-client"),
+        &options,
+    )
+    .unwrap();
     assert_eq!(report.format, FtraceFormat::TraceDat);
     // Two periods close (CPU 0's and CPU 2's); CPU 0's last entry stays open.
     assert_eq!(report.periods, 2);
     // An error the replay raises at an event names the record's byte, not a line.
-    let e = torpor_core::cpuidle::replay::replay_file(&path, Some("google-gs101"), &options)
+    let e = torpor_core::drivers::idle_replay::replay_file(&path, Some("google-gs101"), &options)
         .unwrap_err();
     assert_eq!(e.line, None);
     assert!(

@@ -426,7 +426,7 @@ fn load_sweep(py: Python<'_>, path: PathBuf) -> PyResult<String> {
 /// number of steps.
 #[pyfunction]
 fn idle_decide(py: Python<'_>, path: PathBuf, governor: &str, json: bool) -> PyResult<u64> {
-    use torpor_core::cpuidle::decide::{write_decisions, DecideError};
+    use torpor_core::drivers::idle_decide::{write_decisions, DecideError};
     let label = path.to_string_lossy().into_owned();
     let result = py.allow_threads(|| {
         let stdout = std::io::stdout();
@@ -492,12 +492,12 @@ fn idle_replay(
     platform: Option<String>,
     hz: Option<u32>,
 ) -> PyResult<String> {
-    use torpor_core::cpuidle::replay;
+    use torpor_core::drivers::idle_replay;
     let governors =
-        replay::parse_governors(governors).map_err(pyo3::exceptions::PyValueError::new_err)?;
-    let options = replay::ReplayOptions { governors, hz };
+        idle_replay::parse_governors(governors).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let options = idle_replay::IdleReplayOptions { governors, hz };
     to_json(
-        &py.allow_threads(|| replay::replay_file(&trace, platform.as_deref(), &options))
+        &py.allow_threads(|| idle_replay::replay_file(&trace, platform.as_deref(), &options))
             .map_err(to_py)?,
     )
 }

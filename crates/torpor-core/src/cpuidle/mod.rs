@@ -4,7 +4,7 @@
 //! enters states and measures residency) and a governor (which picks a state at `select` and
 //! learns at `reflect` and at its next `select`). torpor keeps the same split so one governor
 //! implementation serves three drivers: `idle decide` sequences (recorded inputs, one decision
-//! per step, see [`decide`]), the closed-loop simulation, and counterfactual trace replay.
+//! per step, see [`crate::drivers::idle_decide`]), the closed-loop simulation, and counterfactual trace replay.
 //!
 //! - [`Platform`]: the driver's state table as a governor reads it, the tick period and the CPU's
 //!   capacity.
@@ -13,9 +13,7 @@
 //!   (`tick_nohz_get_sleep_length`, `cpuidle_governor_latency_req`, `sched_cpu_util`, ...).
 //! - [`Governor`]: `select` and `reflect`; construction is the governor's `enable`.
 
-pub mod decide;
 pub mod governors;
-pub mod replay;
 
 pub use governors::{by_name, GovernorName, NAMES};
 

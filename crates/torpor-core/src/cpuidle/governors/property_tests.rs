@@ -2,8 +2,8 @@
 //! kernel's arithmetic wraps where it wraps, in any build), an index in range, and no state
 //! whose exit latency breaks the latency limit unless nothing shallower is allowed.
 
-use crate::cpuidle::decide::Sequence;
 use crate::cpuidle::NAMES;
+use crate::drivers::idle_decide::Sequence;
 use crate::sim::Pcg32;
 
 /// A value drawn to reach the arithmetic from every side: small, typical, huge, negative.

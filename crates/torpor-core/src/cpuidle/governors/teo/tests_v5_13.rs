@@ -7,8 +7,8 @@
 
 use super::v5_13::Teo513;
 use super::v6_6::Teo66;
-use crate::cpuidle::decide::{parse_header, Sequence};
 use crate::cpuidle::{Device, Governor, Kernel};
+use crate::drivers::idle_decide::{parse_header, Sequence};
 
 /// x86-like: a polling state, C1 and C6; the deepest state (400 us) is under the 4 ms tick, so
 /// v6.6's "slept past a tick" bin is in use. middle_of_bin(0) = 1000, middle_of_bin(1) = 201000.

@@ -19,8 +19,8 @@ use super::v6_12::Teo612;
 use super::v6_14::{self, Teo614};
 use super::v6_19::{self, Teo619};
 use super::v7_0::Teo70;
-use crate::cpuidle::decide::{parse_header, Sequence, Step};
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
+use crate::drivers::idle_decide::{parse_header, Sequence, Step};
 
 const A: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000}, {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 600000}]}"#;
 const B: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "WFI", "exit_latency_ns": 1000, "target_residency_ns": 1000}, {"name": "CORE", "exit_latency_ns": 10000, "target_residency_ns": 12000}, {"name": "CLUSTER", "exit_latency_ns": 400000, "target_residency_ns": 2000000}]}"#;

@@ -28,7 +28,7 @@
 //!    entered for the SAME duration (the wake-up belongs to the workload); the measured residency
 //!    is that duration plus the chosen state's exit latency (the model the closed-loop
 //!    simulation uses: the kernel measures around `enter`, which includes the exit); the core's
-//!    above/below classification (§5, [`super::classify`]); `reflect`. The trace's own choices
+//!    above/below classification (§5, [`crate::cpuidle::classify`]); `reflect`. The trace's own choices
 //!    (the "actual" column) are classified the same way.
 //!
 //! What the fixed-duration model leaves out, and the report counts where it can: a governor
@@ -62,9 +62,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Device, Governor, GovernorName, Kernel, Platform, MAX_STATES};
 use crate::cpu::pelt::Pelt;
 use crate::cpu::platform::{CpuPlatform, StateLevel};
+use crate::cpuidle::{Device, Governor, GovernorName, Kernel, Platform, MAX_STATES};
 use crate::error::{shown, InputError};
 use crate::pstates::PstateTracker;
 use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader};
@@ -633,14 +633,14 @@ impl Layout {
                 .filter(|p| p.cluster == *id)
                 .map(|p| p.cpu)
                 .min()?;
-            let states: Vec<super::IdleState> = tables
+            let states: Vec<crate::cpuidle::IdleState> = tables
                 .get(first as usize)?
                 .iter()
                 .map_while(|s| Some((s.name.clone()?, s.target_residency_us?)))
                 .take(MAX_STATES)
                 .map(|(name, us)| {
                     let ns = (us as i64).saturating_mul(1000);
-                    super::IdleState {
+                    crate::cpuidle::IdleState {
                         name,
                         exit_latency_ns: ns,
                         target_residency_ns: ns,
@@ -854,7 +854,7 @@ impl Acc {
     }
 
     /// Books one period in state `idx` (`s`) with its measured residency, classified as the
-    /// cpuidle core does (spec-cpu.md §5, [`super::classify`]). Counts add 0 or 1 rather than
+    /// cpuidle core does (spec-cpu.md §5, [`crate::cpuidle::classify`]). Counts add 0 or 1 rather than
     /// branch: the misses follow the workload, which no predictor learns. `energy`: the report
     /// shows energy (every cluster has power figures); otherwise it is not summed.
     #[inline]
@@ -1399,7 +1399,7 @@ fn as_map<S: serde::Serializer>(v: &[(String, Column)], s: S) -> Result<S::Ok, S
 
 /// How the replay is asked for.
 #[derive(Clone, Debug)]
-pub struct ReplayOptions {
+pub struct IdleReplayOptions {
     /// Each governor as the user named it, and the variant.
     pub governors: Vec<(String, GovernorName)>,
     /// `CONFIG_HZ`, when the user gave it.
@@ -1460,7 +1460,7 @@ pub fn load_platform(spec: &str) -> Result<(CpuPlatform, &'static str), InputErr
 pub fn replay_file(
     path: &Path,
     platform: Option<&str>,
-    options: &ReplayOptions,
+    options: &IdleReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     let loaded = platform.map(load_platform).transpose()?;
     let trace = crate::trace::source::open(path)?;
@@ -1473,7 +1473,7 @@ pub fn from_reader<R: BufRead>(
     reader: R,
     label: &str,
     platform: Option<(&CpuPlatform, &'static str)>,
-    options: &ReplayOptions,
+    options: &IdleReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     from_source(FtraceReader::new(reader, label)?, label, platform, options)
 }
@@ -1483,7 +1483,7 @@ pub fn from_source<S: EventSource>(
     mut trace: S,
     label: &str,
     platform: Option<(&CpuPlatform, &'static str)>,
-    options: &ReplayOptions,
+    options: &IdleReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     let range = crate::scenario::HZ_RANGE;
     if let Some(hz) = options.hz.filter(|hz| !range.contains(hz)) {
@@ -1503,7 +1503,7 @@ fn replay_events<S: EventSource>(
     trace: &mut S,
     label: &str,
     platform: Option<(&CpuPlatform, &'static str)>,
-    options: &ReplayOptions,
+    options: &IdleReplayOptions,
 ) -> Result<ReplayReport, InputError> {
     let header = trace.header().clone();
     let hz = options.hz.unwrap_or(DEFAULT_HZ);

@@ -65,7 +65,7 @@ fn run(lines: &[(u32, &'static str, String)], governors: &str) -> ReplayReport {
         text.as_bytes(),
         "t.txt",
         Some((&p, "platform")),
-        &ReplayOptions {
+        &IdleReplayOptions {
             governors: parse_governors(governors).unwrap(),
             hz: Some(250),
         },
@@ -391,7 +391,7 @@ fn the_tick_timer_rearms_itself_and_a_timer_irq_yields_to_the_hrtimer_it_ran() {
 #[test]
 fn a_state_beyond_the_platform_or_a_cpu_outside_it_is_refused_at_its_line() {
     let p = platform();
-    let opts = ReplayOptions {
+    let opts = IdleReplayOptions {
         governors: parse_governors("oracle").unwrap(),
         hz: None,
     };
@@ -790,7 +790,7 @@ fn active_energy_at_two_traced_frequencies_by_hand() {
         trace(&borrowed).as_bytes(),
         "t.txt",
         Some((&p, "platform")),
-        &ReplayOptions {
+        &IdleReplayOptions {
             governors: parse_governors("oracle").unwrap(),
             hz: Some(250),
         },

@@ -20,7 +20,7 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 
-use super::{
+use crate::cpuidle::{
     Device, GovernorName, IdleState, Kernel, Platform, MAX_STATES, NO_LATENCY_CONSTRAINT_NS,
 };
 use crate::error::InputError;
@@ -108,7 +108,7 @@ pub struct Sequence<R> {
     platform: Platform,
     dev: Device,
     kernel: Kernel,
-    governor: Box<dyn super::Governor>,
+    governor: Box<dyn crate::cpuidle::Governor>,
     step: u64,
 }
 
