@@ -114,7 +114,7 @@ impl Platform {
         )?;
         if crate::input::lisa_platform::sniff(&file.text) {
             let lisa = crate::input::lisa_platform::LisaPlatform::parse(&label, &file.text)?;
-            return Ok(lisa.idle_stats_platform());
+            return Ok(lisa::platform(&lisa));
         }
         // A torpor CPU platform names itself with a top-level `id`.
         let is_cpu_platform =
@@ -938,6 +938,7 @@ impl Analysis {
     }
 }
 
+mod lisa;
 mod parallel;
 #[cfg(test)]
 mod tests;

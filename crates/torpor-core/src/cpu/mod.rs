@@ -1,6 +1,7 @@
 //! The simulated CPUs: the platform (clusters, idle states, capacities, power), and what runs on
 //! them. The governors that choose idle states live in [`crate::cpuidle`].
 
+pub mod freq_domain;
 pub mod pelt;
 pub mod platform;
 pub mod system;
@@ -10,5 +11,5 @@ pub mod wake_path;
 
 pub use platform::{
     ClusterSpec, CpuPlatform, CpufreqSpec, Fault, IdleStateSpec, LatencyNs, Opp, PowerMw,
-    StateLevel,
+    StateLevel, MAX_CPUS,
 };

@@ -19,6 +19,9 @@ use crate::error::InputError;
 
 use super::wake_path::{WakePath, MAX_COST_US};
 
+/// The most CPUs Linux numbers (its largest `CONFIG_NR_CPUS`): CPU numbers stay below it.
+pub const MAX_CPUS: u32 = 8192;
+
 /// `SCHED_CAPACITY_SCALE`.
 pub const MAX_CAPACITY: u64 = 1024;
 
@@ -288,11 +291,11 @@ impl CpuPlatform {
             for &cpu in &c.cpus {
                 // Per-CPU tables are indexed by CPU number: an id past Linux's largest
                 // CONFIG_NR_CPUS would size them by the id, not by the CPUs there are.
-                if cpu >= crate::trace::ftrace::MAX_CPUS {
+                if cpu >= MAX_CPUS {
                     return Err(at(format!(
                         "CPU {cpu}: expected CPU numbers below {} (Linux's largest \
                          CONFIG_NR_CPUS)",
-                        crate::trace::ftrace::MAX_CPUS
+                        MAX_CPUS
                     )));
                 }
                 if !seen.insert(cpu) {

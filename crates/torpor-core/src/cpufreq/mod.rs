@@ -3,7 +3,7 @@
 //!
 //! Pure policy: nothing here knows the CPU system, the engine, parsers or views. The caller
 //! keeps one [`CpufreqPolicy`] and one [`Governor`] per frequency domain (a platform cluster:
-//! [`domain::policy_spec`] builds the policy's facts from it) and drives them as the kernel does:
+//! `cpu::freq_domain` builds the policy's facts from it) and drives them as the kernel does:
 //! - `Governor::start` when the governor takes over the policy (the core's `start` then
 //!   `limits`), with the CPUs' state at that time;
 //! - after changing the policy's frequency QoS requests (`scaling_min_freq`, `scaling_max_freq`
@@ -18,7 +18,6 @@
 //! `NAME@VERSION` names the mainline release a governor variant follows; the bare name is the
 //! newest variant torpor has.
 
-pub mod domain;
 pub mod energy_model;
 pub mod ondemand;
 pub mod performance;

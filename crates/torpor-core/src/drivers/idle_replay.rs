@@ -604,7 +604,7 @@ impl Layout {
                         .iter()
                         .map(|o| (o.freq_khz, o.power_mw.as_ref().map(|p| p.central())))
                         .collect(),
-                    held_khz: crate::cpufreq::domain::policy(c).map(|p| u64::from(p.max_khz())),
+                    held_khz: crate::cpu::freq_domain::policy(c).map(|p| u64::from(p.max_khz())),
                 }
             })
             .collect();

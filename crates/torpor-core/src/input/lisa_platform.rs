@@ -184,40 +184,6 @@ impl LisaPlatform {
             .unwrap_or_default()
     }
 
-    /// The platform `idle stats` reads: each frequency domain a cluster, each CPU its own
-    /// core (the file does not say which CPUs are SMT siblings; LISA's platforms have none),
-    /// and no C-state table (states named by index), with notes saying why.
-    pub fn idle_stats_platform(&self) -> crate::idle_stats::Platform {
-        let names = self.idle_state_names(0);
-        let mut notes = vec![format!(
-            "topology from a LISA plat_info.yml: its {} frequency domains as clusters, each CPU \
-             its own core",
-            self.freq_domains.len()
-        )];
-        notes.push(if names.is_empty() {
-            "the LISA plat_info.yml lists no idle states".to_string()
-        } else {
-            format!(
-                "the LISA plat_info.yml names the idle states {} but gives no target \
-                 residencies: states are named by index, over and under are left out",
-                names.join(", ")
-            )
-        });
-        crate::idle_stats::Platform {
-            cluster: self
-                .freq_domains
-                .iter()
-                .map(|d| crate::idle_stats::PlatformCluster {
-                    cpus: Some(d.clone()),
-                    cores: None,
-                    state: None,
-                })
-                .collect(),
-            state: Vec::new(),
-            notes,
-        }
-    }
-
     /// Why `idle replay` cannot run on this file, as the error says it.
     pub fn replay_refusal(&self) -> String {
         let names = self.idle_state_names(0);

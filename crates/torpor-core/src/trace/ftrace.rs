@@ -49,7 +49,7 @@ use crate::error::{shown, InputError};
 use crate::user_file::read_line_bytes;
 
 /// The most CPUs a trace may name: Linux's largest `CONFIG_NR_CPUS`.
-pub const MAX_CPUS: u32 = 8192;
+pub use crate::cpu::MAX_CPUS;
 
 /// The kernel's `CPUIDLE_STATE_MAX`: `cpu_idle` states are below it, or [`CPU_IDLE_EXIT`].
 pub const CPUIDLE_STATE_MAX: u32 = 10;

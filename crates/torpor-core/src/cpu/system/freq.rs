@@ -78,7 +78,7 @@ impl Domain {
         governor: GovernorName,
         params: &cpufreq::GovernorParams,
     ) -> Option<Domain> {
-        let mut policy = cpufreq::domain::policy(cluster)?;
+        let mut policy = crate::cpu::freq_domain::policy(cluster)?;
         let idle = vec![CpuUtil::default(); policy.cpus()];
         let (governor, _) = cpufreq::Governor::start(governor, &mut policy, params, 0, &idle);
         let latency = policy.transition_latency_ns();

@@ -12,9 +12,9 @@
 //! 3. The policy starts at the highest OPP, the platform's `scaling_min_khz`/`scaling_max_khz`
 //!    stored as the user's requests.
 
-use super::energy_model::{dt_power_uw, EnergyModel};
-use super::policy::{CpufreqPolicy, PolicySpec, CPUFREQ_ETERNAL_NS};
-use crate::cpu::ClusterSpec;
+use super::ClusterSpec;
+use crate::cpufreq::energy_model::{dt_power_uw, EnergyModel};
+use crate::cpufreq::policy::{CpufreqPolicy, PolicySpec, CPUFREQ_ETERNAL_NS};
 
 /// The energy model the kernel registers for `cluster`, if it registers one.
 pub fn energy_model(cluster: &ClusterSpec) -> Option<EnergyModel> {
