@@ -186,7 +186,7 @@ pub fn qos_file(path: &Path, watch: &mut dyn Watch) -> Result<view::qos::QosView
             if !watch.go_on() {
                 return Err(RunError::Interrupted);
             }
-            Input {
+            VariantRun {
                 file: &file,
                 variant,
                 base: &base,
@@ -223,7 +223,7 @@ pub fn run_file_traced(
     )?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let file = parse_watched(&label, &text.text, overrides, watch)?;
-    run_inputs(&file, &base, limits, watch, Some(ftrace_dir))
+    run_variants(&file, &base, limits, watch, Some(ftrace_dir))
 }
 
 /// The file a variant's trace goes to in the `--ftrace` folder.
@@ -262,7 +262,7 @@ pub fn run_parsed(
     limits: &Limits,
     watch: &mut dyn Watch,
 ) -> Result<Report, RunError> {
-    run_inputs(file, base, limits, watch, None)
+    run_variants(file, base, limits, watch, None)
 }
 
 /// Which kinds of platform a checked scenario's variants run, over all its variants.
@@ -286,7 +286,7 @@ pub fn check_text(
     watch: &mut dyn Watch,
 ) -> Result<Platforms, RunError> {
     let file = parse_watched(label, text, overrides, watch)?;
-    let inputs = inputs_of(&file, base, None)?;
+    let inputs = variant_runs(&file, base, None)?;
     check_work(&inputs, limits)?;
     let mut kinds = Platforms::default();
     for input in &inputs {
@@ -311,13 +311,13 @@ pub fn check_text(
 }
 
 /// Each variant of `file` as an [`Input`], its job file read.
-fn inputs_of<'a>(
+fn variant_runs<'a>(
     file: &'a ScenarioFile,
     base: &'a Path,
     ftrace_dir: Option<&Path>,
-) -> Result<Vec<Input<'a>>, InputError> {
-    let mut inputs: Vec<Input> = (0..file.variants().len())
-        .map(|variant| Input {
+) -> Result<Vec<VariantRun<'a>>, InputError> {
+    let mut inputs: Vec<VariantRun> = (0..file.variants().len())
+        .map(|variant| VariantRun {
             file,
             variant,
             base,
@@ -331,14 +331,14 @@ fn inputs_of<'a>(
     Ok(inputs)
 }
 
-fn run_inputs(
+fn run_variants(
     file: &ScenarioFile,
     base: &Path,
     limits: &Limits,
     watch: &mut dyn Watch,
     ftrace_dir: Option<&Path>,
 ) -> Result<Report, RunError> {
-    let inputs = inputs_of(file, base, ftrace_dir)?;
+    let inputs = variant_runs(file, base, ftrace_dir)?;
     if ftrace_dir.is_some() {
         for (i, input) in inputs.iter().enumerate() {
             if input.scenario().platform.cpu.is_none() {
@@ -379,7 +379,7 @@ fn run_inputs(
 }
 
 /// Refuses a scenario whose jobs could issue more than `limits.max_ios` IOs in all.
-fn check_work(inputs: &[Input], limits: &Limits) -> Result<(), InputError> {
+fn check_work(inputs: &[VariantRun], limits: &Limits) -> Result<(), InputError> {
     let mut total: u64 = 0;
     let mut largest = (0, 0); // (IOs, variant)
     for input in inputs {
@@ -425,7 +425,7 @@ fn check_work(inputs: &[Input], limits: &Limits) -> Result<(), InputError> {
 
 /// One variant of the scenario being run: problems with what it names are reported at the
 /// line that named it.
-struct Input<'a> {
+struct VariantRun<'a> {
     file: &'a ScenarioFile,
     variant: usize,
     base: &'a Path,
@@ -435,7 +435,7 @@ struct Input<'a> {
     fio: Option<JobFile>,
 }
 
-impl Input<'_> {
+impl VariantRun<'_> {
     fn at(&self, path: &str, message: String) -> InputError {
         self.file.error_at(self.variant, path, message)
     }

@@ -40,7 +40,7 @@ pub const DEFAULT_DURATION: Nanos = Nanos::from_secs(60);
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    pub platform: Platform,
+    pub platform: PlatformSection,
     #[serde(default)]
     pub policy: Policy,
     pub workload: WorkloadSpec,
@@ -71,7 +71,7 @@ impl Scenario {
 /// whole system: a completion interrupts a CPU, which wakes the task waiting for it).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Platform {
+pub struct PlatformSection {
     pub nvme: Option<NvmePlatform>,
     pub cpu: Option<CpuPlatformSpec>,
     pub ufs: Option<UfsPlatformSpec>,
