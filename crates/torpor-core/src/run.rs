@@ -907,7 +907,7 @@ impl VariantRun<'_> {
                     Some(_) => "platform.irq.cpus".into(),
                     None => "platform.cpu".into(),
                 };
-                self.at(&path, m)
+                self.at(&path, m.to_string())
             })?;
             irq.push(map);
         }

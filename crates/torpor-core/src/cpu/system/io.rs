@@ -40,23 +40,35 @@ pub enum IrqMap {
 
 impl IrqMap {
     /// Every CPU the map names exists (`cpus`: the platform's).
-    pub fn check(&self, cpus: &[u32]) -> Result<(), String> {
+    pub fn check(&self, cpus: &[u32]) -> Result<(), IrqMapError> {
         let named: &[u32] = match self {
             IrqMap::Managed => &[],
             IrqMap::Fixed(c) => std::slice::from_ref(c),
             IrqMap::RoundRobin(list) => list,
         };
         if matches!(self, IrqMap::RoundRobin(l) if l.is_empty()) {
-            return Err("[platform.irq] `cpus`: expected at least one CPU".into());
+            return Err(IrqMapError::NoCpus);
         }
         match named.iter().find(|c| !cpus.contains(c)) {
-            Some(c) => Err(format!(
-                "[platform.irq]: the interrupt is mapped to CPU {c}, which the platform does not \
-                 have (it has {cpus:?})"
-            )),
+            Some(&cpu) => Err(IrqMapError::NoSuchCpu {
+                cpu,
+                cpus: cpus.to_vec(),
+            }),
             None => Ok(()),
         }
     }
+}
+
+/// Why an interrupt mapping does not fit the platform.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IrqMapError {
+    #[error("[platform.irq] `cpus`: expected at least one CPU")]
+    NoCpus,
+    #[error(
+        "[platform.irq]: the interrupt is mapped to CPU {cpu}, which the platform does not have \
+         (it has {cpus:?})"
+    )]
+    NoSuchCpu { cpu: u32, cpus: Vec<u32> },
 }
 
 /// IO latency as tasks saw it, decomposed; each part a distribution.
@@ -316,11 +328,17 @@ mod tests {
 
     #[test]
     fn an_interrupt_mapped_to_a_missing_cpu_is_refused() {
-        assert!(IrqMap::Fixed(7)
-            .check(&[0, 1])
-            .unwrap_err()
-            .contains("CPU 7"));
-        assert!(IrqMap::RoundRobin(vec![]).check(&[0]).is_err());
+        assert_eq!(
+            IrqMap::Fixed(7).check(&[0, 1]),
+            Err(IrqMapError::NoSuchCpu {
+                cpu: 7,
+                cpus: vec![0, 1]
+            })
+        );
+        assert_eq!(
+            IrqMap::RoundRobin(vec![]).check(&[0]),
+            Err(IrqMapError::NoCpus)
+        );
         assert!(IrqMap::RoundRobin(vec![0, 1]).check(&[0, 1]).is_ok());
     }
 }

@@ -74,7 +74,7 @@ mod timeline;
 mod wake;
 
 pub use freq::OppStats;
-pub use io::{IoPathStats, IrqMap};
+pub use io::{IoPathStats, IrqMap, IrqMapError};
 pub use timeline::{CpuTimeline, RequestPath};
 pub use wake::WakeStamp;
 
@@ -586,14 +586,35 @@ pub struct CpuSystem<'t> {
     folded: u64,
 }
 
+/// Why a run's CPUs cannot be set up as its scenario describes them (the caller names the
+/// scenario line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("hz: expected a positive tick rate (e.g. 250)")]
+    NoTickRate,
+    #[error("{governor} needs at least {needs} idle states; cluster {cluster:?} has {has}")]
+    TooFewStates {
+        governor: &'static str,
+        needs: usize,
+        cluster: String,
+        has: usize,
+    },
+    #[error("task {task:?}: no CPU {cpu} on this platform")]
+    NoSuchCpu { task: String, cpu: u32 },
+    #[error("task {task:?}: wakes an unknown task")]
+    UnknownWakee { task: String },
+    #[error(transparent)]
+    Irq(#[from] IrqMapError),
+}
+
 fn state_power(s: &super::platform::IdleStateSpec) -> f64 {
     s.power_mw.as_ref().map_or(0.0, |p| p.central())
 }
 
 impl<'t> CpuSystem<'t> {
-    pub fn new(spec: &CpuRunSpec) -> Result<CpuSystem<'t>, String> {
+    pub fn new(spec: &CpuRunSpec) -> Result<CpuSystem<'t>, SetupError> {
         if spec.hz == 0 {
-            return Err("hz: expected a positive tick rate (e.g. 250)".into());
+            return Err(SetupError::NoTickRate);
         }
         let tick_ns = 1_000_000_000 / u64::from(spec.hz);
         let order = spec.platform.cpus();
@@ -626,13 +647,12 @@ impl<'t> CpuSystem<'t> {
             clusters[k].0.push(i);
             let view = c.governor_view(tick_ns as i64);
             if view.state_count() < spec.governor.min_states() {
-                return Err(format!(
-                    "{} needs at least {} idle states; cluster {:?} has {}",
-                    spec.governor.canonical(),
-                    spec.governor.min_states(),
-                    c.name,
-                    view.state_count()
-                ));
+                return Err(SetupError::TooFewStates {
+                    governor: spec.governor.canonical(),
+                    needs: spec.governor.min_states(),
+                    cluster: c.name.clone(),
+                    has: view.state_count(),
+                });
             }
             let mut dev = Device::new(view.state_count());
             for (j, s) in c.states.iter().enumerate() {
@@ -741,14 +761,16 @@ impl<'t> CpuSystem<'t> {
         for (i, t) in spec.tasks.iter().enumerate() {
             let mut run_rng = Pcg32::new(spec.seed, stream_id(&format!("task-run/{i}/{}", t.name)));
             if !order.contains(&t.cpu) {
-                return Err(format!(
-                    "task {:?}: no CPU {} on this platform",
-                    t.name, t.cpu
-                ));
+                return Err(SetupError::NoSuchCpu {
+                    task: t.name.clone(),
+                    cpu: t.cpu,
+                });
             }
             if let Some(w) = t.wakes {
                 if w >= spec.tasks.len() || w == i {
-                    return Err(format!("task {:?}: wakes an unknown task", t.name));
+                    return Err(SetupError::UnknownWakee {
+                        task: t.name.clone(),
+                    });
                 }
             }
             tasks.push(Task {

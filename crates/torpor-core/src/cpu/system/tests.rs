@@ -54,7 +54,7 @@ fn cpu0_limit(us: i32) -> Vec<QosAction> {
 
 /// Runs `spec` alone on the engine for `duration`.
 pub(crate) fn run(spec: &CpuRunSpec, duration: Nanos) -> Result<CpuReport, String> {
-    let system = CpuSystem::new(spec)?;
+    let system = CpuSystem::new(spec).map_err(|e| e.to_string())?;
     Ok(crate::world::run_cpus(system, duration, |_| true).0)
 }
 
