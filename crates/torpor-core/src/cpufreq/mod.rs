@@ -50,7 +50,7 @@ pub const NAMES: &[(&str, GovernorName)] = &[
 
 impl GovernorName {
     /// Parses a name as a user writes it (`schedutil`, `ondemand@6.12`, `performance`, ...).
-    pub fn parse(name: &str) -> Result<GovernorName, String> {
+    pub fn parse(name: &str) -> Result<GovernorName, crate::variant_names::UnknownName> {
         crate::variant_names::parse(NAMES, name, "cpufreq governor")
     }
 
@@ -209,9 +209,12 @@ mod tests {
             GovernorName::parse("ondemand"),
             Ok(GovernorName::Ondemand612)
         );
-        assert!(GovernorName::parse("conservative").unwrap_err().contains(
-            "expected one of schedutil, schedutil@6.12, ondemand, ondemand@6.12, performance, \
+        assert!(GovernorName::parse("conservative")
+            .unwrap_err()
+            .to_string()
+            .contains(
+                "expected one of schedutil, schedutil@6.12, ondemand, ondemand@6.12, performance, \
              powersave"
-        ));
+            ));
     }
 }

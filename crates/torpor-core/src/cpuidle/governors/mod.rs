@@ -60,7 +60,7 @@ pub const NAMES: &[(&str, GovernorName)] = &[
 
 impl GovernorName {
     /// Parses a name as a user writes it (`teo`, `teo@6.6`, `teo-util`, ...).
-    pub fn parse(name: &str) -> Result<GovernorName, String> {
+    pub fn parse(name: &str) -> Result<GovernorName, crate::variant_names::UnknownName> {
         crate::variant_names::parse(NAMES, name, "governor")
     }
 
