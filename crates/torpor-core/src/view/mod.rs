@@ -2,4 +2,5 @@
 
 pub mod apst;
 pub mod fio;
+pub mod knobs;
 pub mod qos;
