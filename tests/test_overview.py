@@ -91,7 +91,9 @@ def test_the_validator_catches_what_the_schema_forbids(results: dict[str, Any]) 
     assert validate(results, SCHEMA) == []
     assert validate(results | {"claims": [claim | {"ok": "yes"}]}, SCHEMA)
     assert validate(results | {"claims": [claim | {"seed": "005"}]}, SCHEMA)
-    assert validate(results | {"claims": [{k: v for k, v in claim.items() if k != "fitted"}]}, SCHEMA)
+    assert validate(
+        results | {"claims": [{k: v for k, v in claim.items() if k != "fitted"}]}, SCHEMA
+    )
     assert validate(results | {"extra": 1}, SCHEMA)
 
 

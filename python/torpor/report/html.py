@@ -555,7 +555,8 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
         req = v["cpu"].get("slowest_io")
         if req and _lane_of(lanes, f"device-{req['device']}") is not None:
             panels.append((i, v, lanes, True))
-    heights = [len(lanes) + 1.5 for _, _, lanes, _ in panels]
+    # A zoomed panel keeps a lane's height free above its top lane for the path's notes.
+    heights = [len(lanes) + 1.5 + zoomed for _, _, lanes, zoomed in panels]
     fig = Figure(figsize=(10, sum(0.32 * h for h in heights) + 1.2), layout="constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
     drawn: set[str] = set()
@@ -586,6 +587,8 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
         cpu_y = _lane_of(lanes, f"cpu-{req['cpu']}") if req else None
         if req and device_y is not None and cpu_y is not None:
             _request_path(ax, req, device_y, cpu_y, zoomed, prefix)
+            if zoomed:
+                ax.set_ylim(len(lanes) - 0.5, -1.5)
         ax.set_title(title, fontsize=9, loc="left")
     handles: list[Artist] = [Patch(facecolor=c, label=n) for n, c in colors.items() if n in drawn]
     if any(v["cpu"].get("slowest_io") for v in variants):
@@ -625,9 +628,9 @@ def energy_table(variants: list[dict[str, Any]]) -> list[str]:
     return _table(["variant", "CPUs mJ", "device mJ", "total mJ", "avg mW"], energy)
 
 
-def io_table(variants: list[dict[str, Any]]) -> list[str]:
-    """Each IO task's requests as it saw them, by part (device, irq, exit, sched), then per
-    device and over all tasks."""
+def io_table(variants: list[dict[str, Any]], totals: bool = True) -> list[str]:
+    """Each IO task's requests as it saw them, by part (device, irq, exit, sched), then (with
+    ``totals``) per device and over all tasks."""
     rows = [
         [
             v["name"],
@@ -640,8 +643,17 @@ def io_table(variants: list[dict[str, Any]]) -> list[str]:
         if system_text.io_tasks(v)
         for name, io in [
             *((t["name"], t["io"]) for t in system_text.io_tasks(v)),
-            *((f"all on {d['device']}", d["path"]) for d in v["cpu"].get("io_by_device", [])),
-            ("all", v["cpu"]["io"]),
+            *(
+                [
+                    *(
+                        (f"all on {d['device']}", d["path"])
+                        for d in v["cpu"].get("io_by_device", [])
+                    ),
+                    ("all", v["cpu"]["io"]),
+                ]
+                if totals
+                else []
+            ),
         ]
         for part in system_text.IO_PARTS
     ]

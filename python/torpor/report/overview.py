@@ -32,7 +32,9 @@ def robust_text(c: dict[str, Any]) -> str:
 
 def kind_text(c: dict[str, Any]) -> str:
     """Whether the claim checks a calibration (a figure it compares was fitted to this seed)
-    or a prediction."""
+    or a prediction; n/a when it is not checkable."""
+    if c["ok"] is None:
+        return "n/a"
     return "calibration" if c["fitted"] else "prediction"
 
 
@@ -123,7 +125,7 @@ def _system_section(summary_: dict[str, Any], report: dict[str, Any]) -> list[st
     return [
         f"<h3>The {html.escape(name)} ({html.escape(report['scenario'])})</h3>",
         *pages.energy_table(variants),
-        *pages.io_table(variants),
+        *pages.io_table(variants, totals=False),
         f"<figure>{io_path}</figure>",
         f"<figure>{timeline}</figure>",
     ]
