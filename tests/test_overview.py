@@ -151,7 +151,7 @@ def test_robustness_is_computed_where_alternatives_run_and_explained_where_not(
             assert c["robust_basis"].startswith("not assessed: "), c
         # A verdict that flips somewhere names where; a robust one flips nowhere.
         assert (c["hinges_on"] is None) or c["robust"] is False
-    for area in ("apst", "devfreq"):
+    for area in ("apst", "devfreq", "qos"):
         checked = [c for c in results["claims"] if c["experiment"] == area and c["ok"]]
         assert checked and all(c["robust"] is not None for c in checked), area
 

@@ -121,11 +121,12 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> Outcome:
 
 
 def run_qos(out: Path, console: Console | None) -> Outcome:
-    """Seed 004 (cyclictest under no limit, the global limit and cpu0's resume latency) and the
-    NVMe latency-tolerance scenario; the platform and scenarios are kept in ``out/inputs``."""
+    """Seed 004 (cyclictest under no limit, the global limit and cpu0's resume latency, again
+    with its burst at each end of its range) and the NVMe latency-tolerance scenario; the
+    platform and scenarios are kept in ``out/inputs``."""
     work = out / "inputs"
     rows, extra = qos.runs(work)
-    results = qos.results(rows, extra, qos.nvme_runs(work))
+    results = qos.results(rows, extra, qos.nvme_runs(work), qos.burst_ends(work))
     from torpor.report import html
 
     page = html.qos_page(results)
