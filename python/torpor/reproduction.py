@@ -37,7 +37,7 @@ def run_apst(out: Path, console: Console | None, shared: Progress | None = None)
     settings: dict[str, dict[str, Any]] = {"central": {}}
     settings |= apst.assumption_ends(apst.ps0_ranges())
     grids: dict[str, list[dict[str, Any]]] = {}
-    label = f"apst: 5 drives x 7 workflows x 2 algorithms x {len(settings)} power assumptions"
+    label = f"apst: {2 * grid} runs x {len(settings)} power assumptions"
     own = Progress(console=console, transient=True, disable=console is None or shared is not None)
     with own:
         progress = shared or own
