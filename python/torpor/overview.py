@@ -18,6 +18,7 @@ from typing import Any
 from torpor import native
 from torpor import sweeps as sw
 from torpor.experiments import apst, devfreq, hpb, qos, teo
+from torpor.experiments import claims as claims_lib
 
 #: The seeds, in their order: number, the experiment reproducing it, what it is about.
 SEEDS = (
@@ -161,8 +162,6 @@ def _constrained(plan: sw.Sweep) -> list[str]:
 
 def seeds(experiments: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per seed: its experiment, title, verdict counts and the area's own report."""
-    from torpor.experiments import claims as claims_lib
-
     by_area = {r["experiment"]: r for r in experiments}
     return [
         {
