@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from torpor import native
+from torpor import InputError, native
 from torpor import sweeps as sw
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
@@ -42,6 +42,17 @@ TIMELINE = "400ms"
 
 #: The built-in scenarios, in the source tree `make install` installs from (editable).
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def _scenario(name: str) -> Path:
+    """A built-in scenario or sweep file, or an error saying where it was looked for."""
+    path = SCENARIOS / name
+    if not path.is_file():
+        raise InputError(
+            f"{path}: not found; `reproduce all` reads the scenarios/ folder of the source tree "
+            "torpor was installed from (make install's editable install)"
+        )
+    return path
 
 
 def claims(experiments: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -75,7 +86,7 @@ def claims(experiments: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def run_system(name: str) -> dict[str, Any]:
     """One whole-system scenario's report, recording its first moments (``TIMELINE``)."""
     scenario = next(s for n, s, _ in SYSTEMS if n == name)
-    path = SCENARIOS / scenario
+    path = _scenario(scenario)
     return native.run_scenario_text(
         path.read_text(),
         f"scenarios/{scenario}",
@@ -120,7 +131,7 @@ def ship(name: str, progress: Callable[[], None] | None = None) -> dict[str, Any
     those meeting its constraints, the recommended point against the scenario as written,
     and how to apply it (``torpor.sweeps``, as `torpor sweep` prints them)."""
     sweep_file = next(f for n, _, f in SYSTEMS if n == name)
-    plan = sw.load(SCENARIOS / sweep_file)
+    plan = sw.load(_scenario(sweep_file))
     rows = sw.run(plan, workers=2, progress=progress)
     as_written = native.run_scenario_text(
         plan.scenario_text, plan.scenario_label, base=plan.scenario_base
