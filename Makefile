@@ -35,10 +35,11 @@ $(STAMP): $(PACKAGES) $(SOURCES)
 		> $(VENV)/build.log 2>&1 || { cat $(VENV)/build.log; exit 1; }
 	@touch $(STAMP)
 
+# The five seeds' experiments into out/*/, then the one report beside them; the last line
+# printed is that page's path (out/report.html).
 demo: install
-	@echo "demo: reproducing the built-in experiments into out/"
+	@echo "demo: reproducing the five seeds and the phone and laptop into out/"
 	@$(BIN)/torpor reproduce all --out out
-	@echo "report: out/report.html (each experiment's report.md and report.html in out/*/)"
 
 test: install
 	cargo test --workspace --exclude torpor-py

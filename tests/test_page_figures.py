@@ -33,6 +33,7 @@ PAGES = [
     "reproduce-devfreq",
     "reproduce-hpb",
     "reproduce-qos",
+    "index",
 ]
 
 

@@ -1,8 +1,8 @@
 """The HTML reports open in a real browser: every page torpor writes (each `reproduce` area's,
-the index, `run --report` for an NVMe drive, CPUs, a UFS device and a two-device machine, a
-sweep's) renders every plot in headless Chromium with its console free of errors, and fits a
-1280 px screen and a phone's 412 px one without scrolling sideways; run pages list the run's
-notes, the sweep page its constraints and recommendation.
+the one report of `reproduce all`, `run --report` for an NVMe drive, CPUs, a UFS device and a
+two-device machine, a sweep's) renders every plot in headless Chromium with its console free
+of errors, and fits a 1280 px screen and a phone's 412 px one without scrolling sideways; run
+pages list the run's notes, the sweep page its constraints and recommendation.
 
 Chromium and ChromeDriver come from Debian's `chromium` and `chromium-driver` packages, which
 `.ci/run` installs; elsewhere, without them, the test skips and says so.
@@ -103,7 +103,8 @@ PAGES = {
     "reproduce-devfreq": 1,
     "reproduce-hpb": 3,
     "reproduce-qos": 1,
-    "index": 0,
+    # The one report: each seed's key plot, and per system its IO decomposed and its lanes.
+    "index": 5 + 2 * 2,
 }
 
 

@@ -68,6 +68,9 @@ def test_reproduce_apst_writes_results_and_report(cli, tmp_path: Path):
             "ok",
             "robust",
             "hinges_on",
+            "robust_basis",
+            "fitted",
+            "fitted_to",
         }
         # Robust only where it holds; a claim that is not checkable is not robust either way.
         assert c["robust"] is None if c["ok"] is None else (not c["robust"] or c["ok"])
@@ -118,19 +121,9 @@ def test_apst_runs_do_not_depend_on_the_thread_count():
     assert apst.runs(workers=1) == apst.runs(workers=3)
 
 
-def test_reproduce_all_has_one_index_page_linking_each_report():
-    from torpor.report import html
-
-    page = html.index_page(
-        ["apst", "teo"], [{"claims": [{"ok": True}]}, {"claims": [{"ok": False}, {"ok": None}]}]
-    )
-    assert '<a href="apst/report.html">apst</a>: claims 1 hold, 0 fail, 0 not checkable' in page
-    assert '<a href="teo/report.html">teo</a>: claims 0 hold, 1 fail, 1 not checkable' in page
-
-
 def test_make_demo_prints_one_line_per_step_and_where_the_report_is():
     # make -n shows the recipes: pip quiet, maturin's output kept in a log unless it fails,
-    # and the last line names the page to open.
+    # and the last is `reproduce all`, whose last line printed names the page to open.
     import shutil
     import subprocess
 
@@ -146,7 +139,7 @@ def test_make_demo_prints_one_line_per_step_and_where_the_report_is():
     ).stdout
     assert all("--quiet" in line for line in text.splitlines() if "pip install" in line)
     assert "> .venv/build.log 2>&1 || { cat .venv/build.log; exit 1; }" in " ".join(text.split())
-    assert text.rstrip().splitlines()[-1].startswith('echo "report: out/report.html')
+    assert text.rstrip().splitlines()[-1] == ".venv/bin/torpor reproduce all --out out"
 
 
 def test_a_run_page_lists_the_notes_the_cli_prints(cli, tmp_path: Path):

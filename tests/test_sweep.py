@@ -272,3 +272,37 @@ def test_an_error_every_point_meets_at_run_time_is_raised_once(tmp_path: Path):
         "bad.blkparse.txt:2: expected a start sector (a whole number of 512-byte sectors), "
         'got "12x4"'
     )
+
+
+def test_a_whole_machine_row_measures_the_cpus_and_the_device_together():
+    # CPUs beside a device: the system's power and energy, and the tasks' IO as they saw it;
+    # the device's own power stays in avg_power_mw.
+    v = {
+        "name": "base",
+        "io": {"ios": 0, "all": {}},
+        "ufs": {"avg_power_mw": 110.0, "energy_mj": 1100.0},
+        "cpu": {
+            "avg_power_mw": 185.0,
+            "io": {"total": {"count": 3, "mean_us": 400.0, "p99_us": 900.0}},
+        },
+        "system": {"avg_power_mw": 295.0, "energy_mj": 2950.0},
+    }
+    row = sw.measures(v)
+    assert (row["avg_power_mw"], row["system_avg_power_mw"], row["system_energy_mj"]) == (
+        110.0,
+        295.0,
+        2950.0,
+    )
+    assert (row["task_io_mean_us"], row["task_io_p99_us"]) == (400.0, 900.0)
+    assert row["lat_p99_us"] is None
+    # A device alone has no whole-machine measures.
+    alone = sw.measures({k: v[k] for k in ("name", "io", "ufs")})
+    assert alone["system_avg_power_mw"] is None and alone["task_io_p99_us"] is None
+
+
+def test_settings_beyond_apst_are_applied_through_their_kernel_interfaces():
+    row = {"policy.cpuidle.governor": "teo-util", "policy.devfreq.upthreshold": 70}
+    lines = sw.applied(row, list(row), None)
+    assert "echo teo > /sys/devices/system/cpu/cpuidle/current_governor" in lines
+    # upthreshold is simple_ondemand's driver data: no sysfs file or parameter sets it.
+    assert lines[-1] == "# policy.devfreq.upthreshold = 70: no sysfs or command-line form known"

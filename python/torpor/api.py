@@ -195,8 +195,9 @@ def apst_table(device: str | os.PathLike[str], **params: Any) -> pd.DataFrame:
 def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
     """Re-runs a built-in experiment (``apst``, ``teo``, ``devfreq``, ``hpb``, ``qos``) into
     ``out`` (``results.json``, ``report.md``, ``report.html``) and returns its results,
-    ``claims`` and ``runs`` as DataFrames; ``all`` runs each into its own folder under ``out``
-    and returns ``{"experiments": [...]}``, one such result per experiment."""
+    ``claims`` and ``runs`` as DataFrames; ``all`` runs each into its own folder under ``out``,
+    then the phone and laptop scenarios and their sweeps, and returns the one report's results
+    (``out/results.json``, docs/results.md) with its ``claims`` as a DataFrame."""
     from torpor import reproduction as rep
 
     area = arguments.choice("area", area, (*rep.AREAS, "all"))
@@ -207,7 +208,7 @@ def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
         return r | {"claims": pd.DataFrame(r["claims"]), "runs": pd.DataFrame(r["runs"])}
 
     if area == "all":
-        return {"experiments": [tables(r) for r in results["experiments"]]}
+        return results | {"claims": pd.DataFrame(results["claims"])}
     return tables(results)
 
 

@@ -775,13 +775,13 @@ def sweep(
     # Plain echo: these lines are copied into a shell and must not wrap.
     for line in lines:
         click.echo(printable(line))
-    if not dict(plan.platforms).get("nvme"):
-        return
-    # The drive as the base scenario (checked by the core) names it: a preset id, or its
-    # dump's path.
-    nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
-    drive = nvme.get("preset") or str(Path(plan.scenario_base) / nvme.get("file", ""))
-    for line in sw.apply_lines(best, drive):
+    drive = None
+    if dict(plan.platforms).get("nvme"):
+        # The drive as the base scenario (checked by the core) names it: a preset id, or its
+        # dump's path.
+        nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
+        drive = nvme.get("preset") or str(Path(plan.scenario_base) / nvme.get("file", ""))
+    for line in sw.applied(best, axes, drive):
         click.echo(printable(line))
 
 

@@ -47,6 +47,12 @@ def load_device(spec: str | PathLike[str]) -> dict[str, Any]:
     return json.loads(_native.load_device(spec))
 
 
+def applied_settings(settings: dict[str, Any]) -> dict[str, list[str] | None]:
+    """How each scenario field of ``settings`` (dotted path -> value) is applied on a running
+    system: its lines (kernel command line, sysfs writes), or None when none is known."""
+    return json.loads(_native.applied_settings(json.dumps(settings)))
+
+
 def apst(
     spec: str | PathLike[str],
     params: dict[str, Any],

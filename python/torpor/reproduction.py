@@ -1,40 +1,50 @@
 """`torpor reproduce`: run the built-in experiments and write results.json and report.md.
 
 results.json is one object per experiment: ``{"experiment", "claims", "runs"}`` (DESIGN.md).
+``reproduce all`` runs the five, then the two whole-system scenarios and their sweeps, and
+writes the one report of all of them beside the five folders (``torpor.overview``).
 """
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from torpor import native
 from torpor.experiments import apst, devfreq, hpb, qos, teo
 from torpor.experiments import claims as claims_lib
-from torpor.files import write_file, write_files
+from torpor.files import write_files
 from torpor.report import markdown
 
 #: The built-in experiments, by the name `torpor reproduce` takes.
 AREAS = ("apst", "teo", "devfreq", "hpb", "qos")
 
 
-def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
+#: An experiment's results and its page.
+Outcome = tuple[dict[str, Any], str]
+
+
+def run_apst(out: Path, console: Console | None, shared: Progress | None = None) -> Outcome:
+    """Seed 000's grid at the central power figures and at each end of each range; its
+    progress on ``shared`` when given (``reproduce all``'s display), else a bar of its own."""
     grid = len(apst.DRIVES) * len(apst.WORKFLOWS)
     # The central grid, then the same grid at each end of each power assumption's range.
     settings: dict[str, dict[str, Any]] = {"central": {}}
     settings |= apst.assumption_ends(apst.ps0_ranges())
     grids: dict[str, list[dict[str, Any]]] = {}
-    with Progress(console=console, transient=True, disable=console is None) as progress:
-        task = progress.add_task(
-            f"apst: 5 drives x 7 workflows x 2 algorithms x {len(settings)} power assumptions",
-            total=grid * len(settings),
-        )
+    label = f"apst: {2 * grid} runs x {len(settings)} power assumptions"
+    own = Progress(console=console, transient=True, disable=console is None or shared is not None)
+    with own:
+        progress = shared or own
+        task = progress.add_task(label, total=grid * len(settings))
         for name, overrides in settings.items():
             grids[name] = apst.runs(lambda: progress.advance(task), **overrides)
+        progress.remove_task(task)
     rows = grids.pop("central")
     tabs = apst.tables()
     claims = apst.robustness(
@@ -52,13 +62,15 @@ def run_apst(out: Path, console: Console | None) -> dict[str, Any]:
     )
     page = html.apst_page(results, picture)
     _publish(out, results, markdown.apst_report(results, tabs), page, len(rows), console)
-    return results
+    return results, page
 
 
-def run_teo(out: Path, console: Console | None) -> dict[str, Any]:
+def run_teo(out: Path, console: Console | None) -> Outcome:
     rows = teo.runs()
     revert = teo.revert_runs()
-    claims = [*teo.claims(rows), teo.claim_revert(revert)]
+    claims = claims_lib.not_assessed(
+        [*teo.claims(rows), teo.claim_revert(revert)], teo.ROBUST_BASIS
+    )
     results: dict[str, Any] = {
         "experiment": "teo",
         "claims": claims,
@@ -69,10 +81,10 @@ def run_teo(out: Path, console: Console | None) -> dict[str, Any]:
 
     page = html.teo_page(results, rows)
     _publish(out, results, markdown.teo_report(results, rows), page, len(rows), console)
-    return results
+    return results, page
 
 
-def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict[str, Any]:
+def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> Outcome:
     """Seed 001's fio cases, the sensitivity runs, and the Pixel 6a traces when `traces`
     holds them; the scenarios and job files are kept in ``out/inputs`` to re-run by hand."""
     work = out / "inputs"
@@ -86,10 +98,10 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> dict
     _publish(out, results, markdown.devfreq_report(results), page, len(rows), console)
     if console is not None and pixel_note:
         console.print(f"devfreq: Pixel 6a traces {pixel_note}")
-    return results
+    return results, page
 
 
-def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str, Any]:
+def run_hpb(out: Path, console: Console | None, traces: Path | None) -> Outcome:
     """Seed 003: iozone over five ranges with HPB off and on, the app-launch cycles, and the
     Pixel 6a traces with HPB when `traces` holds them; the scenarios are kept in
     ``out/inputs``."""
@@ -101,22 +113,25 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> dict[str
     results = hpb.results(rows, detail, launch, warmup, pixel, pixel_note)
     from torpor.report import html
 
-    _publish(out, results, markdown.hpb_report(results), html.hpb_page(results), len(rows), console)
+    page = html.hpb_page(results)
+    _publish(out, results, markdown.hpb_report(results), page, len(rows), console)
     if console is not None and pixel_note:
         console.print(f"hpb: Pixel 6a traces {pixel_note}")
-    return results
+    return results, page
 
 
-def run_qos(out: Path, console: Console | None) -> dict[str, Any]:
-    """Seed 004 (cyclictest under no limit, the global limit and cpu0's resume latency) and the
-    NVMe latency-tolerance scenario; the platform and scenarios are kept in ``out/inputs``."""
+def run_qos(out: Path, console: Console | None) -> Outcome:
+    """Seed 004 (cyclictest under no limit, the global limit and cpu0's resume latency, again
+    with its burst at each end of its range) and the NVMe latency-tolerance scenario; the
+    platform and scenarios are kept in ``out/inputs``."""
     work = out / "inputs"
     rows, extra = qos.runs(work)
-    results = qos.results(rows, extra, qos.nvme_runs(work))
+    results = qos.results(rows, extra, qos.nvme_runs(work), qos.burst_ends(work))
     from torpor.report import html
 
-    _publish(out, results, markdown.qos_report(results), html.qos_page(results), 3, console)
-    return results
+    page = html.qos_page(results)
+    _publish(out, results, markdown.qos_report(results), page, 3, console)
+    return results, page
 
 
 def _publish(
@@ -147,23 +162,81 @@ def _publish(
 def run(
     area: str, out: Path, console: Console | None = None, traces: Path | None = None
 ) -> dict[str, Any]:
-    """Runs one experiment into ``out``, or all of them, each into its own folder under it
-    (then the result is ``{"experiments": [...]}``). ``traces`` is where devfreq and hpb find
-    the Pixel 6a block traces (not shipped)."""
-    runners = {
-        "apst": lambda o: run_apst(o, console),
-        "teo": lambda o: run_teo(o, console),
-        "devfreq": lambda o: run_devfreq(o, console, traces),
-        "hpb": lambda o: run_hpb(o, console, traces),
-        "qos": lambda o: run_qos(o, console),
-    }
+    """Runs one experiment into ``out``, or all of them, each into its own folder under it,
+    with the one report beside them (then the result is that report's results.json:
+    ``torpor.overview``). ``traces`` is where devfreq and hpb find the Pixel 6a block traces
+    (not shipped)."""
     if area == "all":
-        from torpor.report import html
-
-        results = {"experiments": [runners[a](out / a) for a in AREAS]}
-        # One page to open: each experiment's verdicts and a link to its own report.
-        write_file(out / "report.html", html.index_page(AREAS, results["experiments"]))
-        return results
+        return run_all(out, console, traces)
+    runners = {
+        "apst": lambda: run_apst(out, console),
+        "teo": lambda: run_teo(out, console),
+        "devfreq": lambda: run_devfreq(out, console, traces),
+        "hpb": lambda: run_hpb(out, console, traces),
+        "qos": lambda: run_qos(out, console),
+    }
     if area in runners:
-        return runners[area](out)
+        return runners[area]()[0]
     raise ValueError(f"unknown experiment {area!r}")
+
+
+def run_all(out: Path, console: Console | None, traces: Path | None) -> dict[str, Any]:
+    """The five experiments, the two whole-system scenarios and their sweeps, under one
+    progress display (a bar of the steps, and apst's and the sweeps' points); then
+    out/results.json, report.md and report.html, whose path is the last line printed."""
+    from torpor import overview
+    from torpor.report import overview as overview_report
+
+    steps = [*AREAS, *(f"{n} scenario" for n, _, _ in overview.SYSTEMS)]
+    steps += [f"{n} sweep" for n, _, _ in overview.SYSTEMS]
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=console is None,
+    )
+    experiments, area_pages, systems, advice = [], {}, [], []
+    with bar:
+        overall = bar.add_task("reproduce all", total=len(steps))
+
+        def step(name: str) -> None:
+            bar.update(overall, description=f"reproduce all: {name}")
+
+        for area in AREAS:
+            step(area)
+            outcome = {
+                "apst": lambda: run_apst(out / "apst", console, bar),
+                "teo": lambda: run_teo(out / "teo", console),
+                "devfreq": lambda: run_devfreq(out / "devfreq", console, traces),
+                "hpb": lambda: run_hpb(out / "hpb", console, traces),
+                "qos": lambda: run_qos(out / "qos", console),
+            }[area]()
+            experiments.append(outcome[0])
+            area_pages[area] = outcome[1]
+            bar.advance(overall)
+        for name, _, _ in overview.SYSTEMS:
+            step(f"{name} scenario")
+            systems.append(overview.run_system(name))
+            bar.advance(overall)
+        for name, _, _ in overview.SYSTEMS:
+            step(f"{name} sweep")
+            points = bar.add_task(f"{name} sweep: points", total=None)
+            advice.append(overview.ship(name, partial(bar.advance, points)))
+            bar.remove_task(points)
+            bar.advance(overall)
+    results = overview.results(experiments, systems, advice)
+    page = overview_report.page(results, area_pages, systems)
+    write_files(
+        [
+            (out / "results.json", json.dumps(results, indent=1) + "\n"),
+            (out / "report.md", overview_report.markdown(results)),
+            (out / "report.html", page),
+        ]
+    )
+    if console is not None:
+        console.print(f"all: {claims_lib.verdict_text(results['claims'])} over every seed")
+        console.print(str(out / "report.html"), markup=False, highlight=False)
+    return results

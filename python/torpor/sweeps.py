@@ -55,6 +55,10 @@ METRICS = (
     "lat_max_us",
     "woken_ios",
     "transitions_per_hour",
+    "system_avg_power_mw",
+    "system_energy_mj",
+    "task_io_mean_us",
+    "task_io_p99_us",
 )
 
 
@@ -264,11 +268,17 @@ def run_chunk(
 def measures(v: dict[str, Any]) -> dict[str, Any]:
     """One variant of a report as a sweep row's measurements (the columns of METRICS): power
     and energy of the device (the NVMe drive, else the UFS device) or, in a CPU-only run, of
-    the CPUs; IO latencies when the run completed IOs; APST's counts from the NVMe drive.
-    What the run did not measure is None."""
+    the CPUs; IO latencies when the run completed IOs; APST's counts from the NVMe drive;
+    with CPUs beside a device, the whole machine's power and energy and the latency of every
+    request its tasks (fio jobs' threads among them) waited for, as they saw it. What the run
+    did not measure is None."""
     lat = v["io"]["all"] if v["io"]["ios"] else {}
     nvme = v.get("nvme", {})
     power = v.get("nvme") or v.get("ufs") or v.get("cpu") or {}
+    system = v.get("system") or {}
+    task_io = (v.get("cpu") or {}).get("io", {}).get("total", {}) if system else {}
+    if not task_io.get("count"):
+        task_io = {}
     return {
         "variant": v["name"],
         "error": None,
@@ -280,6 +290,10 @@ def measures(v: dict[str, Any]) -> dict[str, Any]:
         "lat_max_us": lat.get("max_us"),
         "woken_ios": nvme.get("wake_delayed_ios"),
         "transitions_per_hour": nvme.get("transitions_per_hour"),
+        "system_avg_power_mw": system.get("avg_power_mw"),
+        "system_energy_mj": system.get("energy_mj"),
+        "task_io_mean_us": task_io.get("mean_us"),
+        "task_io_p99_us": task_io.get("p99_us"),
     }
 
 
@@ -342,6 +356,17 @@ def apply_lines(row: dict[str, Any], device: str) -> list[str]:
         "# or program the table now, until the next controller reset:",
         f"torpor apst {device} {flags} --emit nvme-cli",
     ]
+    return lines
+
+
+def applied(row: dict[str, Any], axes: Sequence[str], nvme_drive: str | None) -> list[str]:
+    """How to apply ``row``'s settings of ``axes`` on a running system: APST's (for the base
+    scenario's NVMe drive ``nvme_drive``) as ``apply_lines`` prints them, every other field as
+    the core's ``view::knobs`` writes it, or a comment saying it has no such form."""
+    lines = apply_lines(row, nvme_drive) if nvme_drive else []
+    others = {a: row[a] for a in axes if not a.startswith("policy.apst.")}
+    for path, forms in native.applied_settings(others).items():
+        lines += forms or [f"# {path} = {others[path]}: no sysfs or command-line form known"]
     return lines
 
 

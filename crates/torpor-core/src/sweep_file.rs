@@ -36,9 +36,11 @@ use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 pub const MAX_POINTS: u64 = 100_000;
 
 /// What a sweep's rows measure, by column name, and the platform each needs: a device's IO
-/// for the latencies, an NVMe drive for the APST counts. Power and energy are the device's
-/// (the NVMe drive's, else the UFS device's), or the CPUs' in a CPU-only scenario.
-pub const METRICS: [(&str, Needs); 8] = [
+/// for the latencies, an NVMe drive for the APST counts, CPUs beside a device for the whole
+/// machine's energy and the IO latency its tasks saw. Power and energy are the device's (the
+/// NVMe drive's, else the UFS device's), or the CPUs' in a CPU-only scenario; the `system_`
+/// ones are the CPUs' and the devices' together.
+pub const METRICS: [(&str, Needs); 12] = [
     ("avg_power_mw", Needs::Any),
     ("energy_mj", Needs::Any),
     ("lat_mean_us", Needs::Device),
@@ -47,6 +49,10 @@ pub const METRICS: [(&str, Needs); 8] = [
     ("lat_max_us", Needs::Device),
     ("woken_ios", Needs::Nvme),
     ("transitions_per_hour", Needs::Nvme),
+    ("system_avg_power_mw", Needs::System),
+    ("system_energy_mj", Needs::System),
+    ("task_io_mean_us", Needs::System),
+    ("task_io_p99_us", Needs::System),
 ];
 
 /// The platform a measure needs.
@@ -57,6 +63,9 @@ pub enum Needs {
     Device,
     /// An NVMe drive (APST's wake-ups and transitions).
     Nvme,
+    /// CPUs beside a storage device: the whole machine's energy, and the latency of the IO
+    /// the tasks waited for (device, interrupt, idle exit, scheduler).
+    System,
 }
 
 /// How the points are chosen.
@@ -223,6 +232,10 @@ fn needs(metric: &str, p: &Platforms) -> Result<(), String> {
         )),
         Needs::Nvme if !p.nvme => Err(format!(
             "APST's counts need an NVMe drive ([platform.nvme]); the base scenario runs {runs}"
+        )),
+        Needs::System if !p.cpu || (!p.nvme && !p.ufs) => Err(format!(
+            "the whole machine's measures need CPUs beside a storage device ([platform.cpu] \
+             with [platform.nvme] or [platform.ufs]); the base scenario runs {runs}"
         )),
         _ => Ok(()),
     }

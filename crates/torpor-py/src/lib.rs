@@ -123,6 +123,22 @@ fn qos_view(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     to_json(&watch.finish(result)?)
 }
 
+/// How each of the settings `{"dotted.path": value, ...}` (JSON) is applied on a running
+/// system (`view::knobs`): JSON `{path: [line, ...] or null}` (null: no form known), in the
+/// object's order.
+#[pyfunction]
+fn applied_settings(settings_json: &str) -> PyResult<String> {
+    let fields = overrides(Some(settings_json))?;
+    let out: serde_json::Map<String, serde_json::Value> = fields
+        .into_iter()
+        .map(|(path, value)| {
+            let lines = torpor_core::view::knobs::applied(&path, &value);
+            (path, serde_json::json!(lines))
+        })
+        .collect();
+    to_json(&out)
+}
+
 /// The kernel's APST defaults and the builders' names (default first): the CLI's option
 /// defaults and choices, defined once, here in the core.
 #[pyfunction]
@@ -525,6 +541,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
     m.add_function(wrap_pyfunction!(apst, m)?)?;
     m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(applied_settings, m)?)?;
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;

@@ -464,6 +464,13 @@ def assumption_ends(
     return ends
 
 
+#: What ``robustness`` re-evaluates the claims at (``robust_basis`` in results.json).
+ROBUST_BASIS = (
+    "each drive's PS0 idle and active power and the transition power, each at both ends of "
+    "its range, the others central"
+)
+
+
 def robustness(
     central: list[dict[str, Any]], ends: dict[str, list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
@@ -471,21 +478,7 @@ def robustness(
     range; False: fails at one of them; None: not checkable) and ``hinges_on`` (the ends at
     which the verdict differs from the central one; None when none does). ``ends`` maps each
     end (``assumption_ends``' keys) to the claims evaluated there."""
-    out = []
-    for i, claim in enumerate(central):
-        if claim["ok"] is None:
-            out.append(claim | {"robust": None, "hinges_on": None})
-            continue
-        verdicts = {end: claims[i]["ok"] for end, claims in ends.items()}
-        robust = claim["ok"] is True and all(v is True for v in verdicts.values())
-        flips = [
-            f"{'holds' if v else 'fails'} with {end}"
-            for end, v in verdicts.items()
-            if v != claim["ok"]
-        ]
-        hinge = f"{'holds' if claim['ok'] else 'fails'} at the central values; " + "; ".join(flips)
-        out.append(claim | {"robust": robust, "hinges_on": hinge if flips else None})
-    return out
+    return claims_lib.robustness(central, ends, ROBUST_BASIS)
 
 
 def claims(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[dict[str, Any]]:

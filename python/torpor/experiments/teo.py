@@ -489,4 +489,10 @@ def claim_revert(revert: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
+#: Why the claims carry no robustness (``robust_basis``).
+ROBUST_BASIS = (
+    "not assessed: the stand-ins' shapes are torpor's guesses with no stated range to rerun "
+    "at; the rules test orderings and signs, with bounds wide enough for a guessed shape"
+)
+
 verdict_text = claims_lib.verdict_text

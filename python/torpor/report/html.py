@@ -16,7 +16,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from torpor.experiments import apst, devfreq, hpb, qos, teo
-from torpor.experiments import claims as claims_lib
 from torpor.report import system_text, ufs_text
 from torpor.report.notes import run_notes
 
@@ -556,7 +555,8 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
         req = v["cpu"].get("slowest_io")
         if req and _lane_of(lanes, f"device-{req['device']}") is not None:
             panels.append((i, v, lanes, True))
-    heights = [len(lanes) + 1.5 for _, _, lanes, _ in panels]
+    # A zoomed panel keeps a lane's height free above its top lane for the path's notes.
+    heights = [len(lanes) + 1.5 + zoomed for _, _, lanes, zoomed in panels]
     fig = Figure(figsize=(10, sum(0.32 * h for h in heights) + 1.2), layout="constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
     drawn: set[str] = set()
@@ -587,6 +587,8 @@ def cpu_timeline_figure(report: dict[str, Any]) -> Figure:
         cpu_y = _lane_of(lanes, f"cpu-{req['cpu']}") if req else None
         if req and device_y is not None and cpu_y is not None:
             _request_path(ax, req, device_y, cpu_y, zoomed, prefix)
+            if zoomed:
+                ax.set_ylim(len(lanes) - 0.5, -1.5)
         ax.set_title(title, fontsize=9, loc="left")
     handles: list[Artist] = [Patch(facecolor=c, label=n) for n, c in colors.items() if n in drawn]
     if any(v["cpu"].get("slowest_io") for v in variants):
@@ -610,12 +612,8 @@ def _cpu_timeline_section(report: dict[str, Any]) -> list[str]:
     ]
 
 
-def _system_run_page(report: dict[str, Any]) -> str:
-    """CPUs with a device: the energy of each and of the whole, the CPUs' and the device's
-    tables, the IO tasks' latency decomposed, the lanes of the CPUs and the device with
-    `[run] timeline`, the other tasks' wake-up histogram, then the CPUs' and the device's
-    figures."""
-    variants = report["variants"]
+def energy_table(variants: list[dict[str, Any]]) -> list[str]:
+    """Each variant's energy: the CPUs', the device's, the whole machine's and its power."""
     energy = [
         [
             v["name"],
@@ -627,10 +625,52 @@ def _system_run_page(report: dict[str, Any]) -> str:
         for v in variants
         if v.get("system")
     ]
+    return _table(["variant", "CPUs mJ", "device mJ", "total mJ", "avg mW"], energy)
+
+
+def io_table(variants: list[dict[str, Any]], totals: bool = True) -> list[str]:
+    """Each IO task's requests as it saw them, by part (device, irq, exit, sched), then (with
+    ``totals``) per device and over all tasks."""
+    rows = [
+        [
+            v["name"],
+            name,
+            part,
+            f"{io[part]['count']:,}",
+            *[f"{io[part][key]:,.1f}" for _, key in system_text.IO_STATS],
+        ]
+        for v in variants
+        if system_text.io_tasks(v)
+        for name, io in [
+            *((t["name"], t["io"]) for t in system_text.io_tasks(v)),
+            *(
+                [
+                    *(
+                        (f"all on {d['device']}", d["path"])
+                        for d in v["cpu"].get("io_by_device", [])
+                    ),
+                    ("all", v["cpu"]["io"]),
+                ]
+                if totals
+                else []
+            ),
+        ]
+        for part in system_text.IO_PARTS
+    ]
+    heads = [f"{h} us" for h, _ in system_text.IO_STATS]
+    return _table(["variant", "task", "part", "IOs", *heads], rows)
+
+
+def _system_run_page(report: dict[str, Any]) -> str:
+    """CPUs with a device: the energy of each and of the whole, the CPUs' and the device's
+    tables, the IO tasks' latency decomposed, the lanes of the CPUs and the device with
+    `[run] timeline`, the other tasks' wake-up histogram, then the CPUs' and the device's
+    figures."""
+    variants = report["variants"]
     body = [
         f"<h1>{html.escape(report['scenario'])}</h1>",
         "<h2>Energy</h2>",
-        *_table(["variant", "CPUs mJ", "device mJ", "total mJ", "avg mW"], energy),
+        *energy_table(variants),
         "<h2>CPUs</h2>",
         *_cpu_table(report),
         "<h2>Device</h2>",
@@ -649,27 +689,9 @@ def _system_run_page(report: dict[str, Any]) -> str:
         ),
     ]
     if any(system_text.io_tasks(v) for v in variants):
-        rows = [
-            [
-                v["name"],
-                name,
-                part,
-                f"{io[part]['count']:,}",
-                *[f"{io[part][key]:,.1f}" for _, key in system_text.IO_STATS],
-            ]
-            for v in variants
-            if system_text.io_tasks(v)
-            for name, io in [
-                *((t["name"], t["io"]) for t in system_text.io_tasks(v)),
-                *((f"all on {d['device']}", d["path"]) for d in v["cpu"].get("io_by_device", [])),
-                ("all", v["cpu"]["io"]),
-            ]
-            for part in system_text.IO_PARTS
-        ]
-        heads = [f"{h} us" for h, _ in system_text.IO_STATS]
         body += [
             "<h2>IO as the tasks saw it</h2>",
-            *_table(["variant", "task", "part", "IOs", *heads], rows),
+            *io_table(variants),
             f"<figure>{_io_path(report)}</figure>",
         ]
     body += _cpu_timeline_section(report)
@@ -820,20 +842,6 @@ def sweep_page(
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     body.append("</table>")
     return _page(f"torpor: {title}", body)
-
-
-def index_page(areas: Sequence[str], results: Sequence[dict[str, Any]]) -> str:
-    """`torpor reproduce all`: each experiment's claim verdicts and a link to its report
-    (``AREA/report.html``)."""
-    body = ["<h1>torpor: the built-in experiments</h1>", "<ul>"]
-    for area, r in zip(areas, results, strict=True):
-        verdicts = claims_lib.verdict_text(r.get("claims", []))
-        body.append(
-            f'<li><a href="{html.escape(area)}/report.html">{html.escape(area)}</a>: '
-            f"claims {html.escape(verdicts)}</li>"
-        )
-    body.append("</ul>")
-    return _page("torpor: the built-in experiments", body)
 
 
 def apst_page(results: dict[str, Any], timeline: dict[str, Any] | None = None) -> str:

@@ -169,4 +169,17 @@ fn a_measure_the_platform_lacks_is_named_with_what_it_needs() {
     assert!(needs("woken_ios", &ufs)
         .unwrap_err()
         .contains("runs a UFS device"));
+    // The whole machine's measures need both CPUs and a device.
+    let machine = Platforms {
+        cpu: true,
+        nvme: true,
+        ..Platforms::default()
+    };
+    assert!(needs("system_avg_power_mw", &machine).is_ok());
+    assert!(needs("task_io_p99_us", &cpu)
+        .unwrap_err()
+        .contains("runs CPUs alone"));
+    assert!(needs("system_energy_mj", &ufs)
+        .unwrap_err()
+        .contains("CPUs beside a storage device"));
 }

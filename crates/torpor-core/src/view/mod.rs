@@ -1,4 +1,5 @@
 //! The printed forms of model values, outside the models: what tools and people read.
 
 pub mod apst;
+pub mod knobs;
 pub mod qos;
