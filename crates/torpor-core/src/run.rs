@@ -35,7 +35,6 @@ use crate::storage::nvme::service::ServiceModel;
 use crate::storage::nvme::tolerance;
 use crate::storage::ufs::cpu_link::CpuLink;
 use crate::storage::ufs::device::{BoostConfig, FtlSetup, UfsDevice};
-use crate::storage::ufs::hpb::ControlMode;
 use crate::storage::ufs::hpb_exchange::HpbSetup;
 use crate::storage::ufs::scaling::TimerKind;
 use crate::time::Nanos;
@@ -1411,85 +1410,18 @@ impl VariantRun<'_> {
         cfg.user_min_freq_hz = policy.min_freq;
         cfg.user_max_freq_hz = policy.max_freq;
         cfg.ftl = self.ftl_setup(&preset)?;
-        let hpb_mode = cfg
-            .ftl
-            .as_ref()
-            .and_then(|f| f.hpb.as_ref())
-            .map(|h| h.geometry.mode);
-        let has_ftl = cfg.ftl.is_some();
-        let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
         let deferrable = scaling.is_some_and(|p| p.timer == TimerKind::Deferrable);
-        let cpus = s.platform.cpu.is_some();
-        if cpus {
-            // ASSUMPTION: the monitor's timer stays on CPU 0, the boot CPU that probes the host
-            // and arms it first (the kernel re-arms it wherever its unbound work last ran).
-            device = device.with_cpu_link(CpuLink {
-                monitor_cpu: Some(0),
-                cpu_latency_qos: policy.pm_qos_enable,
-            });
-        }
-        let mut notes = vec![
-            "service times are calibrated from the preset's published figures at the max level; \
-             power, hibern8 exit and scale costs are the preset's central estimates (torpor \
-             devices --json lists their ranges)"
-                .to_string(),
-            "latency is device-side: from the request reaching the host controller to its \
-             completion (no block layer, driver or interrupt time)"
-                .to_string(),
-        ];
-        if deferrable && cpus {
-            notes.push(
-                "deferrable monitor: a poll falling due while CPU 0 (where its timer sits: \
-                 ASSUMPTION) is idle waits for CPU 0 to wake, and then runs at once (the kernel \
-                 runs it at that CPU's next tick)"
-                    .into(),
-            );
-        } else if deferrable {
-            notes.push(
-                "deferrable monitor: a poll falling due while no command is outstanding waits \
-                 for the next submission (ASSUMPTION: the CPU sleeps whenever the storage does; \
-                 the longest deferral)"
-                    .into(),
-            );
-        }
-        if cpus && policy.pm_qos_enable {
-            notes.push(if scaling.is_some() {
-                "ufshcd's pm_qos_enable (v6.9+): the host holds the CPUs' global latency at 0 \
-                 from each scale-up's clock switch to the end of the next scale-down"
-                    .into()
-            } else {
-                "ufshcd's pm_qos_enable (v6.9+): without clock scaling the host holds the CPUs' \
-                 global latency at 0 while its clocks run, from each ungating to the next gating"
-                    .into()
-            });
-        }
-        if has_ftl {
-            notes.push(
-                "reads are served by the preset's FTL model (the device's map cache and NAND \
-                 dies; ftl.rs): its placement, cache policy and NAND figures are estimates, its \
-                 controller delay fitted to one published figure"
-                    .into(),
-            );
-        }
-        if let Some(mode) = hpb_mode {
-            notes.push(format!(
-                "HPB ({} control mode) follows the Linux driver as of v6.5; HPB was removed in \
-                 v6.6, so this is a what-if. The HPB and system workqueues run their work at \
-                 once (ASSUMPTION)",
-                match mode {
-                    ControlMode::Device => "device",
-                    ControlMode::Host => "host",
-                }
-            ));
-        }
-        if scaling.is_some() {
-            let writes = [(true, policy.min_freq), (false, policy.max_freq)];
-            notes.extend(writes.into_iter().filter_map(|(floor, hz)| {
-                hz.and_then(|hz| crate::storage::ufs::devfreq::sysfs_note(floor, hz))
-            }));
-        }
-        if boost.is_some() && scaling.is_none() {
-            notes.push("the boost has no effect with clock scaling off".into());
+        // ASSUMPTION (stated in the notes): the monitor's timer stays on CPU 0, the boot CPU
+        // that probes the host and arms it first (the kernel re-arms it wherever its unbound
+        // work last ran).
+        let link = s.platform.cpu.is_some().then_some(CpuLink {
+            monitor_cpu: Some(0),
+            cpu_latency_qos: policy.pm_qos_enable,
+        });
+        let notes = cfg.notes(link.as_ref());
+        let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
+        if let Some(link) = link {
+            device = device.with_cpu_link(link);
         }
         Ok(UfsRig {
             device,

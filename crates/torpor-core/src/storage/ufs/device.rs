@@ -56,7 +56,7 @@ use serde::Serialize;
 use super::cpu_link::{CpuLink, Deferral, LatencyVotes};
 use super::devfreq;
 use super::ftl::{Ftl, FtlConfig, FtlStats};
-use super::hpb::{HpbCommand, MapReq};
+use super::hpb::{ControlMode, HpbCommand, MapReq};
 use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
 use super::power::{IdleTimers, UfsPower, UfsState};
 use super::scaling::{HostScaling, LoadHistogram, ScalingParams, TimerKind};
@@ -129,6 +129,85 @@ pub struct UfsConfig {
 pub struct FtlSetup {
     pub config: FtlConfig,
     pub hpb: Option<HpbSetup>,
+}
+
+impl UfsConfig {
+    /// What a run of this device rests on, for its report: calibrations, estimates and the
+    /// assumptions that apply with this configuration (`link`: the host tied to the CPUs).
+    pub fn notes(&self, link: Option<&CpuLink>) -> Vec<String> {
+        let mut notes = vec![
+            "service times are calibrated from the preset's published figures at the max level; \
+             power, hibern8 exit and scale costs are the preset's central estimates (torpor \
+             devices --json lists their ranges)"
+                .to_string(),
+            "latency is device-side: from the request reaching the host controller to its \
+             completion (no block layer, driver or interrupt time)"
+                .to_string(),
+        ];
+        let deferrable = self
+            .scaling
+            .is_some_and(|p| p.timer == TimerKind::Deferrable);
+        if deferrable && link.is_some() {
+            notes.push(
+                "deferrable monitor: a poll falling due while CPU 0 (where its timer sits: \
+                 ASSUMPTION) is idle waits for CPU 0 to wake, and then runs at once (the kernel \
+                 runs it at that CPU's next tick)"
+                    .into(),
+            );
+        } else if deferrable {
+            notes.push(
+                "deferrable monitor: a poll falling due while no command is outstanding waits \
+                 for the next submission (ASSUMPTION: the CPU sleeps whenever the storage does; \
+                 the longest deferral)"
+                    .into(),
+            );
+        }
+        if link.is_some_and(|l| l.cpu_latency_qos) {
+            notes.push(if self.scaling.is_some() {
+                "ufshcd's pm_qos_enable (v6.9+): the host holds the CPUs' global latency at 0 \
+                 from each scale-up's clock switch to the end of the next scale-down"
+                    .into()
+            } else {
+                "ufshcd's pm_qos_enable (v6.9+): without clock scaling the host holds the CPUs' \
+                 global latency at 0 while its clocks run, from each ungating to the next gating"
+                    .into()
+            });
+        }
+        if let Some(ftl) = &self.ftl {
+            notes.push(
+                "reads are served by the preset's FTL model (the device's map cache and NAND \
+                 dies; ftl.rs): its placement, cache policy and NAND figures are estimates, its \
+                 controller delay fitted to one published figure"
+                    .into(),
+            );
+            if let Some(hpb) = &ftl.hpb {
+                notes.push(format!(
+                    "HPB ({} control mode) follows the Linux driver as of v6.5; HPB was removed \
+                     in v6.6, so this is a what-if. The HPB and system workqueues run their \
+                     work at once (ASSUMPTION)",
+                    match hpb.geometry.mode {
+                        ControlMode::Device => "device",
+                        ControlMode::Host => "host",
+                    }
+                ));
+            }
+        }
+        if self.scaling.is_some() {
+            let writes = [
+                (true, self.user_min_freq_hz),
+                (false, self.user_max_freq_hz),
+            ];
+            notes.extend(
+                writes
+                    .into_iter()
+                    .filter_map(|(floor, hz)| hz.and_then(|hz| devfreq::sysfs_note(floor, hz))),
+            );
+        }
+        if self.boost.is_some() && self.scaling.is_none() {
+            notes.push("the boost has no effect with clock scaling off".into());
+        }
+        notes
+    }
 }
 
 /// devfreq's own frequency QoS requests on its device, from sysfs (`min_freq_store`,
