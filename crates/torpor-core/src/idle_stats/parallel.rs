@@ -5,8 +5,10 @@
 //! trace that is most of the command's time. Here the header is read by the streaming reader,
 //! then the rest of the file is cut into blocks of [`BLOCK_BYTES`]; a block holds the lines that
 //! start in it (the last one may run past its end). Workers scan blocks in parallel with the
-//! same line checks as the streaming reader ([`classify_line`], [`parse_kind`]), keep only the
-//! `cpu_idle` and `cpu_frequency` events and the counts, and the calling thread merges the blocks in file order:
+//! same line checks as the streaming reader ([`classify_line`], [`parse_kind`] for the
+//! `cpu_idle` and `cpu_frequency` events the report reads; the other events are checked up to
+//! their name, as the streaming reader does for the report), keep only those two events and
+//! the counts, and the calling thread merges the blocks in file order:
 //! the report sees the same events in the same order, so its figures are the streaming
 //! reader's. What a block cannot know alone is stitched at the merge: line numbers (each block
 //! counts its lines), timestamps going backwards across a block start (each block keeps each
@@ -316,7 +318,8 @@ fn scan_block(
         if line.len() > MAX_LINE_BYTES {
             return None;
         }
-        s.line(trim_end(line), limits)?;
+        let last_line = at_file_end && next == buf.len();
+        s.line(trim_end(line), last_line, limits)?;
         s.lines += 1;
         pos = next;
     }
@@ -324,9 +327,9 @@ fn scan_block(
 }
 
 impl Scanned {
-    /// One line, without its line end; `None` where the streaming reader would stop (or
-    /// could, at the trace's last line).
-    fn line(&mut self, line: &[u8], limits: Limits) -> Option<()> {
+    /// One line, without its line end (`last_line`: the trace's last); `None` where the
+    /// streaming reader would stop (or could, at the trace's last line).
+    fn line(&mut self, line: &[u8], last_line: bool, limits: Limits) -> Option<()> {
         let (cpu, ts, event_at) = match classify_line(line) {
             LineClass::Skip => return Some(()),
             LineClass::Marker(m) => {
@@ -369,12 +372,17 @@ impl Scanned {
             self.known[0] += 1;
             self.kept.push((ts, cpu_id, Change::Idle(state)));
         } else if let Some(k) = known_index(name) {
-            let kind = parse_kind(name, fields, limits.cpus).ok()?;
-            if let EventKind::CpuFrequency { khz, cpu_id } = kind {
-                if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
-                    return None;
+            // The report reads `cpu_frequency`; the other events are checked up to their
+            // name, except on the last line, where the streaming reader tells whether one was
+            // cut short.
+            if name == b"cpu_frequency" || last_line {
+                let kind = parse_kind(name, fields, limits.cpus).ok()?;
+                if let EventKind::CpuFrequency { khz, cpu_id } = kind {
+                    if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
+                        return None;
+                    }
+                    self.kept.push((ts, cpu_id, Change::Frequency(khz)));
                 }
-                self.kept.push((ts, cpu_id, Change::Frequency(khz)));
             }
             self.known[k] += 1;
         } else {
