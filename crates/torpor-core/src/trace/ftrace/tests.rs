@@ -564,3 +564,22 @@ fn fields_only_of_checks_other_events_up_to_their_name() {
     assert!(!counts.truncated_last_line);
     assert_eq!(counts.known_events["sched_switch"], 1);
 }
+
+/// Skipping blanks eight bytes at a time stops where a byte loop stops, over runs of spaces and
+/// tabs of every length and start.
+#[test]
+fn skip_blanks_agrees_with_a_byte_loop() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let alphabet = [b' ', b' ', b' ', b'\t', b'a', 0x00, 0xa0];
+    for _ in 0..20_000 {
+        let len = (rng.next() % 40) as usize;
+        let line: Vec<u8> = (0..len)
+            .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+            .collect();
+        let from = (rng.next() % 42) as usize;
+        let want = (from..)
+            .find(|&i| !matches!(line.get(i), Some(b' ' | b'\t')))
+            .unwrap();
+        assert_eq!(skip_blanks(&line, from), want, "{line:?} from {from}");
+    }
+}
