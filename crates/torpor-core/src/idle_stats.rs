@@ -50,6 +50,10 @@ use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 
 const STATES: usize = CPUIDLE_STATE_MAX as usize;
 
+/// The events the report reads. Other events are checked up to their name only: a trace is
+/// not refused for the fields of an event the report does not use (docs/idle-stats.md).
+const READ_EVENTS: [&str; 2] = ["cpu_idle", "cpu_frequency"];
+
 /// A platform file (docs/idle-stats.md): the topology and the C-state table of the machine
 /// the trace was taken on. A torpor CPU platform (a preset id or a file of
 /// docs/cpu-platform.md) is read into the same shape ([`Platform::from_cpu_platform`]).
@@ -541,6 +545,7 @@ pub fn from_source<S: EventSource>(
     platform_label: Option<&str>,
 ) -> Result<IdleStats, InputError> {
     let mut analysis = Analysis::new(trace.header(), label, platform, platform_label)?;
+    trace.fields_only_of(&READ_EVENTS);
     while let Some(ev) = trace.next_event()? {
         let cpu_id = match ev.kind {
             EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuFrequency { cpu_id, .. } => cpu_id,

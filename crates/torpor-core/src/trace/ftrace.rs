@@ -23,7 +23,8 @@
 //!
 //! **Errors and warnings.** What stops the read with an [`InputError`] at its line: a line
 //! that is not an event line (binary garbage, a `trace.dat` given instead of its report), a
-//! known event whose fields do not parse, a CPU beyond the header's count, a `cpu_idle` state
+//! known event whose fields do not parse (only the events an analysis reads, when it says
+//! which: [`FtraceReader::fields_only_of`]), a CPU beyond the header's count, a `cpu_idle` state
 //! that no kernel can emit (at least `CPUIDLE_STATE_MAX` = 10 and not the exit value), a line
 //! longer than [`crate::user_file::MAX_LINE_BYTES`]. A user wants these loud: each means the file
 //! is not the trace they think, and statistics over it would be silently wrong. What is only
@@ -263,6 +264,8 @@ pub struct FtraceReader<R> {
     unknown: HashMap<Box<str>, u64>,
     /// Events returned, by their index in [`KNOWN`].
     known: [u64; KNOWN.len()],
+    /// Bit `i`: the fields of `KNOWN[i]` are parsed ([`Self::fields_only_of`]).
+    parsed: u32,
     counts: FtraceCounts,
 }
 
@@ -287,6 +290,7 @@ impl<R: BufRead> FtraceReader<R> {
             last_ts: Vec::new(),
             unknown: HashMap::new(),
             known: [0; KNOWN.len()],
+            parsed: u32::MAX,
             counts: FtraceCounts::default(),
         };
         r.read_header()?;
@@ -311,6 +315,19 @@ impl<R: BufRead> FtraceReader<R> {
             .map(|(name, n)| (*name, n))
             .collect();
         c
+    }
+
+    /// From now on, the known events not named in `used` are checked up to their name only
+    /// (the CPU column, timestamp and name every event line has): counted as today,
+    /// their fields neither parsed nor checked, and not returned. An analysis that reads only
+    /// some events (`idle stats`) need not refuse a trace for the fields of the others. The
+    /// trace's last line is still parsed whole, so that one cut short is told apart as before.
+    pub fn fields_only_of(&mut self, used: &[&str]) {
+        self.parsed = KNOWN
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| used.contains(name))
+            .fold(0, |mask, (i, _)| mask | 1 << i);
     }
 
     /// The name errors carry.
@@ -568,6 +585,15 @@ impl<R: BufRead> FtraceReader<R> {
                     let Some(known) = self.skip_unknown(event_at) else {
                         continue;
                     };
+                    if self.parsed & 1 << known == 0 {
+                        if self.at_end()? && self.cut_event(event_at) {
+                            self.counts.truncated_last_line = true;
+                            return Ok(None);
+                        }
+                        self.counts.events += 1;
+                        self.known[known] += 1;
+                        continue;
+                    }
                     self.counts.events += 1;
                     self.known[known] += 1;
                     let line_no = self.line_no;
@@ -609,6 +635,16 @@ impl<R: BufRead> FtraceReader<R> {
                 None => continue,
             }
         }
+    }
+
+    /// Whether the event of the line just read, the last one, was cut short: its fields do
+    /// not parse, and the line has no line end or a field is missing (as in
+    /// [`Self::next_event`]).
+    fn cut_event(&self, event_at: usize) -> bool {
+        let line = trim_end(&self.buf);
+        let (name, fields) = event_name(&line[event_at..]);
+        parse_kind(name, fields, self.header.cpus)
+            .is_err_and(|m| m.contains(MISSING_FIELD) || !self.buf.ends_with(b"\n"))
     }
 
     /// Whether the line just read was cut short: the last one, without its line end (a
@@ -743,6 +779,18 @@ impl FtraceCounts {
 
 /// Classifies one line (without its line end): the checks every reader of event lines shares.
 pub(crate) fn classify_line(line: &[u8]) -> LineClass {
+    if let Some((cpu, ts, event_at)) = kernel_layout(line) {
+        return LineClass::Event {
+            cpu,
+            ts: Ok(ts),
+            event_at,
+        };
+    }
+    classify_any_layout(line)
+}
+
+/// [`classify_line`] for a line of any layout.
+fn classify_any_layout(line: &[u8]) -> LineClass {
     let body = trim(line);
     if body.is_empty() {
         return LineClass::Skip;
@@ -822,12 +870,25 @@ pub(crate) const KNOWN: &[&str] = &[
     "sched_waking",
 ];
 
+/// The bytes of an event name, ASCII letters, digits and `_`, as a table: one load per byte
+/// where the range checks cost several (this runs over every event line's name).
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    table
+};
+
 /// The event name and its fields, from the text after the timestamp. A line without an
 /// `EVENT:` token (the function tracer's `caller <-parent`) has the empty name.
 pub(crate) fn event_name(rest: &[u8]) -> (&[u8], &[u8]) {
     let end = rest
         .iter()
-        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .position(|&b| !NAME_BYTES[usize::from(b)])
         .unwrap_or(rest.len());
     if rest.get(end) == Some(&b':') {
         (&rest[..end], trim(&rest[end + 1..]))
@@ -877,6 +938,78 @@ fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
     Some((cpu, parse_timestamp(stamp), skip_blanks(line, next)))
 }
 
+/// An event line in the layout the kernel and trace-cmd print, `TASK-PID [CPU] FLAGS
+/// SECS.FRACTION: ...` (the flags column optional), read in one pass: the CPU, the timestamp
+/// in nanoseconds and the offset of the text after it. `None` for any other shape, or a value
+/// out of range, which [`classify_line`]'s general checks then read (and explain). Where it
+/// answers, those checks give the same answer: the line is not a comment or marker (it neither
+/// starts with `#` nor, after blanks, with `CPU`), its first `[` opens the CPU column, the
+/// token after it is the flags column unless it starts with a digit, and the timestamp token
+/// is exactly `DIGITS.DIGITS:` with one to nine decimals.
+fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
+    let start = skip_blanks(line, 0);
+    if line.first() == Some(&b'#') || line[start..].starts_with(b"CPU") {
+        return None;
+    }
+    let open = find_byte(line, b'[')?;
+    let mut at = open + 1;
+    let mut cpu: u32 = 0;
+    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+        if at - open > 5 {
+            return None;
+        }
+        cpu = cpu * 10 + d;
+        at += 1;
+    }
+    if at == open + 1 || line.get(at) != Some(&b']') || !line.get(at + 1).is_some_and(is_blank) {
+        return None;
+    }
+    at = skip_blanks(line, at + 2);
+    if !line.get(at)?.is_ascii_digit() {
+        // The flags column.
+        while line.get(at).is_some_and(|b| !is_blank(b)) {
+            at += 1;
+        }
+        at = skip_blanks(line, at);
+    }
+    let secs_at = at;
+    let mut secs: u64 = 0;
+    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+        if at - secs_at == 19 {
+            return None;
+        }
+        secs = secs * 10 + u64::from(d);
+        at += 1;
+    }
+    if at == secs_at || line.get(at) != Some(&b'.') {
+        return None;
+    }
+    at += 1;
+    let frac_at = at;
+    let mut frac: u64 = 0;
+    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+        if at - frac_at == 9 {
+            return None;
+        }
+        frac = frac * 10 + u64::from(d);
+        at += 1;
+    }
+    if at == frac_at
+        || line.get(at) != Some(&b':')
+        || line.get(at + 1).is_some_and(|b| !is_blank(b))
+    {
+        return None;
+    }
+    let ts = secs
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac * NS_SCALE[at - frac_at])?;
+    Some((cpu, ts, skip_blanks(line, at + 1)))
+}
+
+fn is_blank(b: &u8) -> bool {
+    *b == b' ' || *b == b'\t'
+}
+
 /// The offset of the first `needle` in `hay`, eight bytes at a time. The searches in a line's
 /// columns and fields run over a few dozen bytes, where a `memchr` call costs more to set up
 /// than it saves and a byte loop is slower than this.
@@ -911,8 +1044,21 @@ fn digit(b: u8) -> Option<u32> {
     (d < 10).then_some(u32::from(d))
 }
 
-/// The offset of the first byte at or after `from` that is not a space or a tab.
+/// The offset of the first byte at or after `from` that is not a space or a tab: eight bytes
+/// at a time up to the first byte that is not a space (the kernel pads task names with up to
+/// 16 spaces, whose varying count a byte loop mispredicts on), then byte by byte.
 fn skip_blanks(line: &[u8], mut from: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while let Some(chunk) = line.get(from..from + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ SPACES;
+        if x != 0 {
+            from += (x.trailing_zeros() / 8) as usize;
+            break;
+        }
+        from += 8;
+    }
     while line.get(from).is_some_and(|b| *b == b' ' || *b == b'\t') {
         from += 1;
     }

@@ -30,6 +30,9 @@ pub trait EventSource {
     fn next_event(&mut self) -> Result<Option<Event<'_>>, InputError>;
     /// What was skipped, counted and noticed so far.
     fn counts(&self) -> FtraceCounts;
+    /// Text traces: the known events outside `used` are checked up to their name only
+    /// ([`FtraceReader::fields_only_of`]). Binary traces decode every record as before.
+    fn fields_only_of(&mut self, _used: &[&str]) {}
     /// An error a consumer raised at an event's `line`, as the user should read it (a
     /// trace.dat has byte offsets, not lines).
     fn locate(&self, e: InputError) -> InputError {
@@ -46,6 +49,9 @@ impl<R: BufRead> EventSource for FtraceReader<R> {
     }
     fn counts(&self) -> FtraceCounts {
         FtraceReader::counts(self)
+    }
+    fn fields_only_of(&mut self, used: &[&str]) {
+        FtraceReader::fields_only_of(self, used)
     }
 }
 
@@ -205,6 +211,11 @@ impl EventSource for AnyTrace {
                 ..reader.counts()
             },
             AnyTrace::Binary(b) => b.counts(),
+        }
+    }
+    fn fields_only_of(&mut self, used: &[&str]) {
+        if let AnyTrace::Text { reader, .. } = self {
+            reader.fields_only_of(used)
         }
     }
     fn locate(&self, e: InputError) -> InputError {

@@ -116,10 +116,20 @@ fn bad_input_is_handed_back() {
             format!("cpus=2\n{good}{}", good.replace("cpu_id=0", "cpu_id=3")),
         ),
         (
-            "bad-switch",
+            "bad-frequency",
             format!(
                 "cpus=2\n{}{good}",
-                good.replace("cpu_idle: state=1 cpu_id=0", "sched_switch: x")
+                good.replace(
+                    "cpu_idle: state=1 cpu_id=0",
+                    "cpu_frequency: state=x cpu_id=0"
+                )
+            ),
+        ),
+        (
+            "cut-switch",
+            format!(
+                "cpus=2\n{good}{}",
+                good.replace("cpu_idle: state=1 cpu_id=0", "sched_switch: prev_pid=1")
             ),
         ),
         (
@@ -129,7 +139,12 @@ fn bad_input_is_handed_back() {
     ];
     for (name, text) in cases {
         let path = temp(&format!("{name}.txt"), text.as_bytes());
-        let _ = streaming(&path, None);
+        let read = streaming(&path, None);
+        assert_eq!(
+            read.is_ok(),
+            ["cut-short", "cut-switch"].contains(name),
+            "{name}: {read:?}"
+        );
         for block in SIZES {
             assert!(
                 parallel(&path, None, block).is_none(),
@@ -159,6 +174,44 @@ fn bad_input_is_handed_back() {
     for block in SIZES {
         assert!(parallel(&path, Some(&one), block).is_none());
     }
+}
+
+/// Events the report does not read are checked up to their name: wrong fields in them are
+/// counted as the event, in any block, and change nothing else; on the last line they are
+/// handed back, for the streaming reader to tell a cut-short trace (counts by hand).
+#[test]
+fn other_events_are_checked_up_to_their_name() {
+    let idle = |us: u32, state: u32| {
+        format!("  <idle>-0 [000] d..1 1000.{us:06}: cpu_idle: state={state} cpu_id=0\n")
+    };
+    let other = |us: u32, what: &str| format!("  a-1 [000] d..2 1000.{us:06}: {what}\n");
+    let mut text = String::from("cpus=1\n");
+    text += &idle(10, 1);
+    text += &other(20, "sched_switch: x");
+    text += &other(30, "irq_handler_entry: irq=x");
+    text += &other(40, "sched_wakeup: comm=a pid=zz target_cpu=9");
+    text += &idle(50, 4294967295);
+    let path = temp("other.txt", text.as_bytes());
+    let got = same(&path, None);
+    let t = &got.trace;
+    assert_eq!(t.known_events.get("sched_switch"), Some(&1));
+    assert_eq!(t.known_events.get("irq_handler_entry"), Some(&1));
+    assert_eq!(t.known_events.get("sched_wakeup"), Some(&1));
+    assert_eq!(t.known_events.get("cpu_idle"), Some(&2));
+    // CPU 0 in state 1 from 10 us to 50 us.
+    assert_eq!(got.sections["cpu0"][0]["total_us"], 40.0);
+    // A wrong but whole last line: handed back, then counted by the streaming reader.
+    text += &other(60, "hrtimer_start: hrtimer=zz");
+    let path = temp("other-last.txt", text.as_bytes());
+    for block in SIZES {
+        assert!(
+            parallel(&path, None, block).is_none(),
+            "at block size {block}"
+        );
+    }
+    let t = streaming(&path, None).unwrap().trace;
+    assert_eq!(t.known_events.get("hrtimer_start"), Some(&1));
+    assert!(!t.truncated_last_line);
 }
 
 #[test]

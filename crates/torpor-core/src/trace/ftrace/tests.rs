@@ -431,3 +431,155 @@ fn find_byte_agrees_with_a_byte_loop() {
         }
     }
 }
+
+/// The one-pass reading of the kernel's layout answers only where the general checks give the
+/// same answer: hand-picked lines of every layout, then mutations of them over the bytes the
+/// layout is made of. It does answer for the kernel's, trace-cmd's and systrace's event lines
+/// (values read off the text by hand).
+#[test]
+fn kernel_layout_agrees_with_the_general_checks() {
+    // (line, (CPU, timestamp ns, offset of the event name))
+    type Answer = (u32, u64, usize);
+    let answered: &[(&[u8], Answer)] = &[
+        (
+            b"          <idle>-0     [001] d..1  100.000001: cpu_idle: state=2 cpu_id=1",
+            (1, 100_000_001_000, 47),
+        ),
+        (
+            b"     kworker/0:1-57      [000] dN.3.   1.5: sched_switch: x",
+            (0, 1_500_000_000, 44),
+        ),
+        (b"  a-1 [12345] 0.000000001: e:", (12345, 1, 27)),
+        (b"  a-1 [7]\t\t2.25:\tev: f", (7, 2_250_000_000, 17)),
+        (
+            b"  b-2 [003] ....  18446744073.709551615: e: f",
+            (3, u64::MAX, 41),
+        ),
+        (
+            b"     surfaceflinger-495   (  495) [002] ...1  12.000100: tracing_mark_write: B",
+            (2, 12_000_100_000, 57),
+        ),
+    ];
+    for (line, want) in answered {
+        assert_eq!(kernel_layout(line), Some(*want), "{}", Lossy(line));
+    }
+    let general = |line: &[u8]| match classify_any_layout(line) {
+        LineClass::Event {
+            cpu,
+            ts: Ok(ts),
+            event_at,
+        } => Some((cpu, ts, event_at)),
+        _ => None,
+    };
+    let seeds: &[&[u8]] = &[
+        b"          <idle>-0     [001] d..1  100.000001: cpu_idle: state=2 cpu_id=1",
+        b"  a-1 [000] 1.0: sched_switch: a:1 [120] R ==> b:2 [120]",
+        b"  CPU-1 [000] 1.0: e: f",
+        b"CPU:1 [LOST 7 EVENTS]",
+        b"# [000] 1.0: e:",
+        b"  x[9]-1 [001] 1.5: e:",
+        b"  a-1 [123456] 1.5: e:",
+        b"  a-1 [001] 18446744073.709551616: e:",
+        b"  a-1 [001] 1.1234567891: e:",
+        b"  a-1 [001] 12345678901234567890.1: e:",
+    ];
+    for seed in seeds {
+        if let Some(fast) = kernel_layout(seed) {
+            assert_eq!(Some(fast), general(seed), "{}", Lossy(seed));
+        }
+    }
+    let alphabet = b" \t[]().:#01925CPUdx";
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut answers = 0;
+    for _ in 0..200_000 {
+        let mut line = seeds[(rng.next() % seeds.len() as u64) as usize].to_vec();
+        for _ in 0..1 + rng.next() % 3 {
+            let at = (rng.next() as usize) % line.len();
+            let b = alphabet[(rng.next() % alphabet.len() as u64) as usize];
+            match rng.next() % 3 {
+                0 => line[at] = b,
+                1 => line.insert(at, b),
+                _ => {
+                    line.remove(at);
+                }
+            }
+            if line.is_empty() {
+                break;
+            }
+        }
+        if let Some(fast) = kernel_layout(&line) {
+            answers += 1;
+            assert_eq!(Some(fast), general(&line), "{}", Lossy(&line));
+        }
+    }
+    assert!(
+        answers > 10_000,
+        "only {answers} mutated lines read in one pass"
+    );
+}
+
+/// With `fields_only_of`, the other known events are counted by name and their fields not
+/// checked, except on the last line, where a missing field still marks the trace cut short
+/// (as without it) and a complete wrong line is counted like any other.
+#[test]
+fn fields_only_of_checks_other_events_up_to_their_name() {
+    let idle = "  <idle>-0 [000] d..1 1.000001: cpu_idle: state=1 cpu_id=0\n";
+    let bad_switch = "  a-1 [000] d..2 1.000002: sched_switch: prev_pid=zz\n";
+    let bad_irq = "  a-1 [000] d.h2 1.000003: irq_handler_entry: irq=x name=y\n";
+    let exit = "  <idle>-0 [000] d..1 1.000004: cpu_idle: state=4294967295 cpu_id=0\n";
+    let only = |text: &str| -> Result<(Vec<Seen>, FtraceCounts), InputError> {
+        let mut r = FtraceReader::new(text.as_bytes(), "t.trace")?;
+        r.fields_only_of(&["cpu_idle"]);
+        let mut out = Vec::new();
+        while let Some(e) = r.next_event()? {
+            out.push((e.cpu, e.timestamp_ns, format!("{:?}", e.kind), e.line));
+        }
+        Ok((out, r.counts()))
+    };
+    let text = format!("{idle}{bad_switch}{bad_irq}{exit}");
+    assert!(read(text.as_bytes()).is_err());
+    let (events, counts) = only(&text).unwrap();
+    assert_eq!(
+        events.iter().map(|e| e.3).collect::<Vec<_>>(),
+        [1, 4],
+        "only the cpu_idle lines are returned"
+    );
+    assert_eq!(counts.events, 4);
+    assert_eq!(counts.known_events["sched_switch"], 1);
+    assert_eq!(counts.known_events["irq_handler_entry"], 1);
+    assert!(!counts.truncated_last_line);
+    // A cpu_idle line keeps every check.
+    let bad_idle = idle.replace("state=1", "state=x");
+    assert!(only(&format!("{bad_idle}{exit}")).is_err());
+    // Last lines: a missing field (cut by hand) or no line end is a cut-short trace.
+    let cut = "  a-1 [000] d..2 1.000005: sched_switch: prev_comm=bash prev_pid=1\n";
+    for last in [cut, cut.trim_end(), bad_switch.trim_end()] {
+        let (_, counts) = only(&format!("{idle}{exit}{last}")).unwrap();
+        assert!(counts.truncated_last_line, "{last}");
+        assert_eq!(counts.known_events.get("sched_switch"), None, "{last}");
+        assert_eq!(counts.events, 2);
+    }
+    // A complete last line whose fields are wrong but all there is counted.
+    let (_, counts) = only(&format!("{idle}{exit}{bad_switch}")).unwrap();
+    assert!(!counts.truncated_last_line);
+    assert_eq!(counts.known_events["sched_switch"], 1);
+}
+
+/// Skipping blanks eight bytes at a time stops where a byte loop stops, over runs of spaces and
+/// tabs of every length and start.
+#[test]
+fn skip_blanks_agrees_with_a_byte_loop() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let alphabet = [b' ', b' ', b' ', b'\t', b'a', 0x00, 0xa0];
+    for _ in 0..20_000 {
+        let len = (rng.next() % 40) as usize;
+        let line: Vec<u8> = (0..len)
+            .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+            .collect();
+        let from = (rng.next() % 42) as usize;
+        let want = (from..)
+            .find(|&i| !matches!(line.get(i), Some(b' ' | b'\t')))
+            .unwrap();
+        assert_eq!(skip_blanks(&line, from), want, "{line:?} from {from}");
+    }
+}
