@@ -4,8 +4,10 @@ script, stylesheet or font fetched from anywhere, so the page opens offline and 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,9 +49,25 @@ def _svg(fig: Figure, svg_id: str = "") -> str:
     to close."""
     out = io.StringIO()
     fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = out.getvalue()
+    text = _stable_clip_ids(out.getvalue())
     text = text[text.index("<svg") :]
     return text.replace("<svg", f'<svg id="{svg_id}"', 1) if svg_id else text
+
+
+_CLIP_PATH = re.compile(r'<clipPath id="(p[0-9a-f]+)">(.*?)</clipPath>', re.DOTALL)
+
+
+def _stable_clip_ids(svg: str) -> str:
+    """``svg`` with each clip path's id named after its own shape: matplotlib names a clip
+    path (as opposed to a clip rectangle) after the object's address in memory, so the same
+    figure drawn twice would differ."""
+    renamed = {
+        old: "p" + hashlib.sha256(shape.encode()).hexdigest()[:10]
+        for old, shape in _CLIP_PATH.findall(svg)
+    }
+    for old, new in renamed.items():
+        svg = svg.replace(f'id="{old}"', f'id="{new}"').replace(f"url(#{old})", f"url(#{new})")
+    return svg
 
 
 #: Values whose largest is at least this many times their smallest (two decades) go on a log
