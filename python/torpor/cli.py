@@ -692,8 +692,6 @@ def sweep(
       torpor sweep scenarios/apst-sn530-sweep.toml --out sweep.csv
       torpor sweep scenarios/apst-sn530-sweep.toml --scheduler tcp://127.0.0.1:8786
     """
-    import tomllib
-
     import pandas as pd
     from rich.progress import Progress
 
@@ -711,10 +709,7 @@ def sweep(
     else:
         # No bar where nobody sees it: stderr keeps only the lines a script reads.
         rows = sw.run(plan, workers, None, scheduler)
-    as_written = native.run_scenario_text(
-        plan.scenario_text, plan.scenario_label, base=plan.scenario_base
-    )
-    baseline = sw.measures(as_written["variants"][0])
+    ranked = sw.rank(plan, rows)
     if out_file:
         frame = pd.DataFrame(rows)
         data: str | bytes
@@ -728,9 +723,7 @@ def sweep(
     failed = [r for r in rows if r.get("error")]
     for r in failed[:5]:
         click.echo(f"torpor: note: point {r['point']} failed: {printable(r['error'])}", err=True)
-    feasible = sw.feasible(rows, plan)
-    front = sw.pareto(feasible, plan.objectives)
-    groups = sw.ties(front, plan.objectives)
+    feasible, front, groups = ranked.feasible, ranked.front, ranked.groups
     axes = [a.path for a in plan.axes]
     on_front = f"{len(front)} on the Pareto front"
     if len(groups) < len(front):
@@ -756,9 +749,7 @@ def sweep(
             *([sw.point_list(group[1:]) or "-"] if len(groups) < len(front) else []),
         )
     console.print(table)
-    best = sw.recommend(front, plan.objectives)
-    tied = next((g for g in groups if best in g), []) if best else []
-    lines = sw.recommendation(best, baseline, plan, tied, axes) if best else []
+    lines = ranked.lines
     if report_file:
         from torpor.report import html
 
@@ -766,22 +757,14 @@ def sweep(
             sweep_file, rows, feasible, front, plan.objectives, axes, plan.constraints, lines
         )
         write_file(Path(report_file), page)
-    if best is None:
-        breaks = sw.broken(baseline, plan)
+    if ranked.best is None:
+        breaks = sw.broken(ranked.baseline, plan)
         if breaks:
             console.print(f"As written: breaks {'; '.join(breaks)}.")
         console.print("No point meets the constraints: nothing to recommend.")
         return
     # Plain echo: these lines are copied into a shell and must not wrap.
-    for line in lines:
-        click.echo(printable(line))
-    drive = None
-    if dict(plan.platforms).get("nvme"):
-        # The drive as the base scenario (checked by the core) names it: a preset id, or its
-        # dump's path.
-        nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
-        drive = nvme.get("preset") or str(Path(plan.scenario_base) / nvme.get("file", ""))
-    for line in sw.applied(best, axes, drive):
+    for line in [*lines, *ranked.apply]:
         click.echo(printable(line))
 
 

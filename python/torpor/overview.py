@@ -10,7 +10,6 @@ the systems' figures as the core reports them, and each recommendation as the sw
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -133,35 +132,27 @@ def ship(name: str, progress: Callable[[], None] | None = None) -> dict[str, Any
     sweep_file = next(f for n, _, f in SYSTEMS if n == name)
     plan = sw.load(_scenario(sweep_file))
     rows = sw.run(plan, workers=2, progress=progress)
-    as_written = native.run_scenario_text(
-        plan.scenario_text, plan.scenario_label, base=plan.scenario_base
-    )
-    baseline = sw.measures(as_written["variants"][0])
-    feasible = sw.feasible(rows, plan)
-    front = sw.pareto(feasible, plan.objectives)
-    axes = [a.path for a in plan.axes]
-    best = sw.recommend(front, plan.objectives)
+    ranked = sw.rank(plan, rows)
     out: dict[str, Any] = {
         "system": name,
         "sweep": f"scenarios/{sweep_file}",
         "points": len(sw.points(plan)),
-        "meet_constraints": len(feasible),
+        "meet_constraints": len(ranked.feasible),
         "objectives": list(plan.objectives),
         "constraints": [{"metric": m, "min": lo, "max": hi} for m, lo, hi in plan.constraints],
-        "as_written": {o: baseline.get(o) for o in (*plan.objectives, *_constrained(plan))},
-        "breaks": sw.broken(baseline, plan),
+        "as_written": {o: ranked.baseline.get(o) for o in (*plan.objectives, *_constrained(plan))},
+        "breaks": sw.broken(ranked.baseline, plan),
         "recommended": None,
     }
+    best = ranked.best
     if best is None:
         return out
-    tied = next(g for g in sw.ties(front, plan.objectives) if best in g)
-    nvme = tomllib.loads(plan.scenario_text).get("platform", {}).get("nvme", {})
     out["recommended"] = {
         "point": best["point"],
-        "settings": {a: best[a] for a in axes},
+        "settings": {a.path: best[a.path] for a in plan.axes},
         "measures": {o: best.get(o) for o in (*plan.objectives, *_constrained(plan))},
-        "lines": sw.recommendation(best, baseline, plan, tied, axes),
-        "apply": sw.applied(best, axes, nvme.get("preset")),
+        "lines": ranked.lines,
+        "apply": ranked.apply,
     }
     return out
 

@@ -36,6 +36,7 @@ import json
 import math
 import random
 import threading
+import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -448,3 +449,54 @@ def recommendation(
                 why = f": traded for {', '.join(improved)}"
         lines.append(f"  {o}: {before:,.1f} as written -> {after:,.1f}{change}{why}")
     return lines
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A sweep's points ranked against the scenario as written: what `torpor sweep` prints and
+    the one report's "what to ship" shows."""
+
+    #: The scenario as written, measured (its first variant).
+    baseline: dict[str, Any]
+    feasible: list[dict[str, Any]]
+    front: list[dict[str, Any]]
+    #: The front grouped by equal objectives (``ties``).
+    groups: list[list[dict[str, Any]]]
+    best: dict[str, Any] | None
+    #: ``recommendation``'s lines and ``applied``'s for ``best`` (empty without one).
+    lines: list[str]
+    apply: list[str]
+
+
+def rank(sweep: Sweep, rows: Sequence[dict[str, Any]]) -> Ranking:
+    """Runs the scenario as written and ranks ``rows`` (the sweep's points, run) against it."""
+    as_written = native.run_scenario_text(
+        sweep.scenario_text, sweep.scenario_label, base=sweep.scenario_base
+    )
+    baseline = measures(as_written["variants"][0])
+    ok = feasible(rows, sweep)
+    front = pareto(ok, sweep.objectives)
+    groups = ties(front, sweep.objectives)
+    best = recommend(front, sweep.objectives)
+    if best is None:
+        return Ranking(baseline, ok, front, groups, None, [], [])
+    axes = [a.path for a in sweep.axes]
+    tied = next(g for g in groups if best in g)
+    return Ranking(
+        baseline,
+        ok,
+        front,
+        groups,
+        best,
+        recommendation(best, baseline, sweep, tied, axes),
+        applied(best, axes, _nvme_drive(sweep)),
+    )
+
+
+def _nvme_drive(sweep: Sweep) -> str | None:
+    """The drive as the base scenario (checked by the core) names it: a preset id, or its
+    dump's path; ``None`` without a drive."""
+    if not dict(sweep.platforms).get("nvme"):
+        return None
+    nvme = tomllib.loads(sweep.scenario_text).get("platform", {}).get("nvme", {})
+    return nvme.get("preset") or str(Path(sweep.scenario_base) / nvme.get("file", ""))
