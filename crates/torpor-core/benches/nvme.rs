@@ -7,11 +7,11 @@
 //! The drive is SN530-like (its published power states) with a round service model.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use torpor_core::apst::psd::{NvmeController, PowerState};
+use torpor_core::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::sim::Pcg32;
 use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
-use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::nvme::device::NvmeDevice;
-use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::storage::nvme::service::ServiceModel;
 use torpor_core::Nanos;
 

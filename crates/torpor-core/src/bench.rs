@@ -6,18 +6,18 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::apst::{self, ApstConfig, ApstParams};
 use crate::cpuidle::{Device, GovernorName, IdleState, Kernel, Platform};
 use crate::error::InputError;
+use crate::hpb::{Geometry, HcmParams, IssuedWrites};
 use crate::input::nvme_preset as preset;
 use crate::input::ufs_preset;
 use crate::sim::Pcg32;
-use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
 use crate::storage::nvme::device::NvmeDevice;
 use crate::storage::ufs::device::{BoostConfig, BoostNotify, FtlSetup, UfsDevice};
-use crate::storage::ufs::hpb::{Geometry, HcmParams, IssuedWrites};
 use crate::storage::ufs::hpb_exchange::{HpbDynamics, HpbSetup};
-use crate::storage::ufs::scaling::{ScalingParams, VendorProfile};
 use crate::time::Nanos;
+use crate::ufshcd::scaling::{ScalingParams, VendorProfile};
 use crate::workload::{self, FioJob, IozoneSpec, RwMode, Workload};
 use crate::world;
 

@@ -6,8 +6,6 @@
 
 pub mod bench;
 pub mod cpu;
-pub mod cpufreq;
-pub mod cpuidle;
 pub mod drivers;
 pub mod error;
 pub mod idle_stats;
@@ -15,7 +13,6 @@ pub mod input;
 pub mod metrics;
 pub mod output_file;
 pub mod pstates;
-pub mod qos;
 pub mod report;
 pub mod run;
 pub mod scenario;
@@ -23,7 +20,6 @@ pub mod storage;
 pub mod sweep_file;
 pub mod trace;
 pub mod user_file;
-pub mod variant_names;
 pub mod view;
 pub mod workload;
 pub mod world;
@@ -32,6 +28,11 @@ pub mod world;
 /// random streams, `time` for [`Nanos`].
 pub use torpor_sim as sim;
 pub use torpor_sim::time;
+
+/// The policies (their own crate, between the engine and the models): what the kernel decides.
+pub use torpor_policy::{
+    apst, blk_freq_boost, cpufreq, cpuidle, devfreq, hpb, pelt, qos, ufshcd, variant_names,
+};
 
 pub use error::InputError;
 pub use time::Nanos;

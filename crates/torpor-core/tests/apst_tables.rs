@@ -4,12 +4,12 @@
 //! of §1.3/§1.4, the table's text/JSON/wire forms, and preset parsing.
 
 use serde_json::json;
-use torpor_core::input::nvme_preset::{builtin, find, parse_preset};
-use torpor_core::report::apst_table::table_json;
-use torpor_core::storage::nvme::apst::{
+use torpor_core::apst::psd::{NvmeController, PowerState};
+use torpor_core::apst::{
     build, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_ENTRIES, S32_MAX,
 };
-use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
+use torpor_core::input::nvme_preset::{builtin, find, parse_preset};
+use torpor_core::report::apst_table::table_json;
 use torpor_core::view::apst::{
     emit_kernel_params, emit_nvme_cli, emit_sysfs, get_feature_text, transitions,
 };

@@ -6,8 +6,8 @@
 //! tables), converted to mW by hand in the comments; malformed inputs check the file, the line
 //! that is wrong and what the message says was expected.
 
+use torpor_core::apst::psd::{NvmeController, PowerState};
 use torpor_core::input::{nvme_cli, parse_controller, smartctl};
-use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::InputError;
 
 const SAMSUNG_950_PRO_JSON: &str = include_str!("data/nvme/samsung-950-pro.nvme-cli-1.x.json");

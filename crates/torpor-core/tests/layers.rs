@@ -7,18 +7,25 @@ use std::path::{Path, PathBuf};
 
 /// The core's top-level modules, bottom layer first; DESIGN.md's table says the same.
 const LAYERS: &[&[&str]] = &[
-    // The engine's re-exports and the helpers every layer uses.
+    // The engine's re-exports (crate torpor-sim).
+    &["sim", "time"],
+    // The policies' re-exports (crate torpor-policy, which imports only the engine): what the
+    // kernel decides.
     &[
-        "sim",
-        "time",
-        "error",
-        "user_file",
+        "cpuidle",
+        "cpufreq",
+        "qos",
+        "pelt",
+        "apst",
+        "devfreq",
+        "ufshcd",
+        "blk_freq_boost",
+        "hpb",
         "variant_names",
-        "output_file",
     ],
+    // Helpers every layer above uses.
+    &["error", "user_file", "output_file"],
     &["metrics"],
-    // Policies: what the kernel decides, knowing no model, parser or view.
-    &["cpuidle", "cpufreq", "qos"],
     // Models of hardware; the CPUs' model uses the storage types (a task's IO).
     &["storage", "pstates"],
     &["cpu"],

@@ -9,10 +9,10 @@
 //! rules applied to those descriptors), not produced by the crate's builders. The service model
 //! is a round test-only one (60 µs per 4 KiB read, 20 µs per 4 KiB write), not a drive preset.
 
+use torpor_core::apst::psd::{NvmeController, PowerState};
+use torpor_core::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::io::{IoOp, IoRequest, TimedDevice};
-use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::nvme::device::{NvmeDevice, NvmeStats};
-use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::storage::nvme::service::ServiceModel;
 use torpor_core::Nanos;
 
@@ -479,8 +479,8 @@ fn transition_power_is_a_share_of_the_way_from_idle_to_max_power() {
 
 #[test]
 fn a_lowered_latency_tolerance_sends_a_table_without_ps3_and_auto_restores_v514() {
-    use torpor_core::storage::nvme::apst::{ApstConfig, ApstParams};
-    use torpor_core::storage::nvme::tolerance::{device_schedule, table_changes};
+    use torpor_core::apst::tolerance::{device_schedule, table_changes};
+    use torpor_core::apst::{ApstConfig, ApstParams};
 
     // v5.14 with its default limit (100 ms): PS3 at 100 ms, PS4 at 2000 ms (sn530_v514).
     // Writes: 10000 us at 300 ms (PS3's EXLAT 11 ms and PS4's 39 ms exceed it: APST stays
@@ -531,8 +531,8 @@ fn a_lowered_latency_tolerance_sends_a_table_without_ps3_and_auto_restores_v514(
 
 #[test]
 fn a_tolerance_of_zero_disables_apst_and_a_negative_write_is_refused() {
-    use torpor_core::storage::nvme::apst::{ApstConfig, ApstParams};
-    use torpor_core::storage::nvme::tolerance::table_changes;
+    use torpor_core::apst::tolerance::table_changes;
+    use torpor_core::apst::{ApstConfig, ApstParams};
 
     // 0 us: the builder sends APSTE = 0 with an all-zero table (apst.rs step 2).
     let changes = table_changes(&sn530(), &ApstParams::default(), &[(ms(10.0), 0)]).unwrap();

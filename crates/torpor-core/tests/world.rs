@@ -1,15 +1,15 @@
 //! The world: one queue for every component. CPUs and a device in one run, each wake-up
 //! worked by hand; random streams that belong to components by name.
 
+use torpor_core::apst::psd::{NvmeController, PowerState};
+use torpor_core::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::cpu::system::{CpuReport, CpuRunSpec, CpuSystem, IrqMap};
 use torpor_core::cpu::task::{Dist, Source, TaskIo, TaskSpec, Wake};
 use torpor_core::cpu::CpuPlatform;
 use torpor_core::cpuidle::GovernorName;
 use torpor_core::metrics::LatencyHistogram;
 use torpor_core::storage::io::IoOp;
-use torpor_core::storage::nvme::apst::{ApstTable, APST_ENTRIES};
 use torpor_core::storage::nvme::device::NvmeDevice;
-use torpor_core::storage::nvme::psd::{NvmeController, PowerState};
 use torpor_core::storage::nvme::service::ServiceModel;
 use torpor_core::workload::{FioJob, RwMode, Workload};
 use torpor_core::world::{run_io, World};

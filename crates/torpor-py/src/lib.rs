@@ -20,10 +20,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde::Serialize;
 
+use torpor_core::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::report::Report;
 use torpor_core::run::{Limits, Override, Progress, RunError, Watch};
-use torpor_core::storage::nvme::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
 

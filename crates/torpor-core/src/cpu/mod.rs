@@ -1,8 +1,7 @@
 //! The simulated CPUs: the platform (clusters, idle states, capacities, power), and what runs on
-//! them. The governors that choose idle states live in [`crate::cpuidle`].
+//! them. The governors that choose idle states live in [`crate::cpuidle`] (the policy crate).
 
 pub mod freq_domain;
-pub mod pelt;
 pub mod platform;
 pub mod system;
 pub mod task;

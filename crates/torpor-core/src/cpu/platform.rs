@@ -22,8 +22,7 @@ use super::wake_path::{WakePath, MAX_COST_US};
 /// The most CPUs Linux numbers (its largest `CONFIG_NR_CPUS`): CPU numbers stay below it.
 pub const MAX_CPUS: u32 = 8192;
 
-/// `SCHED_CAPACITY_SCALE`.
-pub const MAX_CAPACITY: u64 = 1024;
+pub use crate::cpuidle::MAX_CAPACITY;
 
 /// A power in mW: a figure with its source, or an estimate with the range it may lie in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -62,10 +62,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::cpu::pelt::Pelt;
 use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::cpuidle::{Device, Governor, GovernorName, Kernel, Platform, MAX_STATES};
 use crate::error::{shown, InputError};
+use crate::pelt::Pelt;
 use crate::pstates::PstateTracker;
 use crate::trace::ftrace::{EventKind, FtraceCounts, FtraceFormat, FtraceHeader, FtraceReader};
 use crate::trace::source::EventSource;

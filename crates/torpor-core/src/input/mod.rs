@@ -20,8 +20,8 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/presets.rs"));
 }
 
+use crate::apst::psd::NvmeController;
 use crate::error::InputError;
-use crate::storage::nvme::psd::NvmeController;
 
 /// `big-endian` or `little-endian` when `bytes` read as UTF-16 of ASCII text without a
 /// byte-order mark: a NUL before (after) every other byte of its first 64.

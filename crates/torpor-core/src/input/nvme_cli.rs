@@ -44,8 +44,8 @@
 //!    time); reserved bits of `flags` are ignored, a reserved power scale is an error.
 
 use super::Parsed;
+use crate::apst::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 use crate::error::InputError;
-use crate::storage::nvme::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 
 /// The descriptors that exist in Identify Controller: PS0..=PS31.
 const MAX_PSDS: usize = 32;

@@ -36,8 +36,8 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use crate::apst::psd::{NvmeController, PowerState};
 use crate::error::{self, InputError};
-use crate::storage::nvme::psd::{NvmeController, PowerState};
 use crate::storage::nvme::service::ServiceModel;
 
 /// The preset directory (under `presets/`) holding NVMe drives.

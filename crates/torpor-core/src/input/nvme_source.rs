@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use super::nvme_estimate;
 use super::nvme_preset as preset;
+use crate::apst::psd::NvmeController;
 use crate::error::InputError;
 use crate::input;
-use crate::storage::nvme::psd::NvmeController;
 use crate::storage::nvme::service::ServiceModel;
 use crate::user_file::{self, Decoding, MAX_DUMP_BYTES};
 

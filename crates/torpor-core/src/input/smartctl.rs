@@ -31,8 +31,8 @@
 //! 4. NPSS = the last state number.
 
 use super::Parsed;
+use crate::apst::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 use crate::error::InputError;
-use crate::storage::nvme::psd::{NvmeController, PowerState, PS0_MUST_BE_OPERATIONAL};
 
 /// The column names, as smartmontools prints them.
 const HEADER: [&str; 11] = [

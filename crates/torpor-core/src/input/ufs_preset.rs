@@ -46,14 +46,14 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::error::{self, InputError};
+use crate::hpb::{ControlMode, Geometry, HpbDescriptors};
 use crate::storage::io::IoOp;
 use crate::storage::ufs::device::UfsConfig;
 use crate::storage::ufs::ftl::{Ftl, FtlConfig, NandGeometry};
-use crate::storage::ufs::hpb::{ControlMode, Geometry, HpbDescriptors};
 use crate::storage::ufs::power::{IdleTimers, UfsPower};
-use crate::storage::ufs::scaling::ScalingParams;
 use crate::storage::ufs::service::{Calibration, HostLevel, ScaleCosts, UfsServiceModel};
 use crate::time::Nanos;
+use crate::ufshcd::scaling::ScalingParams;
 
 /// The preset directory (under `presets/`) holding UFS devices.
 const KIND: &str = "ufs";

@@ -1,7 +1,7 @@
 //! An APST table as a run's report and `torpor apst` carry it: every entry's fields and its raw
 //! 64-bit form.
 
-use crate::storage::nvme::apst::{ApstTable, APST_ENTRIES};
+use crate::apst::{ApstTable, APST_ENTRIES};
 
 /// `table` as `{"apste": 0|1, "entries": [{"ps", "itps", "itpt_ms", "raw"} × 32]}`; `raw` is the whole
 /// 64-bit entry, reserved bits included.

@@ -11,8 +11,8 @@ pub mod fio;
 
 use serde::Serialize;
 
+use crate::apst::ApstParams;
 use crate::metrics::LatencySummary;
-use crate::storage::nvme::apst::ApstParams;
 use crate::storage::nvme::device::{NvmeStats, Reached};
 use crate::time::Nanos;
 use crate::trace::block::BlockCounts;
@@ -119,19 +119,19 @@ pub struct UfsSection {
 /// The devfreq parameters a UFS run used.
 #[derive(Debug, Serialize)]
 pub struct DevfreqParams {
-    pub profile: crate::storage::ufs::scaling::VendorProfile,
+    pub profile: crate::ufshcd::scaling::VendorProfile,
     pub polling_ms: u32,
     /// When the first poll comes after a start at time 0, ns: whole jiffies, fired on the
     /// timer wheel (for periods below 63 jiffies, the interval between polls on time).
     pub polling_period_ns: u64,
-    pub timer: crate::storage::ufs::scaling::TimerKind,
+    pub timer: crate::ufshcd::scaling::TimerKind,
     pub upthreshold: u64,
     pub downdifferential: u64,
-    pub rounding: crate::storage::ufs::scaling::Rounding,
+    pub rounding: crate::ufshcd::scaling::Rounding,
     pub suspend_on_no_request: bool,
     pub hz: u32,
     /// The form of `devfreq_get_freq_range`, by kernel release.
-    pub freq_range: crate::storage::ufs::devfreq::RangeVersion,
+    pub freq_range: crate::devfreq::RangeVersion,
     /// The highest whole-percent load at which a poll at the max level goes down, and the
     /// lowest at which one at the min level goes up (no QoS limit, no boost; `null`: none).
     pub down_at_or_below_pct: Option<u8>,
@@ -497,9 +497,9 @@ pub struct ToleranceChange {
     pub table: Option<serde_json::Value>,
 }
 
-impl From<&crate::storage::nvme::tolerance::TableChange> for ToleranceChange {
-    fn from(c: &crate::storage::nvme::tolerance::TableChange) -> Self {
-        use crate::storage::nvme::apst::ApstConfig;
+impl From<&crate::apst::tolerance::TableChange> for ToleranceChange {
+    fn from(c: &crate::apst::tolerance::TableChange) -> Self {
+        use crate::apst::ApstConfig;
         let (table, not_sent_reason) = match &c.config {
             ApstConfig::Sent(t) => (Some(apst_table::table_json(t)), None),
             ApstConfig::NotSent { reason } => (None, Some(reason.clone())),

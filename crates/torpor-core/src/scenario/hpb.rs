@@ -12,8 +12,8 @@
 
 use serde::{Deserialize, Deserializer};
 
+use crate::hpb::{ControlMode, Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use crate::input::ufs_preset::HpbControl;
-use crate::storage::ufs::hpb::{ControlMode, Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use crate::storage::ufs::hpb_exchange::HpbDynamics;
 use crate::time::Nanos;
 

@@ -21,16 +21,16 @@ pub use hpb::{HpbPolicy, ResolvedHpb};
 use layers::{deep_merge, join};
 pub use layers::{set_field, Lines};
 
+use crate::apst::ApstParams;
 use crate::cpu::task::TaskFile;
 use crate::cpuidle::GovernorName;
+use crate::devfreq::{RangeVersion, DEFAULT_DOWNDIFFERENTIAL, DEFAULT_UPTHRESHOLD};
 use crate::error::{self, InputError};
-use crate::storage::nvme::apst::ApstParams;
-use crate::storage::ufs::devfreq::{RangeVersion, DEFAULT_DOWNDIFFERENTIAL, DEFAULT_UPTHRESHOLD};
 use crate::storage::ufs::device::BoostNotify;
-use crate::storage::ufs::scaling::{Rounding, ScalingParams, TimerKind, VendorProfile};
 use crate::time::{parse_duration, Nanos};
 use crate::trace::blkparse::ReplayedAction;
 use crate::trace::block::TraceFormat;
+use crate::ufshcd::scaling::{Rounding, ScalingParams, TimerKind, VendorProfile};
 use crate::workload::{FioJob, IozoneSpec, ReplayOptions};
 
 /// Simulated time when `[run] duration` is absent and nothing is replayed.

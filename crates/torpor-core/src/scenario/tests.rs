@@ -1,7 +1,7 @@
 //! Each expected line below is counted by hand in the test's own text.
 
 use super::*;
-use crate::storage::nvme::apst::ApstAlgorithm;
+use crate::apst::ApstAlgorithm;
 
 const GOOD: &str = r#"
 [platform.nvme]
@@ -484,7 +484,7 @@ fn hpb_of(text: &str) -> Option<HpbPolicy> {
 
 #[test]
 fn hpb_is_on_with_its_table_and_takes_the_drivers_defaults() {
-    use crate::storage::ufs::hpb::{HcmParams, IssuedWrites};
+    use crate::hpb::{HcmParams, IssuedWrites};
     let no_table = "[platform.ufs]\npreset = \"ufs21-64gb-class\"\n[workload]\n\
                     [[workload.job]]\nname = \"r\"\nrw = \"randread\"\n";
     assert!(hpb_of(no_table).is_none());
@@ -585,7 +585,7 @@ fn bad_hpb_keys_are_refused_at_their_line() {
 
 #[test]
 fn hpb_resolves_against_the_presets_descriptors() {
-    use crate::storage::ufs::hpb::ControlMode;
+    use crate::hpb::ControlMode;
     let preset = crate::input::ufs_preset::find("ufs21-64gb-class")
         .unwrap()
         .unwrap();

@@ -1,6 +1,6 @@
-//! Storage devices and the kernel policies that drive their power management.
+//! Storage devices: the NVMe drive and the UFS device on the engine, and the block IO they serve
+//! (the kernel policies that drive their power management are the policy crate's).
 
-pub mod blk_freq_boost;
 pub mod io;
 pub mod nvme;
 pub mod ufs;

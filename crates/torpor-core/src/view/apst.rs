@@ -7,14 +7,14 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::input::nvme_source::DriveSpec;
-use crate::report::apst_table::table_json;
-use crate::storage::nvme::apst::{
+use crate::apst::psd::NvmeController;
+use crate::apst::{
     self, ApstAlgorithm, ApstConfig, ApstParams, ApstTable, APST_DATA_LEN, APST_ENTRIES,
     NVME_FEAT_AUTO_PST, S32_MAX,
 };
+use crate::input::nvme_source::DriveSpec;
+use crate::report::apst_table::table_json;
 use crate::storage::nvme::idle_schedule::{idle_schedule, Reached};
-use crate::storage::nvme::psd::NvmeController;
 
 /// The table the kernel would program, and its readings.
 #[derive(Debug, Serialize)]

@@ -22,15 +22,15 @@
 
 use serde::Serialize;
 
+use crate::apst::psd::NvmeController;
+use crate::apst::tolerance::{self, ToleranceDriver};
+use crate::apst::{self, ApstConfig, ApstParams};
 use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::qos::cpu_latency::{
     CpuLatencyQos, CPU_LATENCY_DEFAULT_US, RESUME_LATENCY_NO_CONSTRAINT_US,
 };
 use crate::qos::latency_tolerance::NO_CONSTRAINT;
 use crate::scenario::qos::{NamedAction, ToleranceWrite};
-use crate::storage::nvme::apst::{self, ApstConfig, ApstParams};
-use crate::storage::nvme::psd::NvmeController;
-use crate::storage::nvme::tolerance::{self, ToleranceDriver};
 
 /// Every variant's timeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -252,9 +252,9 @@ fn nvme_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apst::psd::PowerState;
     use crate::qos::cpu_latency::{QosAction, QosOp, QosTarget, SYSFS_HOLDER};
     use crate::qos::Holder;
-    use crate::storage::nvme::psd::PowerState;
     use crate::time::Nanos;
 
     /// Cluster "pair" (CPUs 0, 1): WFI 1 us, C1 100 us, C2 200 us but disabled, cluster state

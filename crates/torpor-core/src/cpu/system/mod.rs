@@ -57,10 +57,10 @@ use crate::sim::{stream_id, Ctx, Pcg32, Shot, Timer};
 use crate::storage::io::{IoRequest, IoTicket};
 use crate::time::Nanos;
 
-use super::pelt::Pelt;
 use super::platform::{CpuPlatform, StateLevel};
 use super::task::{Source, TaskSpec, Uclamp, Wake};
 use super::wake_path::{CostNs, WakePath};
+use crate::pelt::Pelt;
 
 /// Indices into `CpuSystem::costs`.
 const TIMER_IRQ: usize = 0;

@@ -2,7 +2,6 @@
 //! choices follow from the step by hand) and with a recording governor.
 
 use super::*;
-use crate::cpuidle::{Governor, Kernel};
 
 const HEADER: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [
  {"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true},
@@ -40,67 +39,6 @@ fn oracle_picks_the_deepest_state_that_fits_and_meets_the_limit() {
     let got: Vec<(usize, bool)> = d.iter().map(|d| (d.idx, d.stop_tick)).collect();
     assert_eq!(got, vec![(2, true), (1, false), (1, true), (0, false)]);
     assert_eq!(d[3].step, 3);
-}
-
-/// Records what the core hands a governor, to check the step semantics themselves.
-struct Recorder {
-    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl Governor for Recorder {
-    fn name(&self) -> &'static str {
-        "recorder"
-    }
-    fn select(&mut self, _: &Platform, dev: &mut Device, k: &mut Kernel, _: &mut bool) -> usize {
-        let (sleep, delta) = k.get_sleep_length();
-        self.seen.lock().unwrap().push(format!(
-            "select sleep={sleep} delta={delta} res={} limit={} dis={:?}",
-            dev.last_residency_ns, dev.poll_time_limit, dev.disabled
-        ));
-        1
-    }
-    fn reflect(&mut self, _: &Platform, dev: &mut Device, k: &mut Kernel, index: usize) {
-        let tick = k.idle_got_tick();
-        self.seen.lock().unwrap().push(format!(
-            "reflect {index} res={} limit={} tick={tick} clock={}",
-            dev.last_residency_ns,
-            dev.poll_time_limit,
-            k.local_clock()
-        ));
-    }
-}
-
-#[test]
-fn steps_follow_the_cpuidle_core() {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let text = format!(
-        "{}\n{}\n{}\n{}\n{}\n",
-        one_line_header(),
-        // Tick running: delta defaults to min(sleep, tick) = 4 ms; span defaults to residency.
-        r#"{"sleep_length_ns": 9000000, "residency_ns": 50}"#,
-        // Rejected: residency 0, no reflect; its got_tick stays set for the next reflect.
-        r#"{"sleep_length_ns": 7, "tick_stopped": true, "entered": -1, "residency_ns": 5, "got_tick": true}"#,
-        // Entered POLL: its poll_time_limit lands; a negative residency wraps as a u64.
-        r#"{"sleep_length_ns": -3, "entered": 0, "residency_ns": -1, "span_ns": 10, "poll_time_limit": true, "disabled": [2]}"#,
-        // Entered C1 (not polling): poll_time_limit keeps its old value.
-        r#"{"sleep_length_ns": 5, "residency_ns": 1, "poll_time_limit": false}"#,
-    );
-    let mut seq = Sequence::new(text.as_bytes(), "seq.jsonl", "oracle").unwrap();
-    seq.governor = Box::new(Recorder { seen: seen.clone() });
-    while seq.next_decision().unwrap().is_some() {}
-    let seen = seen.lock().unwrap().clone();
-    assert_eq!(
-        seen,
-        vec![
-            "select sleep=9000000 delta=4000000 res=0 limit=false dis=[false, false, false]",
-            "reflect 1 res=50 limit=false tick=false clock=50",
-            "select sleep=7 delta=7 res=50 limit=false dis=[false, false, false]",
-            "select sleep=-3 delta=-3 res=0 limit=false dis=[false, false, true]",
-            "reflect 0 res=18446744073709551615 limit=true tick=true clock=60",
-            "select sleep=5 delta=5 res=18446744073709551615 limit=true dis=[false, false, false]",
-            "reflect 1 res=1 limit=true tick=false clock=61",
-        ]
-    );
 }
 
 fn error_of(governor: &str, text: &str) -> String {

@@ -93,10 +93,10 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use serde::Serialize;
 
+use crate::apst::psd::{NvmeController, PowerState};
+use crate::apst::{ApstTable, APST_ENTRIES};
 use crate::metrics::{EnergyMeter, StateEnergy, Timeline};
 use crate::storage::io::{IoOp, IoRequest, TimedDevice};
-use crate::storage::nvme::apst::{ApstTable, APST_ENTRIES};
-use crate::storage::nvme::psd::{NvmeController, PowerState};
 use crate::storage::nvme::service::ServiceModel;
 use crate::time::Nanos;
 

@@ -3,11 +3,11 @@
 //! the claim rules read tables this way ("PS3 after 100 ms, PS4 after 2103.9 ms"), and a run
 //! reports the same walk of the drive it simulated, so the two can never disagree.
 
-use super::apst::ApstTable;
 use super::device::NvmeDevice;
 pub use super::device::Reached;
-use super::psd::NvmeController;
 use super::service::ServiceModel;
+use crate::apst::psd::NvmeController;
+use crate::apst::ApstTable;
 
 /// The states an idle drive with `ctrl`'s declared latencies passes through from PS0 under
 /// `table`, and when it reaches each.
@@ -18,7 +18,7 @@ pub fn idle_schedule(table: &ApstTable, ctrl: &NvmeController) -> Vec<Reached> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::nvme::psd::PowerState;
+    use crate::apst::psd::PowerState;
 
     fn ps(non_op: bool, enlat: u32, exlat: u32) -> PowerState {
         PowerState {

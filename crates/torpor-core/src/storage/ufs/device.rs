@@ -54,19 +54,19 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::cpu_link::{CpuLink, Deferral, LatencyVotes};
-use super::devfreq;
 use super::ftl::{Ftl, FtlConfig, FtlStats};
-use super::hpb::{ControlMode, HpbCommand, MapReq};
 use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
 use super::power::{IdleTimers, UfsPower, UfsState};
-use super::scaling::{HostScaling, LoadHistogram, ScalingParams, TimerKind};
 use super::service::{DeviceCmd, HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
+use crate::blk_freq_boost::FreqBoost;
+use crate::devfreq;
+use crate::hpb::{ControlMode, HpbCommand, MapReq};
 use crate::metrics::{EnergyMeter, StateEnergy};
 use crate::qos::Holder;
 use crate::sim::{Ctx, Jiffies, Shot, Timer};
-use crate::storage::blk_freq_boost::FreqBoost;
 use crate::storage::io::{BlockDevice, CpuLatencyVote, IoOp, IoRequest, IoTicket};
 use crate::time::Nanos;
+use crate::ufshcd::scaling::{HostScaling, LoadHistogram, ScalingParams, TimerKind};
 
 /// `FREQ_QOS_MAX_DEFAULT_VALUE` (S32_MAX), the floor the boost requests, kHz.
 const BOOST_MIN_KHZ: i64 = i32::MAX as i64;
@@ -940,8 +940,8 @@ impl BlockDevice for UfsDevice {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::super::devfreq::RangeVersion;
     use super::*;
+    use crate::devfreq::RangeVersion;
     use crate::sim::EventQueue;
 
     const MAX: HostLevel = HostLevel {

@@ -35,11 +35,11 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::ftl::DcmRecommender;
-use super::hpb::{
+use super::service::{lpn_range, Accepted, DeviceCmd};
+use crate::hpb::{
     ControlMode, Geometry, HcmParams, HostMemory, HpbCommand, HpbInit, HpbLu, HpbResponse,
     HpbStats, IssuedWrites, MapReq, Op, Poll, PrepKind,
 };
-use super::service::{lpn_range, Accepted, DeviceCmd};
 use crate::storage::io::{IoOp, IoRequest};
 use crate::time::Nanos;
 

@@ -6,9 +6,9 @@
 use super::device::tests::config as device_config;
 use super::device::{FtlSetup, UfsConfig, UfsDevice, UfsEvent, UfsStats};
 use super::ftl::tests::hand as hand_ftl;
-use super::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use super::hpb_exchange::{HpbDynamics, HpbSetup};
 use super::power::IdleTimers;
+use crate::hpb::{Geometry, HcmParams, HpbDescriptors, IssuedWrites};
 use crate::sim::{Ctx, EventQueue, Pcg32};
 use crate::storage::io::{BlockDevice, IoOp, IoRequest, IoTicket, Owner};
 use crate::time::Nanos;

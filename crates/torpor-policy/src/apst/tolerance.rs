@@ -12,8 +12,8 @@
 //!    builder ([`apst::build`]) with it: sent (the drive adopts it then, device.rs step 7) or
 //!    not sent (APSTA = 0: the drive keeps what it had). The same limit sends nothing.
 
-use super::apst::{self, ApstConfig, ApstParams};
 use super::psd::NvmeController;
+use crate::apst::{self, ApstConfig, ApstParams};
 use crate::qos::latency_tolerance::{nvme_ps_max_latency_us, LatencyTolerance};
 use crate::time::Nanos;
 

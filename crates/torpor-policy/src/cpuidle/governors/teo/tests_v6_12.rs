@@ -19,8 +19,9 @@ use super::v6_12::Teo612;
 use super::v6_14::{self, Teo614};
 use super::v6_19::{self, Teo619};
 use super::v7_0::Teo70;
+use crate::cpuidle::decide::text::{decisions, parse_header, sequence};
+use crate::cpuidle::decide::Step;
 use crate::cpuidle::{Device, Governor, Kernel, Platform};
-use crate::drivers::idle_decide::{parse_header, Sequence, Step};
 
 const A: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000}, {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 600000}]}"#;
 const B: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "WFI", "exit_latency_ns": 1000, "target_residency_ns": 1000}, {"name": "CORE", "exit_latency_ns": 10000, "target_residency_ns": 12000}, {"name": "CLUSTER", "exit_latency_ns": 400000, "target_residency_ns": 2000000}]}"#;
@@ -32,12 +33,7 @@ const ALL: [&str; 3] = ["teo@6.12", "teo@6.14", "teo"];
 /// Runs a sequence through the idle-decide reader, as `torpor idle decide` does.
 fn decide(name: &str, header: &str, steps: &[&str]) -> Vec<(usize, bool)> {
     let text = format!("{header}\n{}\n", steps.join("\n"));
-    let mut seq = Sequence::new(text.as_bytes(), "seq.jsonl", name).unwrap();
-    let mut out = Vec::new();
-    while let Some(d) = seq.next_decision().unwrap() {
-        out.push((d.idx, d.stop_tick));
-    }
-    out
+    decisions(name, &text)
 }
 
 /// Drives one concrete governor the way `decide::Sequence` does (checked against it by
@@ -51,7 +47,7 @@ struct Drive<G> {
 
 impl<G: Governor> Drive<G> {
     fn new(header: &str, build: fn(&Platform, &mut Device) -> G) -> Self {
-        let p = parse_header("t", header).unwrap();
+        let p = parse_header(header);
         let mut dev = Device::new(p.state_count());
         let g = build(&p, &mut dev);
         Drive {
@@ -131,8 +127,8 @@ fn the_names_resolve_to_the_three_variants() {
         ("teo@6.19", "teo"),
     ] {
         let text = format!("{A}\n");
-        let seq = Sequence::new(text.as_bytes(), "seq.jsonl", name).unwrap();
-        assert_eq!(seq.governor_name(), want);
+        let (stepper, _) = sequence(name, &text);
+        assert_eq!(stepper.governor_name(), want);
     }
 }
 

@@ -4,7 +4,7 @@
 //! enters states and measures residency) and a governor (which picks a state at `select` and
 //! learns at `reflect` and at its next `select`). torpor keeps the same split so one governor
 //! implementation serves three drivers: `idle decide` sequences (recorded inputs, one decision
-//! per step, see [`crate::drivers::idle_decide`]), the closed-loop simulation, and counterfactual trace replay.
+//! per step, see [`decide`] and torpor-core's `drivers::idle_decide`), the closed-loop simulation, and counterfactual trace replay.
 //!
 //! - [`Platform`]: the driver's state table as a governor reads it, the tick period and the CPU's
 //!   capacity.
@@ -13,9 +13,13 @@
 //!   (`tick_nohz_get_sleep_length`, `cpuidle_governor_latency_req`, `sched_cpu_util`, ...).
 //! - [`Governor`]: `select` and `reflect`; construction is the governor's `enable`.
 
+pub mod decide;
 pub mod governors;
 
 pub use governors::{by_name, GovernorName, NAMES};
+
+/// `SCHED_CAPACITY_SCALE`: the biggest CPU's capacity, the most a [`Platform`] may have.
+pub const MAX_CAPACITY: u64 = 1024;
 
 /// `KTIME_MAX`: the kernel's "no time" value for an s64 nanosecond quantity.
 pub const KTIME_MAX: i64 = i64::MAX;

@@ -31,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::clk_scaling::ClkScaling;
-use super::devfreq::{
+use crate::devfreq::{
     clamp_target, freq_range, simple_ondemand, DevStatus, OndemandData, RangeVersion,
 };
 use crate::qos::freq::FreqQos;

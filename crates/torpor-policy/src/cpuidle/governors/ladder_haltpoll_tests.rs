@@ -1,6 +1,6 @@
 //! ladder and haltpoll on sequences worked by hand from spec-cpu.md §4.
 
-use crate::drivers::idle_decide::decisions;
+use crate::cpuidle::decide::text::decisions;
 
 const POLL_C1_C6: &str = r#"{"format": "idle-decide/1", "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000}, {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 400000}]}"#;
 

@@ -7,8 +7,8 @@
 //! UINT_MAX; "typ" = the typical interval; (idx, stop) = the decision.
 
 use super::{duration_bucket, v6_19, v6_6};
+use crate::cpuidle::decide::text::decisions;
 use crate::cpuidle::GovernorName;
-use crate::drivers::idle_decide::Sequence;
 
 /// x86-like: POLL, C1 2/2 us, C1E 10/20 us, C6 100/400 us; HZ=250.
 const A: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000}, {"name": "C1E", "exit_latency_ns": 10000, "target_residency_ns": 20000}, {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 400000}]}"#;
@@ -32,12 +32,7 @@ const BOTH: [&str; 2] = ["menu@6.6", "menu"];
 
 fn decide(governor: &str, header: &str, steps: &[&str]) -> Vec<(usize, bool)> {
     let text = format!("{header}\n{}\n", steps.join("\n"));
-    let mut seq = Sequence::new(text.as_bytes(), "seq.jsonl", governor).unwrap();
-    let mut out = Vec::new();
-    while let Some(d) = seq.next_decision().unwrap() {
-        out.push((d.idx, d.stop_tick));
-    }
-    out
+    decisions(governor, &text)
 }
 
 #[test]

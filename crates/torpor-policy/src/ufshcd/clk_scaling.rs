@@ -19,7 +19,7 @@
 //! Busy time is thus the union of intervals with a command outstanding: queue depth does not
 //! count.
 
-use super::devfreq::DevStatus;
+use crate::devfreq::DevStatus;
 use crate::time::Nanos;
 
 /// `ktime_us_delta(later, earlier)`: whole microseconds (the ns difference divided by 1000).

@@ -103,7 +103,7 @@ pub struct CpuUtil {
     /// it.
     pub iowait_ns: u64,
     /// The run queue's utilization clamps, `uclamp_rq_get(rq, UCLAMP_MIN / UCLAMP_MAX)`
-    /// (`crate::cpu::uclamp`): 0 and 1024 while nothing sets a clamp.
+    /// (torpor-core's `cpu::uclamp`): 0 and 1024 while nothing sets a clamp.
     pub uclamp_min: u64,
     pub uclamp_max: u64,
 }

@@ -21,7 +21,7 @@ pub fn parse<T: Copy>(
 
 /// A name no variant of its table has; the message lists the names there are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {}; expected one of {}", crate::error::shown(.name), .known.join(", "))]
+#[error("unknown {what} {}; expected one of {}", torpor_sim::text::shown(.name), .known.join(", "))]
 pub struct UnknownName {
     pub what: &'static str,
     pub name: String,

@@ -1,7 +1,7 @@
 //! APST tables (NVMe Feature 0Ch, Autonomous Power State Transition): the two table builders of
 //! Linux's `nvme_configure_apst()` (`drivers/nvme/host/core.c`) and the table's wire form. The
 //! ways a user sees or sets a table (`nvme get-feature -H` text, JSON, `nvme set-feature`,
-//! module parameters) are in [`crate::view::apst`].
+//! module parameters) are torpor-core's `view::apst`.
 //!
 //! What it models. An NVMe drive with APST enabled leaves its current power state on its own
 //! after it has been idle for ITPT ms and moves to state ITPS; the host only programs the
@@ -52,12 +52,15 @@
 //! builder, torpor's caller decides; only `NO_DEEPEST_PS` changes the walk and is a parameter
 //! here.
 
+pub mod psd;
+pub mod tolerance;
+
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::storage::nvme::psd::NvmeController;
+use crate::apst::psd::NvmeController;
 
 /// Number of entries of the APST data structure (one per possible power state).
 pub const APST_ENTRIES: usize = 32;
@@ -364,7 +367,7 @@ impl ApstTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::nvme::psd::PowerState;
+    use crate::apst::psd::PowerState;
 
     fn op() -> PowerState {
         PowerState {

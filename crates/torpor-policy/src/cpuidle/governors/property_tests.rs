@@ -2,8 +2,8 @@
 //! kernel's arithmetic wraps where it wraps, in any build), an index in range, and no state
 //! whose exit latency breaks the latency limit unless nothing shallower is allowed.
 
+use crate::cpuidle::decide::text::sequence;
 use crate::cpuidle::NAMES;
-use crate::drivers::idle_decide::Sequence;
 use crate::sim::Pcg32;
 
 /// A value drawn to reach the arithmetic from every side: small, typical, huge, negative.
@@ -93,9 +93,7 @@ fn every_governor_survives_random_sequences_and_keeps_the_latency_limit() {
             .collect();
         let utils: Vec<u64> = limits.iter().map(|l| l.2).collect();
         for &(name, _) in NAMES {
-            let mut seq = Sequence::new(text.as_bytes(), "random.jsonl", name).unwrap();
-            let mut k = 0;
-            while let Some(d) = seq.next_decision().unwrap() {
+            for (k, d) in sequence(name, &text).1.into_iter().enumerate() {
                 assert!(d.idx < exits.len(), "{name} round {round} step {k}");
                 let (limit, disabled, _) = &limits[k];
                 // The shallowest state a governor may fall back to whatever the limit: state 0
@@ -122,7 +120,6 @@ fn every_governor_survives_random_sequences_and_keeps_the_latency_limit() {
                     d.idx,
                     exits[d.idx]
                 );
-                k += 1;
             }
         }
     }
@@ -151,9 +148,7 @@ fn the_oracle_is_never_too_deep() {
                 v["residency_ns"].as_i64().unwrap()
             })
             .collect();
-        let mut seq = Sequence::new(text.as_bytes(), "random.jsonl", "oracle").unwrap();
-        let mut k = 0;
-        while let Some(d) = seq.next_decision().unwrap() {
+        for (k, d) in sequence("oracle", &text).1.into_iter().enumerate() {
             let (_, disabled, _) = &steps[k];
             let first_allowed = (0..targets.len())
                 .find(|i| !disabled.contains(i))
@@ -165,7 +160,6 @@ fn the_oracle_is_never_too_deep() {
                 targets[d.idx],
                 residencies[k]
             );
-            k += 1;
         }
     }
 }

@@ -7,8 +7,8 @@
 
 use super::v5_13::Teo513;
 use super::v6_6::Teo66;
+use crate::cpuidle::decide::text::{decisions, parse_header};
 use crate::cpuidle::{Device, Governor, Kernel};
-use crate::drivers::idle_decide::{parse_header, Sequence};
 
 /// x86-like: a polling state, C1 and C6; the deepest state (400 us) is under the 4 ms tick, so
 /// v6.6's "slept past a tick" bin is in use. middle_of_bin(0) = 1000, middle_of_bin(1) = 201000.
@@ -53,12 +53,7 @@ fn decide(governor: &str, header: &str, steps: &[&str]) -> Vec<(usize, bool)> {
         text.push_str(s);
     }
     text.push('\n');
-    let mut seq = Sequence::new(text.as_bytes(), "seq.jsonl", governor).unwrap();
-    let mut out = Vec::new();
-    while let Some(d) = seq.next_decision().unwrap() {
-        out.push((d.idx, d.stop_tick));
-    }
-    out
+    decisions(governor, &text)
 }
 
 fn repeated(step: &'static str, n: usize) -> Vec<&'static str> {
@@ -446,7 +441,7 @@ fn v6_6_first_select_and_the_slept_past_a_tick_bin() {
 
 #[test]
 fn v6_6_sleep_length_is_not_fetched_for_shallow_choices() {
-    let platform = parse_header("x86", &X86.replace('\n', "")).unwrap();
+    let platform = parse_header(&X86.replace('\n', ""));
     let mut dev = Device::new(platform.state_count());
     let mut kernel = Kernel {
         sleep_length_ns: 10_000_000,
@@ -641,7 +636,7 @@ fn v6_6_stale_ring_slot_wraps_recent_and_hides_recent_intercepts() {
 
 #[test]
 fn v6_6_tick_hit_update_leaves_its_ring_slot_stale() {
-    let platform = parse_header("x86", &X86.replace('\n', "")).unwrap();
+    let platform = parse_header(&X86.replace('\n', ""));
     let mut dev = Device::new(platform.state_count());
     let mut teo = Teo66::new(&platform, &mut dev);
     // Slot 0 remembers an intercept in bin 1 that is still counted.
