@@ -92,8 +92,8 @@ def test_devices_and_apst_table_match_the_rules_by_hand():
 
 def test_a_timeline_comes_back_as_a_table_of_state_changes_and_requests():
     r = torpor.run(SN530_W7, **{"run.timeline": "400ms"})
-    # The run-level test in run.rs derives these by hand: PS3 entered at 100.075 ms and
-    # 265.05 ms, reads at 0, 150.075 and 311.15 ms.
+    # The run-level test in drivers/run/tests.rs derives these by hand: PS3 entered at
+    # 100.075 ms and 265.05 ms, reads at 0, 150.075 and 311.15 ms.
     t = r.timeline
     assert list(t.columns) == ["variant", "t_s", "state", "power_mw"]
     entered = t[t.state == "PS3"].t_s.round(6).tolist()

@@ -3,7 +3,7 @@
 Three kinds of checks:
 
 * the hand-made fixture tests/ftrace/two-clusters.*, whose every number is worked out by hand
-  in crates/torpor-core/src/idle_stats/tests.rs (the same events), in both formats;
+  in crates/torpor-core/src/drivers/idle_stats/tests.rs (the same events), in both formats;
 * the real traces of ../shared/real-data/ftrace (skipped where that folder is absent): their
   event counts as the collection's README states them;
 * agreement with Debian's `idlestat --import` (skipped where idlestat is not installed) on the
@@ -66,7 +66,7 @@ def row(state: str, us: list[float], hits: int, over: int, under: int) -> dict[s
     }
 
 
-# Worked out by hand, event by event, in crates/torpor-core/src/idle_stats/tests.rs.
+# Worked out by hand, event by event, in crates/torpor-core/src/drivers/idle_stats/tests.rs.
 CORE0 = [row("WFI", [40, 40, 40, 40], 1, 0, 0), row("C2", [90, 240, 165, 330], 2, 1, 0)]
 HAND = {
     "clusterA": CORE0,
@@ -415,7 +415,7 @@ def prow(khz: int, us: list[float], hits: int) -> dict[str, Any]:
     return {"freq_khz": khz, **dict(zip(keys, us, strict=True)), "hits": hits}
 
 
-# Worked out by hand, event by event, in crates/torpor-core/src/idle_stats/tests.rs
+# Worked out by hand, event by event, in crates/torpor-core/src/drivers/idle_stats/tests.rs
 # (pstate_residency_of_the_hand_made_trace).
 PSTATES_HAND = {
     "clusterA": [

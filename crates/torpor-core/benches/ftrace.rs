@@ -4,7 +4,7 @@
 //! by hand (docs/idle-stats.md).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::idle_stats::{self, Platform};
+use torpor_core::drivers::idle_stats::{self, Platform};
 use torpor_core::trace::ftrace::FtraceReader;
 
 fn synthetic(bytes: usize) -> Vec<u8> {

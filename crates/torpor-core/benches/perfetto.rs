@@ -9,7 +9,7 @@
 mod writer;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::idle_stats;
+use torpor_core::drivers::idle_stats;
 use torpor_core::trace::perfetto::PerfettoReader;
 use writer::{bundle, bundle_with, cpu_idle, sched_switch, trace, zlib_packets, Msg};
 

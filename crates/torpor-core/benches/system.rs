@@ -3,7 +3,7 @@
 //! an app launch) and the CPU-only gs101 governors scenario, in engine events per second.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::bench::scenario_events_for;
+use torpor_core::drivers::bench::scenario_events_for;
 use torpor_core::Nanos;
 
 const PHONE: &str = include_str!("../../../scenarios/system-phone.toml");

@@ -9,7 +9,7 @@
 mod writer;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::idle_stats;
+use torpor_core::drivers::idle_stats;
 use torpor_core::trace::trace_dat::TraceDatReader;
 use writer::{id, payload, Dat, Order, Zip};
 

@@ -4,7 +4,7 @@
 //! `torpor bench` times, measured by criterion over a fixed simulated span.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::bench::{hpb_iozone_for, ufs_random_read_for};
+use torpor_core::drivers::bench::{hpb_iozone_for, ufs_random_read_for};
 use torpor_core::Nanos;
 
 fn ufs(c: &mut Criterion) {

@@ -4,20 +4,16 @@
 //! simulated hardware and workloads. Pure Rust; the Python front end binds to it through
 //! `torpor-py` and holds no simulation logic. See DESIGN.md for the map.
 
-pub mod bench;
 pub mod cpu;
 pub mod drivers;
 pub mod error;
-pub mod idle_stats;
 pub mod input;
 pub mod metrics;
 pub mod output_file;
 pub mod pstates;
 pub mod report;
-pub mod run;
 pub mod scenario;
 pub mod storage;
-pub mod sweep_file;
 pub mod trace;
 pub mod user_file;
 pub mod view;

@@ -3,8 +3,8 @@
 //! preset's figures and the documented rules.
 
 use std::path::Path;
+use torpor_core::drivers::run::{run_text, Limits};
 use torpor_core::report::Report;
-use torpor_core::run::{run_text, Limits};
 
 /// One task on CPU 0 of `preset`: 1 ms of work every 10 ms for 1 s, under menu and performance
 /// (the defaults).

@@ -2,7 +2,7 @@
 //! recomputes them: energy per IO, transitions per hour, each task's mean wake-up latency.
 
 use std::path::Path;
-use torpor_core::run::{run_text, Limits};
+use torpor_core::drivers::run::{run_text, Limits};
 
 fn run(text: &str) -> torpor_core::report::Report {
     run_text(

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use torpor_core::drivers::run::{run_text, Limits};
 use torpor_core::input::nvme_source::{self, DriveSpec};
-use torpor_core::run::{run_text, Limits};
 
 /// How far the dump's average power may be from the preset's: the same figures on the same
 /// IO give the same energy, so only float noise is allowed.

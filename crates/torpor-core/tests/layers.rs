@@ -38,7 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["report"],
     &["view"],
-    &["drivers", "run", "bench", "idle_stats", "sweep_file"],
+    &["drivers"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
@@ -181,7 +181,7 @@ fn the_check_finds_an_upward_import_and_ignores_comments_and_tests() {
     std::fs::write(
         dir.join("cpuidle/mod.rs"),
         "use crate::{time::Nanos, trace::ftrace};\n// crate::view is only named here\n\
-         #[cfg(test)]\npub(crate) mod tests {\n    use crate::run::x;\n}\n",
+         #[cfg(test)]\npub(crate) mod tests {\n    use crate::drivers::run::x;\n}\n",
     )
     .unwrap();
     std::fs::write(dir.join("cpuidle/tests.rs"), "use crate::drivers::y;\n").unwrap();

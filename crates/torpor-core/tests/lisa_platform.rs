@@ -5,7 +5,7 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use torpor_core::idle_stats::{from_reader, Platform};
+use torpor_core::drivers::idle_stats::{from_reader, Platform};
 use torpor_core::input::lisa_platform::LisaPlatform;
 
 fn fixture() -> PathBuf {

@@ -4,8 +4,8 @@
 use std::io::Cursor;
 use std::path::Path;
 
+use torpor_core::drivers::run::{run_text, Limits, RunError};
 use torpor_core::input::parse_controller;
-use torpor_core::run::{run_text, Limits, RunError};
 use torpor_core::scenario::ScenarioFile;
 use torpor_core::sim::Pcg32;
 use torpor_core::trace::fio_iolog::IologReader;

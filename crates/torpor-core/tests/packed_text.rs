@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use torpor_core::idle_stats::idle_stats;
+use torpor_core::drivers::idle_stats::idle_stats;
 use torpor_core::trace::packed_text::SystraceText;
 
 fn repo() -> PathBuf {

@@ -574,7 +574,7 @@ fn idle_stats_and_idle_replay_read_a_perfetto_trace_by_content() {
     // A name that says text: the content decides.
     let path = dir.join("trace.txt");
     std::fs::write(&path, every_event()).unwrap();
-    let stats = torpor_core::idle_stats::idle_stats(&path, None).unwrap();
+    let stats = torpor_core::drivers::idle_stats::idle_stats(&path, None).unwrap();
     assert_eq!(stats.format, FtraceFormat::Perfetto);
     // cpu_idle: CPU 1 enters 1 at 1000, exits at 1400; CPU 0 enters 2 at 1100, exits at
     // 2000, enters 0 at 3500 (open at the end).

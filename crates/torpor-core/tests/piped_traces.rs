@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use torpor_core::drivers::idle_replay::{parse_governors, replay_file, IdleReplayOptions};
-use torpor_core::idle_stats::idle_stats;
+use torpor_core::drivers::idle_stats::idle_stats;
 use torpor_core::trace::ftrace::FtraceFormat;
 
 fn repo() -> PathBuf {

@@ -460,7 +460,7 @@ fn idle_stats_and_idle_replay_read_a_trace_dat_by_content() {
     // A name that says text: the content decides.
     let path = dir.join("trace.txt");
     std::fs::write(&path, d.bytes()).unwrap();
-    let stats = torpor_core::idle_stats::idle_stats(&path, None).unwrap();
+    let stats = torpor_core::drivers::idle_stats::idle_stats(&path, None).unwrap();
     assert_eq!(stats.format, FtraceFormat::TraceDat);
     // cpu_idle events: CPU 0 enters 1, exits, enters 0; CPU 2 enters 2, exits.
     assert_eq!(stats.cpu_idle_events, 5);
@@ -845,8 +845,8 @@ fn pstates_from_a_trace_dat_are_those_of_the_same_events_as_text() {
     std::fs::create_dir_all(&tmp).unwrap();
     let dat_path = tmp.join("pstates.dat");
     std::fs::write(&dat_path, d.bytes()).unwrap();
-    let from_dat = torpor_core::idle_stats::idle_stats(&dat_path, None).unwrap();
-    let from_text = torpor_core::idle_stats::idle_stats(&text_path, None).unwrap();
+    let from_dat = torpor_core::drivers::idle_stats::idle_stats(&dat_path, None).unwrap();
+    let from_text = torpor_core::drivers::idle_stats::idle_stats(&text_path, None).unwrap();
     assert_eq!(from_dat.format, FtraceFormat::TraceDat);
     assert_eq!(from_dat.pstates.cpu_frequency_events, 4);
     assert_eq!(from_dat.pstates, from_text.pstates);

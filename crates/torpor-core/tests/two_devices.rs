@@ -2,7 +2,7 @@
 //! the device its source names, each device's interrupts where its own mapping puts them.
 
 use std::path::Path;
-use torpor_core::run::{run_text, Limits, RunError};
+use torpor_core::drivers::run::{run_text, Limits, RunError};
 
 /// gs101's CPUs with a UFS device (its interrupt fixed on CPU 0) and an NVMe drive (blk-mq's
 /// managed vectors): a reader of each, and a job writing to the workloads' device `device`.

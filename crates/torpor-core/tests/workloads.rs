@@ -780,7 +780,7 @@ fn a_log_naming_many_distinct_files_is_read_to_its_end() {
 #[test]
 fn an_iozone_run_reads_each_threads_file_once_over() {
     use std::path::Path;
-    use torpor_core::run::{run_text, Limits};
+    use torpor_core::drivers::run::{run_text, Limits};
     // 1 MiB over 4 threads = 256 KiB each = 64 records of 4 KiB: 4 workloads of 64 reads,
     // 256 reads and 1 MiB in all, every one finished well before the 10 s run ends (at most
     // 256 reads at QD1 on a device of ~150 us: < 40 ms each).

@@ -21,9 +21,9 @@ use pyo3::types::{PyDict, PyList};
 use serde::Serialize;
 
 use torpor_core::apst::{ApstAlgorithm, ApstParams};
+use torpor_core::drivers::run::{Limits, Override, Progress, RunError, Watch};
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::report::Report;
-use torpor_core::run::{Limits, Override, Progress, RunError, Watch};
 use torpor_core::view::apst as apst_view;
 use torpor_core::InputError as CoreInputError;
 
@@ -119,7 +119,7 @@ fn apst(spec: PathBuf, params_json: &str, data_file: &str, nvme_device: &str) ->
 #[pyfunction]
 fn qos_view(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     let mut watch = PyWatch::new(None);
-    let result = py.allow_threads(|| torpor_core::run::qos_file(&path, &mut watch));
+    let result = py.allow_threads(|| torpor_core::drivers::run::qos_file(&path, &mut watch));
     to_json(&watch.finish(result)?)
 }
 
@@ -392,8 +392,10 @@ fn run_scenario_file(
         overrides_json,
         columns,
         |fields, limits, watch| match &ftrace_dir {
-            None => torpor_core::run::run_file(&path, fields, limits, watch),
-            Some(dir) => torpor_core::run::run_file_traced(&path, fields, limits, watch, dir),
+            None => torpor_core::drivers::run::run_file(&path, fields, limits, watch),
+            Some(dir) => {
+                torpor_core::drivers::run::run_file_traced(&path, fields, limits, watch, dir)
+            }
         },
     )
 }
@@ -421,19 +423,19 @@ fn run_scenario_text(
         overrides_json,
         columns,
         |fields, limits, watch| {
-            torpor_core::run::run_text(text, label, &base, fields, limits, watch)
+            torpor_core::drivers::run::run_text(text, label, &base, fields, limits, watch)
         },
     )
 }
 
-/// Reads and checks the sweep file at `path` whole (`torpor_core::sweep_file::load`): its
+/// Reads and checks the sweep file at `path` whole (`torpor_core::drivers::sweep_file::load`): its
 /// parts at their lines, the point count, the base scenario alone and with each axis' ends.
 /// Returns the sweep as JSON (the base scenario's text among it). Ctrl-C raises
 /// `KeyboardInterrupt`.
 #[pyfunction]
 fn load_sweep(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     let mut watch = PyWatch::new(None);
-    let result = py.allow_threads(|| torpor_core::sweep_file::load(&path, &mut watch));
+    let result = py.allow_threads(|| torpor_core::drivers::sweep_file::load(&path, &mut watch));
     to_json(&watch.finish(result)?)
 }
 
@@ -481,8 +483,10 @@ fn idle_governors() -> Vec<&'static str> {
 #[pyo3(signature = (trace, platform=None))]
 fn idle_stats(py: Python<'_>, trace: PathBuf, platform: Option<PathBuf>) -> PyResult<String> {
     to_json(
-        &py.allow_threads(|| torpor_core::idle_stats::idle_stats(&trace, platform.as_deref()))
-            .map_err(to_py)?,
+        &py.allow_threads(|| {
+            torpor_core::drivers::idle_stats::idle_stats(&trace, platform.as_deref())
+        })
+        .map_err(to_py)?,
     )
 }
 
@@ -523,7 +527,7 @@ fn idle_replay(
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
     to_json(
-        &py.allow_threads(|| torpor_core::bench::run_all(seconds))
+        &py.allow_threads(|| torpor_core::drivers::bench::run_all(seconds))
             .map_err(to_py)?,
     )
 }

@@ -18,7 +18,7 @@
 //!    or the tick woke the CPU, else `max(idle duration, TICK_NSEC)` (the next timer was no
 //!    earlier than the wake-up; at least a tick away is assumed). The next tick is the pending
 //!    `tick_sched_timer` when traced, else a full tick period away (the phase is unknown). The
-//!    utilization is PELT (`cpu::pelt::Pelt`) over the trace's `sched_switch` run/idle history,
+//!    utilization is PELT (`pelt::Pelt`) over the trace's `sched_switch` run/idle history,
 //!    else 0. A `sched_switch` from the idle task ends an idle trip (the tick restarts).
 //!    Every input says in the report how many periods had it observed and how many had it
 //!    reconstructed, and how.

@@ -33,6 +33,22 @@ pub struct DriveSpec {
     pub notes: Vec<String>,
 }
 
+impl DriveSpec {
+    /// The assumption a run makes of a dump matched to no preset: it is served by torpor's
+    /// client-drive service times, since a dump carries none ([`from_dump`]'s rule 2). `None`
+    /// when a preset gives the drive its service times.
+    pub fn default_service_note(&self) -> Option<String> {
+        let d = ServiceModel::CLIENT_DEFAULT;
+        self.preset.is_none().then(|| {
+            format!(
+                "service times are torpor's client-drive defaults ({} us 4 KiB read, {} us 4 KiB \
+                 write): a device dump carries none",
+                d.read_4k_us, d.write_4k_us
+            )
+        })
+    }
+}
+
 /// Loads `spec`: a preset id when one matches, else a device dump at that path.
 pub fn load(spec: &Path) -> Result<DriveSpec, InputError> {
     if let Some(found) = spec.to_str().and_then(from_preset) {

@@ -30,7 +30,7 @@
 //! ```
 //!
 //! `[ftl]` is the device side of a read (`storage::ufs::ftl`: the SRAM map cache, the NAND
-//! array behind it); `[hpb]` the HPB descriptor values (`storage::ufs::hpb::HpbDescriptors`):
+//! array behind it); `[hpb]` the HPB descriptor values (`hpb::HpbDescriptors`):
 //! `region_size` and `subregion_size` are the descriptor codes (bytes = 512 x 2^code), the
 //! version a number (`0x0100` is HPB 1.0, `0x0200` HPB 2.0), `num_blocks` the HPB LU's capacity
 //! in 4 KiB logical blocks (`qLogicalBlockCount`; a block count, not GiB, so the geometry's
@@ -144,7 +144,7 @@ impl HpbControl {
     }
 }
 
-/// `[hpb]`: the descriptor values of the HPB LU (see `storage::ufs::hpb::HpbDescriptors`).
+/// `[hpb]`: the descriptor values of the HPB LU (see `hpb::HpbDescriptors`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HpbFigures {
     pub hpb_version: Figure,

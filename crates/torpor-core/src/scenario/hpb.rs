@@ -1,4 +1,4 @@
-//! `[policy.hpb]`: UFS HPB on the host (`storage::ufs::hpb`, the Linux driver as of v6.5, a
+//! `[policy.hpb]`: UFS HPB on the host (`hpb`, the policy crate's, the Linux driver as of v6.5, a
 //! what-if since its removal in v6.6). The table turns HPB on; its keys choose the control mode,
 //! the driver's handling of writes to a sub-region whose map is being loaded, the host control
 //! mode's `hpb_params` (sysfs names), and what sets the pace of warm-up (docs/hpb.md,

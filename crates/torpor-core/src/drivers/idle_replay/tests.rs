@@ -284,7 +284,7 @@ fn timers_causes_trips_and_utilization_come_from_their_events() {
         (4_000_000, SleepFrom::Assumed, Cause::Ipi)
     );
     assert!(!cpu1[0].util_observed);
-    // CPU 0: PELT after one full period of running from 0 at capacity 1024 (cpu::pelt's
+    // CPU 0: PELT after one full period of running from 0 at capacity 1024 (pelt's
     // hand-worked case): util 21. The switch ended a trip; the wake-up came from CPU 1.
     let cpu0 = p.iter().find(|p| p.cpu == 0).unwrap();
     assert_eq!((cpu0.util, cpu0.util_observed), (21, true));

@@ -298,7 +298,7 @@ impl NvmeDevice {
 
     /// The tables the host will send, each at its time (in non-decreasing order; as
     /// `nvme_set_latency_tolerance` does when a latency-tolerance request changes,
-    /// `storage::nvme::tolerance`). Each is adopted as [`NvmeDevice::set_table`] adopts one,
+    /// `apst::tolerance`). Each is adopted as [`NvmeDevice::set_table`] adopts one,
     /// when the first submission at or after its time, or the run's end, reaches it: a table
     /// and an IO at the same instant, the table first.
     pub fn with_scheduled_tables(mut self, tables: Vec<(Nanos, Option<ApstTable>)>) -> NvmeDevice {

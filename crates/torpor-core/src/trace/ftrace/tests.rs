@@ -335,7 +335,7 @@ fn random_bytes_and_mutated_lines_never_panic() {
         }
         // Either outcome is fine; only a panic fails.
         let _ = read(&text);
-        let _ = crate::idle_stats::from_reader(&text[..], "t.trace", None, None);
+        let _ = crate::drivers::idle_stats::from_reader(&text[..], "t.trace", None, None);
     }
 }
 

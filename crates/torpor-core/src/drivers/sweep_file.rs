@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use toml::{Table, Value};
 
+use crate::drivers::run::{self, Limits, Platforms, RunError, Watch};
 use crate::error::{self, shown, InputError};
-use crate::run::{self, Limits, Platforms, RunError, Watch};
 use crate::scenario::Lines;
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
 

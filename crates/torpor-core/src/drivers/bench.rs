@@ -66,9 +66,9 @@ pub fn run_all(seconds: f64) -> Result<Vec<BenchResult>, InputError> {
 }
 
 /// The built-in whole-system phone scenario (scenarios/system-phone.toml).
-const PHONE: &str = include_str!("../../../scenarios/system-phone.toml");
+const PHONE: &str = include_str!("../../../../scenarios/system-phone.toml");
 /// The built-in CPU-only scenario (scenarios/cpu-gs101-governors.toml).
-const CPUS: &str = include_str!("../../../scenarios/cpu-gs101-governors.toml");
+const CPUS: &str = include_str!("../../../../scenarios/cpu-gs101-governors.toml");
 
 /// Runs a built-in scenario end to end (every variant), doubling its simulated duration until
 /// the wall time exceeds the budget; rates it in engine events per second.
@@ -94,9 +94,9 @@ fn scenario_events(seconds: f64, text: &str, name: &str) -> BenchResult {
 pub fn scenario_events_for(text: &str, span: Nanos) -> (u64, f64) {
     let value = toml::Value::String(format!("{}ms", span.0 / 1_000_000));
     let overrides = [("run.duration".to_string(), value)];
-    let limits = crate::run::Limits { max_ios: u64::MAX };
+    let limits = crate::drivers::run::Limits { max_ios: u64::MAX };
     let start = Instant::now();
-    let report = crate::run::run_text(
+    let report = crate::drivers::run::run_text(
         text,
         "built-in",
         std::path::Path::new("."),

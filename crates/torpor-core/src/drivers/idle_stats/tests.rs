@@ -266,7 +266,7 @@ fn pstate_residency_of_the_hand_made_trace() {
     // cpu1: 500 MHz 200, 350 -> min 200, max 350, avg 275, total 550; 1 GHz 300, 1 hit.
     // clusterA: 500 MHz 300, 200, 100, 100 -> min 100, max 300, avg 175, total 700; 1 GHz 300,
     // 300 -> total 600.
-    let text = include_str!("../../../../tests/ftrace/pstates.report.txt");
+    let text = include_str!("../../../../../tests/ftrace/pstates.report.txt");
     let got = from_reader(text.as_bytes(), "t", None, None).unwrap();
     let p = &got.pstates;
     let expected = serde_json::json!({

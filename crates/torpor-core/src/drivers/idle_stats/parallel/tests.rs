@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::idle_stats::from_reader;
+use crate::drivers::idle_stats::from_reader;
 
 /// Block sizes from one byte up to the default.
 const SIZES: [usize; 6] = [1, 2, 7, 64, 4096, BLOCK_BYTES];
