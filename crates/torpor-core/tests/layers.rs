@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     // Models of hardware; the CPUs' model uses the storage types (a task's IO).
     &["storage", "pstates"],
     &["cpu"],
-    // Event-stream parsers (and the ftrace writer, their inverse).
+    // Event-stream parsers.
     &["trace"],
     &["workload"],
     &["world"],

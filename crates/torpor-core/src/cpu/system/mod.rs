@@ -32,7 +32,7 @@
 //!
 //! Tracing: a run may be given a [`CpuTrace`] that is told, as they happen, the moments a
 //! kernel would trace (timers armed and fired, wake-ups, switches, idle entries and exits); the
-//! ftrace writer (`crate::trace::ftrace_writer`) turns them into a kernel-like trace. Without
+//! ftrace writer (`crate::view::ftrace_writer`) turns them into a kernel-like trace. Without
 //! one, each hook is a test of `None`.
 //!
 //! Frequency: each cluster with OPPs is a cpufreq policy whose governor sets its frequency

@@ -134,7 +134,7 @@ fn run_variants(
                     )
                     .into());
             }
-            crate::trace::ftrace_writer::check_trace_size(input.max_ios()?)
+            crate::view::ftrace_writer::check_trace_size(input.max_ios()?)
                 .map_err(|m| input.at(input.duration_key(), m))?;
         }
     }

@@ -10,8 +10,8 @@ use crate::scenario::UfsPlatformSpec;
 use crate::scenario::{NvmePlatform, DEFAULT_DURATION};
 use crate::storage::io::BlockDevice;
 use crate::time::Nanos;
-use crate::trace::ftrace_writer::MAX_TRACE_BYTES;
-use crate::trace::ftrace_writer::{Form, FtraceWriter};
+use crate::view::ftrace_writer::MAX_TRACE_BYTES;
+use crate::view::ftrace_writer::{Form, FtraceWriter};
 use crate::workload::{self, Workload};
 use crate::world;
 

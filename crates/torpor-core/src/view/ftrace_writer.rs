@@ -50,7 +50,7 @@ use crate::cpu::system::{CpuRunSpec, CpuTrace, Traced};
 use crate::cpu::task::Source;
 use crate::time::Nanos;
 
-use super::ftrace::{CPU_IDLE_EXIT, IDLESTAT_STATES};
+use crate::trace::ftrace::{CPU_IDLE_EXIT, IDLESTAT_STATES};
 
 /// Which file to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
