@@ -1,6 +1,6 @@
 //! HPB between the host driver and the device, on the engine: what the UFS device model
 //! (`device.rs`) calls at each step of a command so that the host's HPB state (`hpb/`) and the
-//! device's map cache (`ftl.rs`) see the same traffic (spec-storage §4.5-4.7, §6.3).
+//! device's map cache (`ftl/`) see the same traffic (spec-storage §4.5-4.7, §6.3).
 //!
 //! 1. **Prepare** ([`HpbExchange::prep`], at `ufshcd_queuecommand`): the host's `ufshpb_prep`
 //!    turns an eligible read into an HPB READ or counts a miss, and marks written entries

@@ -24,7 +24,7 @@
 //! ready, so a transfer ready sooner passes one whose data comes later (a device with an FTL
 //! finishes reads out of order: strict submission order there cost a sixth of the throughput).
 //!
-//! With an FTL (`ftl.rs`) a read's device stage is the FTL's map lookup and NAND read instead of
+//! With an FTL (`ftl/`) a read's device stage is the FTL's map lookup and NAND read instead of
 //! a slot, and HPB's READ BUFFER and WRITE BUFFER commands pass the same host stage and link.
 //!
 //! Steady state with enough commands queued, requests of `b` bytes per second:
@@ -50,7 +50,8 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
-use super::ftl::{earliest_gap, prune, reserve, Busy, Ftl, LOGICAL_BLOCK_BYTES};
+use super::ftl::reservations::{earliest_gap, prune, reserve, Busy};
+use super::ftl::{Ftl, LOGICAL_BLOCK_BYTES};
 use crate::storage::io::{IoOp, IoRequest};
 use crate::time::Nanos;
 
@@ -263,11 +264,11 @@ pub fn link_bytes_per_s(lanes: u8, gear: u8) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub struct UfsQueue {
     model: UfsServiceModel,
-    /// The device's map cache and NAND (`ftl.rs`): when present, reads and HPB map commands
+    /// The device's map cache and NAND (`ftl/`): when present, reads and HPB map commands
     /// are served by it instead of the slots (writes keep the slots).
     ftl: Option<Ftl>,
     host_free: Nanos,
-    /// The link's reserved transfers (ftl.rs's interval lists).
+    /// The link's reserved transfers (`ftl/reservations.rs`).
     link: Busy,
     busy_slots: BinaryHeap<Reverse<Nanos>>,
     last_now: Nanos,
