@@ -38,6 +38,19 @@ pub enum Lookup {
     Miss,
 }
 
+/// A map cache too small for one map page, or of empty map pages.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a map cache of {capacity_bytes} bytes holds no map page of {page_entries} entries; expected \
+     at least {page_bytes} bytes and at least one entry a page"
+)]
+pub struct MapCacheError {
+    pub capacity_bytes: u64,
+    pub page_entries: u64,
+    /// Bytes of one map page of `page_entries` entries.
+    pub page_bytes: u64,
+}
+
 /// The device's SRAM cache of L2P map pages (module documentation).
 #[derive(Clone, Debug)]
 pub struct MapCache {
@@ -50,13 +63,14 @@ pub struct MapCache {
 impl MapCache {
     /// A cache of `capacity_bytes` of SRAM holding map pages of `page_entries` 4-byte entries;
     /// an error when not even one page fits.
-    pub fn new(capacity_bytes: u64, page_entries: u64) -> Result<MapCache, String> {
+    pub fn new(capacity_bytes: u64, page_entries: u64) -> Result<MapCache, MapCacheError> {
         let page_bytes = page_entries.saturating_mul(DEVICE_ENTRY_BYTES);
         if page_entries == 0 || capacity_bytes < page_bytes {
-            return Err(format!(
-                "a map cache of {capacity_bytes} bytes holds no map page of {page_entries} \
-                 entries; expected at least {page_bytes} bytes and at least one entry a page"
-            ));
+            return Err(MapCacheError {
+                capacity_bytes,
+                page_entries,
+                page_bytes,
+            });
         }
         Ok(MapCache {
             pages: Lru::new((capacity_bytes / page_bytes) as usize),
@@ -150,6 +164,11 @@ mod tests {
         assert_eq!(c.update(5120), Lookup::Miss); // evicts page 1, dirty
         assert_eq!(c.dirty_evictions(), 1);
         assert_eq!(c.order(), vec![(3, false), (4, false), (5, true)]);
-        assert!(MapCache::new(4095, 1024).is_err());
+        assert_eq!(
+            MapCache::new(4095, 1024).unwrap_err().to_string(),
+            "a map cache of 4095 bytes holds no map page of 1024 entries; expected at least 4096 \
+             bytes and at least one entry a page"
+        );
+        assert!(MapCache::new(4096, 0).is_err());
     }
 }

@@ -48,9 +48,9 @@ mod recommender;
 pub(super) mod reservations;
 
 pub use calibration::UFS21_64GB_CLASS;
-pub use map_cache::{Lookup, MapCache, DEVICE_ENTRY_BYTES, LOGICAL_BLOCK_BYTES};
-pub use nand::{NandArray, NandGeometry};
-pub use recommender::{DcmRecommender, Recommendation, MAX_RESPONSE_ENTRIES};
+pub use map_cache::{Lookup, MapCache, MapCacheError, DEVICE_ENTRY_BYTES, LOGICAL_BLOCK_BYTES};
+pub use nand::{NandArray, NandGeometry, NandGeometryError};
+pub use recommender::{DcmRecommender, Recommendation, RecommenderError, MAX_RESPONSE_ENTRIES};
 
 use crate::time::Nanos;
 
@@ -66,6 +66,17 @@ pub struct FtlConfig {
     /// Controller delay per command (`t_c`), ns.
     pub controller_ns: u64,
     pub nand: NandGeometry,
+}
+
+/// An FTL configuration the model cannot run, with what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FtlError {
+    #[error("0 LPNs a NAND page; expected at least 1")]
+    NoLpnsPerNandPage,
+    #[error(transparent)]
+    MapCache(#[from] MapCacheError),
+    #[error(transparent)]
+    Nand(#[from] NandGeometryError),
 }
 
 /// Counters of the reads and writes seen.
@@ -108,9 +119,11 @@ fn map_page_unit(page: u64, units: u32) -> u32 {
 }
 
 impl Ftl {
-    pub fn new(config: FtlConfig) -> Result<Ftl, String> {
+    /// The FTL at time 0, every cache and die empty; an error for a configuration with no
+    /// NAND page, map page or read unit to work with.
+    pub fn new(config: FtlConfig) -> Result<Ftl, FtlError> {
         if config.lpns_per_nand_page == 0 {
-            return Err("0 LPNs a NAND page; expected at least 1".to_string());
+            return Err(FtlError::NoLpnsPerNandPage);
         }
         Ok(Ftl {
             config,
@@ -339,6 +352,38 @@ pub(crate) mod tests {
                 done: Nanos(171_200),
                 map_misses: 2
             }
+        );
+    }
+
+    #[test]
+    fn a_configuration_without_a_nand_page_map_page_or_read_unit_is_refused_with_its_figures() {
+        let refusal = |config: FtlConfig| Ftl::new(config).unwrap_err();
+        let no_lpns = FtlConfig {
+            lpns_per_nand_page: 0,
+            ..hand()
+        };
+        assert_eq!(refusal(no_lpns), FtlError::NoLpnsPerNandPage);
+        assert_eq!(
+            refusal(no_lpns).to_string(),
+            "0 LPNs a NAND page; expected at least 1"
+        );
+        // 1 KiB of SRAM against a map page of 1024 x 4 B.
+        let small_cache = FtlConfig {
+            map_cache_bytes: 1024,
+            ..hand()
+        };
+        assert!(matches!(refusal(small_cache), FtlError::MapCache(_)));
+        let no_channel = FtlConfig {
+            nand: NandGeometry {
+                channels: 0,
+                ..hand().nand
+            },
+            ..hand()
+        };
+        assert_eq!(
+            refusal(no_channel).to_string(),
+            "NAND array of 0 channels x 2 dies x 1 planes at 400000000 bytes/s; expected every \
+             dimension and the channel rate above 0"
         );
     }
 

@@ -40,6 +40,18 @@ impl NandGeometry {
     }
 }
 
+/// A NAND array with no read unit, no channel or no channel rate.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "NAND array of {} channels x {} dies x {} planes at {} bytes/s; expected every dimension and \
+     the channel rate above 0",
+    .0.channels,
+    .0.dies_per_channel,
+    .0.planes_per_die,
+    .0.channel_bytes_per_s
+)]
+pub struct NandGeometryError(pub NandGeometry);
+
 /// The NAND array as parallel servers: each read unit and each channel keeps its reservations
 /// (module documentation).
 #[derive(Clone, Debug)]
@@ -51,14 +63,10 @@ pub struct NandArray {
 
 impl NandArray {
     /// An idle array; an error for a zero dimension or rate.
-    pub fn new(geometry: NandGeometry) -> Result<NandArray, String> {
+    pub fn new(geometry: NandGeometry) -> Result<NandArray, NandGeometryError> {
         let g = geometry;
         if g.units() == 0 || g.channel_bytes_per_s == 0 {
-            return Err(format!(
-                "NAND array of {} channels x {} dies x {} planes at {} bytes/s; expected every \
-                 dimension and the channel rate above 0",
-                g.channels, g.dies_per_channel, g.planes_per_die, g.channel_bytes_per_s
-            ));
+            return Err(NandGeometryError(g));
         }
         Ok(NandArray {
             geometry,

@@ -33,6 +33,19 @@ impl Recommendation {
     }
 }
 
+/// A region geometry or budget the recommender cannot track.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "HPB geometry of {rgn_entries} entries a region, {srgn_entries} a sub-region, \
+     {max_active_regions} active regions; expected powers of two, a sub-region no larger than \
+     its region, at most 64 sub-regions a region, and a budget above 0"
+)]
+pub struct RecommenderError {
+    pub rgn_entries: u64,
+    pub srgn_entries: u64,
+    pub max_active_regions: u32,
+}
+
 /// The device's DCM recommendation heuristic (module documentation).
 #[derive(Clone, Debug)]
 pub struct DcmRecommender {
@@ -50,18 +63,18 @@ impl DcmRecommender {
         rgn_entries: u64,
         srgn_entries: u64,
         max_active_regions: u32,
-    ) -> Result<DcmRecommender, String> {
+    ) -> Result<DcmRecommender, RecommenderError> {
         let ok = rgn_entries.is_power_of_two()
             && srgn_entries.is_power_of_two()
             && srgn_entries <= rgn_entries
             && rgn_entries / srgn_entries <= 64
             && max_active_regions > 0;
         if !ok {
-            return Err(format!(
-                "HPB geometry of {rgn_entries} entries a region, {srgn_entries} a sub-region, \
-                 {max_active_regions} active regions; expected powers of two, a sub-region no \
-                 larger than its region, at most 64 sub-regions a region, and a budget above 0"
-            ));
+            return Err(RecommenderError {
+                rgn_entries,
+                srgn_entries,
+                max_active_regions,
+            });
         }
         Ok(DcmRecommender {
             rgn_shift: rgn_entries.trailing_zeros(),
@@ -130,7 +143,12 @@ mod tests {
         assert_eq!(d.on_read_miss(3 * 4096, 3000), rec(&[(3, 0), (3, 1)], &[2]));
         // Region 0 comes back as new.
         assert_eq!(d.on_read_miss(1024, 1), rec(&[(0, 1)], &[1]));
-        assert!(DcmRecommender::new(4096, 1000, 2).is_err());
+        assert_eq!(
+            DcmRecommender::new(4096, 1000, 2).unwrap_err().to_string(),
+            "HPB geometry of 4096 entries a region, 1000 a sub-region, 2 active regions; expected \
+             powers of two, a sub-region no larger than its region, at most 64 sub-regions a \
+             region, and a budget above 0"
+        );
         assert!(DcmRecommender::new(1 << 20, 1024, 2).is_err()); // 1024 sub-regions a region
         assert!(DcmRecommender::new(4096, 1024, 0).is_err());
     }
