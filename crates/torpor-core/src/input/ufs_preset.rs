@@ -709,7 +709,7 @@ pub fn parse_preset(file: &str, text: &str) -> Result<UfsPreset, InputError> {
     let ftl = match &raw.ftl {
         Some(t) => {
             let figures = r.ftl(t)?;
-            Ftl::new(figures.config()).map_err(|e| section_error("ftl", e))?;
+            Ftl::new(figures.config()).map_err(|e| section_error("ftl", e.to_string()))?;
             Some(figures)
         }
         None => None,

@@ -96,7 +96,8 @@ impl VariantRun<'_> {
             cpu_latency_qos: policy.pm_qos_enable,
         });
         let notes = cfg.notes(link.as_ref());
-        let mut device = UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e))?;
+        let mut device =
+            UfsDevice::new(cfg).map_err(|e| self.at("platform.ufs.preset", e.to_string()))?;
         if let Some(link) = link {
             device = device.with_cpu_link(link);
         }

@@ -54,8 +54,8 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use super::cpu_link::{CpuLink, Deferral, LatencyVotes};
-use super::ftl::{Ftl, FtlConfig, FtlStats};
-use super::hpb_exchange::{HpbExchange, HpbReport, HpbSetup, RspId};
+use super::ftl::{Ftl, FtlConfig, FtlError, FtlStats};
+use super::hpb_exchange::{HpbExchange, HpbExchangeError, HpbReport, HpbSetup, RspId};
 use super::power::{IdleTimers, UfsPower, UfsState};
 use super::service::{DeviceCmd, HostLevel, ScaleCosts, UfsQueue, UfsServiceModel};
 use crate::blk_freq_boost::FreqBoost;
@@ -312,6 +312,15 @@ const CLOCK_GATED: usize = 3;
 const SCALING: usize = 4;
 const STATE_NAMES: [&str; 5] = ["busy", "idle", "hibern8", "clock-gated", "scaling"];
 
+/// A device configuration the model cannot run: its FTL's or its HPB's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UfsDeviceError {
+    #[error(transparent)]
+    Ftl(#[from] FtlError),
+    #[error(transparent)]
+    Hpb(#[from] HpbExchangeError),
+}
+
 /// A UFS device and its host: a [`BlockDevice`] (module documentation).
 pub struct UfsDevice {
     min: HostLevel,
@@ -362,7 +371,7 @@ pub struct UfsDevice {
 
 impl UfsDevice {
     /// The device at time 0; an error when its FTL or HPB configuration is impossible.
-    pub fn new(cfg: UfsConfig) -> Result<UfsDevice, String> {
+    pub fn new(cfg: UfsConfig) -> Result<UfsDevice, UfsDeviceError> {
         let names = STATE_NAMES.iter().map(|s| s.to_string()).collect();
         let power = cfg.power;
         let idle_mw = power.power_mw(UfsState::Idle, true);

@@ -1,6 +1,6 @@
 //! HPB between the host driver and the device, on the engine: what the UFS device model
 //! (`device.rs`) calls at each step of a command so that the host's HPB state (`hpb/`) and the
-//! device's map cache (`ftl.rs`) see the same traffic (spec-storage §4.5-4.7, §6.3).
+//! device's map cache (`ftl/`) see the same traffic (spec-storage §4.5-4.7, §6.3).
 //!
 //! 1. **Prepare** ([`HpbExchange::prep`], at `ufshcd_queuecommand`): the host's `ufshpb_prep`
 //!    turns an eligible read into an HPB READ or counts a miss, and marks written entries
@@ -34,7 +34,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::ftl::DcmRecommender;
+use super::ftl::{DcmRecommender, RecommenderError};
 use super::service::{lpn_range, Accepted, DeviceCmd};
 use crate::hpb::{
     ControlMode, Geometry, HcmParams, HostMemory, HpbCommand, HpbInit, HpbLu, HpbResponse,
@@ -123,6 +123,14 @@ pub struct HpbReport {
     pub hit_ratio: f64,
 }
 
+/// An HPB setup the exchange cannot run, with what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HpbExchangeError {
+    /// Device control mode: the device's recommender cannot track the LU's regions.
+    #[error(transparent)]
+    Recommender(#[from] RecommenderError),
+}
+
 /// The host's HPB state with the device's side of the protocol (module documentation).
 #[derive(Clone, Debug)]
 pub struct HpbExchange {
@@ -144,7 +152,7 @@ pub struct HpbExchange {
 impl HpbExchange {
     /// The LU at time 0, and in device control mode the device's recommender, whose budget is
     /// the host's LRU size (the LU's active regions less the pinned ones).
-    pub fn new(setup: HpbSetup) -> Result<HpbExchange, String> {
+    pub fn new(setup: HpbSetup) -> Result<HpbExchange, HpbExchangeError> {
         let geo = setup.geometry;
         let recommender = match geo.mode {
             ControlMode::Device => Some(DcmRecommender::new(

@@ -1,5 +1,5 @@
 //! HPB and the FTL on the engine, through the UFS device: sequences worked by hand from the
-//! service stages (service.rs), the FTL's timing (ftl.rs) and the driver's steps (docs/hpb.md),
+//! service stages (service.rs), the FTL's timing (ftl/) and the driver's steps (docs/hpb.md),
 //! and randomized interleavings checking that no HPB READ the device serves carries a stale
 //! entry.
 
@@ -38,9 +38,9 @@ fn geometry(control: u8) -> Geometry {
 }
 
 /// device.rs's hand-worked device at its max level only (3333 ns host stage, 1930 ns a 4 KiB
-/// transfer), no auto-hibern8, with ftl.rs's hand FTL (2 channels x 2 dies, tR 50 us, 4096 B
-/// in 10.24 us, 20 us of controller, 2 map pages of 1024 entries cached, 4 LPNs a NAND page)
-/// and HPB on `geo`.
+/// transfer), no auto-hibern8, with the hand FTL of ftl/'s tests (2 channels x 2 dies, tR
+/// 50 us, 4096 B in 10.24 us, 20 us of controller, 2 map pages of 1024 entries cached, 4 LPNs
+/// a NAND page) and HPB on `geo`.
 fn config(geo: Geometry, params: HcmParams, issued_writes: IssuedWrites) -> UfsConfig {
     dcm_config(geo, params, issued_writes, HpbDynamics::INSTANT)
 }

@@ -24,7 +24,7 @@
 //! ready, so a transfer ready sooner passes one whose data comes later (a device with an FTL
 //! finishes reads out of order: strict submission order there cost a sixth of the throughput).
 //!
-//! With an FTL (`ftl.rs`) a read's device stage is the FTL's map lookup and NAND read instead of
+//! With an FTL (`ftl/`) a read's device stage is the FTL's map lookup and NAND read instead of
 //! a slot, and HPB's READ BUFFER and WRITE BUFFER commands pass the same host stage and link.
 //!
 //! Steady state with enough commands queued, requests of `b` bytes per second:
@@ -50,7 +50,8 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
-use super::ftl::{earliest_gap, prune, reserve, Busy, Ftl, LOGICAL_BLOCK_BYTES};
+use super::ftl::reservations::{earliest_gap, prune, reserve, Busy};
+use super::ftl::{Ftl, LOGICAL_BLOCK_BYTES};
 use crate::storage::io::{IoOp, IoRequest};
 use crate::time::Nanos;
 
@@ -130,6 +131,56 @@ pub struct UfsServiceModel {
     pub write_stream_bytes_per_s: u64,
 }
 
+/// A published figure the service model cannot carry, with why.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CalibrationError {
+    #[error("HS gear {gear} is not 1..=5")]
+    UnknownGear { gear: u8 },
+    #[error(
+        "sequential {what} {mb_s} MB/s is above the link's {link_mb_s:.1} MB/s at the max level \
+         ({lanes} lanes of HS-G{gear}, efficiency {})",
+        LINK_EFFICIENCY
+    )]
+    SequentialAboveLink {
+        what: &'static str,
+        mb_s: f64,
+        link_mb_s: f64,
+        lanes: u8,
+        gear: u8,
+    },
+    #[error(
+        "random {what} {iops} IOPS is above the {cap:.0} the link, the host stage \
+         ({} cycles at {freq_hz} Hz) and queue depth {qd} at the QD1 latency allow",
+        HOST_CYCLES_PER_COMMAND
+    )]
+    RandomAboveCap {
+        what: &'static str,
+        iops: f64,
+        cap: f64,
+        freq_hz: u64,
+        qd: u32,
+    },
+    #[error(
+        "{slots} slots give a QD1 read latency of {qd1_us:.1} us, outside the estimate's {low_us} \
+         to {high_us} us"
+    )]
+    Qd1OutsideEstimate {
+        slots: f64,
+        qd1_us: f64,
+        low_us: f64,
+        high_us: f64,
+    },
+    #[error(
+        "sequential {what} {mb_s} MB/s is slower than {slots} slots of random 4 KiB commands move \
+         the same bytes; expected a faster sequential figure"
+    )]
+    SequentialTooSlow {
+        what: &'static str,
+        mb_s: f64,
+        slots: f64,
+    },
+}
+
 /// Nanoseconds for `bytes` at `bytes_per_s`, rounded to the nearest.
 fn ns_for(bytes: u64, bytes_per_s: u64) -> u64 {
     let bps = bytes_per_s.max(1) as u128;
@@ -139,10 +190,9 @@ fn ns_for(bytes: u64, bytes_per_s: u64) -> u64 {
 impl UfsServiceModel {
     /// The coefficients that reproduce `c` at its max level; an error names the figure the
     /// model cannot carry.
-    pub fn calibrate(c: &Calibration) -> Result<UfsServiceModel, String> {
+    pub fn calibrate(c: &Calibration) -> Result<UfsServiceModel, CalibrationError> {
         let link = link_bytes_per_s(c.lanes, c.max.gear)
-            .ok_or_else(|| format!("HS gear {} is not 1..=5", c.max.gear))?
-            as f64;
+            .ok_or(CalibrationError::UnknownGear { gear: c.max.gear })? as f64;
         let host_s = HOST_CYCLES_PER_COMMAND as f64 / c.max.freq_hz as f64;
         let small = SMALL_BYTES as f64;
         let qd = c.iops_queue_depth.max(1);
@@ -153,24 +203,25 @@ impl UfsServiceModel {
         );
         for (what, mb_s) in [("read", c.seq_read_mb_s), ("write", c.seq_write_mb_s)] {
             if mb_s * 1e6 > link {
-                return Err(format!(
-                    "sequential {what} {mb_s} MB/s is above the link's {:.1} MB/s at the max \
-                     level ({} lanes of HS-G{}, efficiency {LINK_EFFICIENCY})",
-                    link / 1e6,
-                    c.lanes,
-                    c.max.gear
-                ));
+                return Err(CalibrationError::SequentialAboveLink {
+                    what,
+                    mb_s,
+                    link_mb_s: link / 1e6,
+                    lanes: c.lanes,
+                    gear: c.max.gear,
+                });
             }
         }
         for (what, iops) in [("read", c.rand_read_iops), ("write", c.rand_write_iops)] {
             let cap = (link / small).min(1.0 / host_s).min(qd as f64 / l1_central);
             if iops > cap {
-                return Err(format!(
-                    "random {what} {iops} IOPS is above the {cap:.0} the link, the host stage \
-                     ({HOST_CYCLES_PER_COMMAND} cycles at {} Hz) and queue depth {qd} at the \
-                     QD1 latency allow",
-                    c.max.freq_hz
-                ));
+                return Err(CalibrationError::RandomAboveCap {
+                    what,
+                    iops,
+                    cap,
+                    freq_hz: c.max.freq_hz,
+                    qd,
+                });
             }
         }
         let device_read = l1_central - host_s - small / link;
@@ -182,21 +233,22 @@ impl UfsServiceModel {
         let write_4k = n / c.rand_write_iops;
         let l1_model = host_s + read_4k + small / link;
         if !(l1_low - 1e-9..=l1_high + 1e-9).contains(&l1_model) {
-            return Err(format!(
-                "{n} slots give a QD1 read latency of {:.1} us, outside the estimate's {} to {} us",
-                l1_model * 1e6,
-                c.read_4k_qd1_us.1,
-                c.read_4k_qd1_us.2
-            ));
+            return Err(CalibrationError::Qd1OutsideEstimate {
+                slots: n,
+                qd1_us: l1_model * 1e6,
+                low_us: c.read_4k_qd1_us.1,
+                high_us: c.read_4k_qd1_us.2,
+            });
         }
         let seq = SEQ_REFERENCE_BYTES as f64;
-        let stream = |t_4k: f64, mb_s: f64, what: &str| -> Result<u64, String> {
+        let stream = |t_4k: f64, mb_s: f64, what: &'static str| {
             let extra = n * seq / (mb_s * 1e6) - t_4k;
             if extra <= 0.0 {
-                return Err(format!(
-                    "sequential {what} {mb_s} MB/s is slower than {n} slots of random 4 KiB \
-                     commands move the same bytes; expected a faster sequential figure"
-                ));
+                return Err(CalibrationError::SequentialTooSlow {
+                    what,
+                    mb_s,
+                    slots: n,
+                });
             }
             Ok(((seq - small) / extra).round() as u64)
         };
@@ -263,11 +315,11 @@ pub fn link_bytes_per_s(lanes: u8, gear: u8) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub struct UfsQueue {
     model: UfsServiceModel,
-    /// The device's map cache and NAND (`ftl.rs`): when present, reads and HPB map commands
+    /// The device's map cache and NAND (`ftl/`): when present, reads and HPB map commands
     /// are served by it instead of the slots (writes keep the slots).
     ftl: Option<Ftl>,
     host_free: Nanos,
-    /// The link's reserved transfers (ftl.rs's interval lists).
+    /// The link's reserved transfers (`ftl/reservations.rs`).
     link: Busy,
     busy_slots: BinaryHeap<Reverse<Nanos>>,
     last_now: Nanos,
@@ -598,12 +650,64 @@ mod tests {
                 gear: 4,
             },
         };
-        let e = UfsServiceModel::calibrate(&c).unwrap_err();
+        let e = UfsServiceModel::calibrate(&c).unwrap_err().to_string();
         assert!(e.contains("above the link's 2122.3 MB/s"), "{e}");
         c.seq_read_mb_s = 2000.0;
         c.read_4k_qd1_us = (400.0, 300.0, 500.0);
-        let e = UfsServiceModel::calibrate(&c).unwrap_err();
+        let e = UfsServiceModel::calibrate(&c).unwrap_err().to_string();
         assert!(e.contains("queue depth 32"), "{e}");
+    }
+
+    #[test]
+    fn each_refusal_reads_as_one_sentence_with_its_figures() {
+        use CalibrationError::*;
+        let cases = [
+            (UnknownGear { gear: 7 }, "HS gear 7 is not 1..=5"),
+            (
+                SequentialAboveLink {
+                    what: "read",
+                    mb_s: 2200.0,
+                    link_mb_s: 2122.2656,
+                    lanes: 2,
+                    gear: 4,
+                },
+                "sequential read 2200 MB/s is above the link's 2122.3 MB/s at the max level (2 \
+                 lanes of HS-G4, efficiency 0.91)",
+            ),
+            (
+                RandomAboveCap {
+                    what: "write",
+                    iops: 50000.5,
+                    cap: 12345.6,
+                    freq_hz: 300_000_000,
+                    qd: 32,
+                },
+                "random write 50000.5 IOPS is above the 12346 the link, the host stage (1000 \
+                 cycles at 300000000 Hz) and queue depth 32 at the QD1 latency allow",
+            ),
+            (
+                Qd1OutsideEstimate {
+                    slots: 12.0,
+                    qd1_us: 160.04,
+                    low_us: 100.0,
+                    high_us: 150.5,
+                },
+                "12 slots give a QD1 read latency of 160.0 us, outside the estimate's 100 to \
+                 150.5 us",
+            ),
+            (
+                SequentialTooSlow {
+                    what: "write",
+                    mb_s: 100.0,
+                    slots: 12.0,
+                },
+                "sequential write 100 MB/s is slower than 12 slots of random 4 KiB commands move \
+                 the same bytes; expected a faster sequential figure",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
     }
 
     #[test]
