@@ -49,10 +49,10 @@ pub struct Platforms {
     pub cpu: bool,
 }
 
-/// Checks scenario `text` with `overrides` applied as [`run_text`] does before the first
-/// event: parsed, each variant's job file read, its drive, UFS device and CPUs built, and the
-/// work bound; nothing is simulated (a replayed trace is read only when it runs). Returns
-/// the kinds of platform it runs.
+/// Checks scenario `text` with `overrides` applied as [`run_text`](super::run_text) does
+/// before the first event: parsed, each variant's job file read, its drive, UFS device and
+/// CPUs built, and the work bound; nothing is simulated (a replayed trace is read only when it
+/// runs). Returns the kinds of platform it runs.
 pub fn check_text(
     text: &str,
     label: &str,
