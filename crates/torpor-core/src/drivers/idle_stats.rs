@@ -74,7 +74,7 @@ pub struct StatsPlatform {
 /// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs), and
 /// optionally its own C-state table (big.LITTLE clusters differ).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a [[cluster]] table")]
 pub struct StatsCluster {
     pub cpus: Option<Vec<u32>>,
     pub cores: Option<Vec<Vec<u32>>>,
@@ -83,7 +83,10 @@ pub struct StatsCluster {
 
 /// One C-state, shallow to deep.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a state table (`name`, `target_residency_us`, `exit_latency_us`)"
+)]
 pub struct StatsState {
     pub name: String,
     /// Shown in the report's state list; idlestat's over/under do not use it. Both figures

@@ -158,6 +158,17 @@ fn platform_files_are_checked() {
         bad("[[cluster]]\ncpus = [0]\n[[state]]\nname = \"WFI\"\nresidency = 1\n")
             .starts_with("p.toml:5: unknown field `residency`")
     );
+    // A wrong shape names what was expected in the file's words, not a type of the program.
+    assert_eq!(
+        bad("cluster = [5]\n"),
+        "p.toml:1: invalid type: integer `5`, expected a [[cluster]] table (key `cluster`)"
+    );
+    assert!(
+        bad("[[cluster]]\ncpus = [0]\nstate = [\"WFI\"]\n").starts_with(
+            "p.toml:3: invalid type: string \"WFI\", expected a state table (`name`, \
+         `target_residency_us`, `exit_latency_us`)"
+        )
+    );
     // Both times are the kernel's `unsigned int` microseconds: 2^32 us is one past the bound,
     // refused at the line that writes it (PLATFORM opens with an empty line: C2's latency is on
     // its line 12, C3's residency on line 16).
