@@ -4,7 +4,7 @@
 //! by hand (docs/idle-stats.md).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torpor_core::drivers::idle_stats::{self, Platform};
+use torpor_core::drivers::idle_stats::{self, StatsPlatform};
 use torpor_core::trace::ftrace::FtraceReader;
 
 fn synthetic(bytes: usize) -> Vec<u8> {
@@ -34,7 +34,7 @@ fn synthetic(bytes: usize) -> Vec<u8> {
 
 fn bench(c: &mut Criterion) {
     let text = synthetic(16 << 20);
-    let platform = Platform::parse(
+    let platform = StatsPlatform::parse(
         "[[cluster]]\ncpus = [0, 1, 2, 3]\n[[cluster]]\ncpus = [4, 5, 6, 7]\n\
          [[state]]\nname = \"WFI\"\ntarget_residency_us = 20\n\
          [[state]]\nname = \"sleep\"\ntarget_residency_us = 300\n\

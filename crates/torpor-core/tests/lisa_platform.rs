@@ -5,7 +5,7 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use torpor_core::drivers::idle_stats::{from_reader, Platform};
+use torpor_core::drivers::idle_stats::{from_reader, StatsPlatform};
 use torpor_core::input::lisa_platform::LisaPlatform;
 
 fn fixture() -> PathBuf {
@@ -49,7 +49,7 @@ fn lisas_juno_r0_file() {
 
 #[test]
 fn idle_stats_takes_the_topology_and_says_what_is_missing() {
-    let platform = Platform::load(&fixture()).unwrap();
+    let platform = StatsPlatform::load(&fixture()).unwrap();
     // CPUs 2 and 3 (the second domain: cluster B) idle in state 1 for 3 us each, both at
     // once for 2 us.
     let trace = "cpus=4\n\

@@ -55,15 +55,17 @@ const STATES: usize = CPUIDLE_STATE_MAX as usize;
 const READ_EVENTS: [&str; 2] = ["cpu_idle", "cpu_frequency"];
 
 /// A platform file (docs/idle-stats.md): the topology and the C-state table of the machine
-/// the trace was taken on. A torpor CPU platform (a preset id or a file of
-/// docs/cpu-platform.md) is read into the same shape ([`Platform::from_cpu_platform`]).
+/// the trace was taken on, as idle stats reads it (not a CPU's states as a governor sees them,
+/// `cpuidle::Platform`, nor the simulated hardware, `cpu::CpuPlatform`). A torpor CPU platform
+/// (a preset id or a file of docs/cpu-platform.md) is read into the same shape
+/// ([`StatsPlatform::from_cpu_platform`]), and so is a LISA plat_info.yml.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct Platform {
-    pub cluster: Vec<PlatformCluster>,
+pub struct StatsPlatform {
+    pub cluster: Vec<StatsCluster>,
     /// The table of every cluster that has none of its own.
     #[serde(default)]
-    pub state: Vec<PlatformState>,
+    pub state: Vec<StatsState>,
     /// What the file lacked, shown with the report (a LISA plat_info.yml's).
     #[serde(skip)]
     pub notes: Vec<String>,
@@ -72,17 +74,20 @@ pub struct Platform {
 /// One cluster: its CPUs (each its own core) or its cores (lists of SMT sibling CPUs), and
 /// optionally its own C-state table (big.LITTLE clusters differ).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct PlatformCluster {
+#[serde(deny_unknown_fields, expecting = "a [[cluster]] table")]
+pub struct StatsCluster {
     pub cpus: Option<Vec<u32>>,
     pub cores: Option<Vec<Vec<u32>>>,
-    pub state: Option<Vec<PlatformState>>,
+    pub state: Option<Vec<StatsState>>,
 }
 
 /// One C-state, shallow to deep.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct PlatformState {
+#[serde(
+    deny_unknown_fields,
+    expecting = "a state table (`name`, `target_residency_us`, `exit_latency_us`)"
+)]
+pub struct StatsState {
     pub name: String,
     /// Shown in the report's state list; idlestat's over/under do not use it. Both figures
     /// are at most the kernel's `unsigned int` ([`crate::cpuidle::MAX_STATE_US`]).
@@ -92,14 +97,14 @@ pub struct PlatformState {
     pub target_residency_us: u64,
 }
 
-impl Platform {
+impl StatsPlatform {
     /// Reads and checks a platform: a file of this module's form or a torpor CPU platform
     /// file, or (when no such file exists) a built-in CPU preset id.
-    pub fn load(path: &Path) -> Result<Platform, InputError> {
+    pub fn load(path: &Path) -> Result<StatsPlatform, InputError> {
         let label = path.to_string_lossy().into_owned();
         if !path.exists() {
             return match crate::input::cpu_preset::find(&label) {
-                Some(preset) => Ok(Platform::from_cpu_platform(&preset?)),
+                Some(preset) => Ok(StatsPlatform::from_cpu_platform(&preset?)),
                 None => Err(InputError::whole(
                     &label,
                     format!(
@@ -125,25 +130,25 @@ impl Platform {
             toml::from_str::<toml::Table>(&file.text).is_ok_and(|t| t.contains_key("id"));
         if is_cpu_platform {
             let cpu = crate::cpu::CpuPlatform::parse(&label, &file.text)?;
-            return Ok(Platform::from_cpu_platform(&cpu));
+            return Ok(StatsPlatform::from_cpu_platform(&cpu));
         }
-        Platform::parse(&file.text, &label)
+        StatsPlatform::parse(&file.text, &label)
     }
 
     /// A torpor CPU platform as idle stats reads it: each CPU its own core, each cluster its
     /// own table (names and target residencies as the cpuidle driver registers them).
-    pub fn from_cpu_platform(cpu: &crate::cpu::CpuPlatform) -> Platform {
-        Platform {
+    pub fn from_cpu_platform(cpu: &crate::cpu::CpuPlatform) -> StatsPlatform {
+        StatsPlatform {
             cluster: cpu
                 .clusters
                 .iter()
-                .map(|c| PlatformCluster {
+                .map(|c| StatsCluster {
                     cpus: Some(c.cpus.clone()),
                     cores: None,
                     state: Some(
                         c.states
                             .iter()
-                            .map(|s| PlatformState {
+                            .map(|s| StatsState {
                                 name: s.name.split_whitespace().collect::<Vec<_>>().join("_"),
                                 exit_latency_us: Some(s.exit_latency_us),
                                 target_residency_us: s.target_residency_us,
@@ -158,13 +163,14 @@ impl Platform {
     }
 
     /// The C-state table of cluster `i`: its own, else the platform's.
-    fn table(&self, i: usize) -> &[PlatformState] {
+    fn table(&self, i: usize) -> &[StatsState] {
         self.cluster[i].state.as_deref().unwrap_or(&self.state)
     }
 
     /// Parses and checks platform TOML (`file` names it in errors).
-    pub fn parse(text: &str, file: &str) -> Result<Platform, InputError> {
-        let p: Platform = toml::from_str(text).map_err(|e| error::from_toml(file, text, &e))?;
+    pub fn parse(text: &str, file: &str) -> Result<StatsPlatform, InputError> {
+        let p: StatsPlatform =
+            toml::from_str(text).map_err(|e| error::from_toml(file, text, &e))?;
         let at = |key: &str| error::line_of_toml_key(text, key).unwrap_or(1);
         for i in 0..p.cluster.len() {
             let table = p.table(i);
@@ -488,7 +494,7 @@ struct Layout {
 /// the start. `-` (standard input) and pipes are read once, as they stream, in any format
 /// (`trace::source::open`).
 pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, InputError> {
-    let loaded = platform.map(Platform::load).transpose()?;
+    let loaded = platform.map(StatsPlatform::load).transpose()?;
     let platform_label = platform.map(|p| p.to_string_lossy().into_owned());
     let label = crate::trace::source::label(path);
     let regular = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
@@ -526,7 +532,7 @@ pub fn idle_stats(path: &Path, platform: Option<&Path>) -> Result<IdleStats, Inp
 pub fn from_reader<R: BufRead>(
     reader: R,
     label: &str,
-    platform: Option<&Platform>,
+    platform: Option<&StatsPlatform>,
     platform_label: Option<&str>,
 ) -> Result<IdleStats, InputError> {
     from_source(
@@ -541,7 +547,7 @@ pub fn from_reader<R: BufRead>(
 pub fn from_source<S: EventSource>(
     mut trace: S,
     label: &str,
-    platform: Option<&Platform>,
+    platform: Option<&StatsPlatform>,
     platform_label: Option<&str>,
 ) -> Result<IdleStats, InputError> {
     let mut analysis = Analysis::new(trace.header(), label, platform, platform_label)?;
@@ -590,7 +596,7 @@ impl Analysis {
     fn new(
         header: &FtraceHeader,
         label: &str,
-        platform: Option<&Platform>,
+        platform: Option<&StatsPlatform>,
         platform_label: Option<&str>,
     ) -> Result<Analysis, InputError> {
         let header = header.clone();

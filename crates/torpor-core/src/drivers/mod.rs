@@ -3,7 +3,7 @@
 //! - [`run`]: `torpor run`, a scenario's variants built, run and reported; the work limit and
 //!   the progress watcher.
 //! - [`sweep_file`]: a sweep file read and checked whole before any point runs.
-//! - [`bench`]: `torpor bench`, the core's speed on fixed workloads.
+//! - [`bench`](mod@bench): `torpor bench`, the core's speed on fixed workloads.
 //! - [`idle_decide`]: `torpor idle decide`, a governor alone fed an idle-decide/1 sequence,
 //!   step by step (the contract governors are checked by).
 //! - [`idle_replay`]: `torpor idle replay`, a trace's idle periods rebuilt and replayed through

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use toml::{Table, Value};
 
-use crate::drivers::run::{self, Limits, Platforms, RunError, Watch};
+use crate::drivers::run::{self, Limits, PlatformKinds, RunError, Watch};
 use crate::error::{self, shown, InputError};
 use crate::scenario::Lines;
 use crate::user_file::{self, Decoding, MAX_SCENARIO_BYTES};
@@ -118,7 +118,7 @@ pub struct SweepFile {
     /// How many points the sweep runs.
     pub points: u64,
     /// The platforms the base scenario runs.
-    pub platforms: Platforms,
+    pub platforms: PlatformKinds,
 }
 
 /// Reads the sweep file at `path` and checks it whole (see the module doc), asking `watch`
@@ -214,7 +214,7 @@ pub fn load(path: &Path, watch: &mut dyn Watch) -> Result<SweepFile, RunError> {
 }
 
 /// A measure the platforms do not have, in words.
-fn needs(metric: &str, p: &Platforms) -> Result<(), String> {
+fn needs(metric: &str, p: &PlatformKinds) -> Result<(), String> {
     let need = METRICS
         .iter()
         .find(|(m, _)| *m == metric)

@@ -1,8 +1,9 @@
 //! Hand-written traces whose replay is worked out by hand below each test, and a generated
 //! sequence whose bookkeeping is checked against a plain per-period method.
 
+use super::replayer::StateCost;
 use super::*;
-use crate::cpuidle::{classify, Miss};
+use crate::cpuidle::{classify, Device, Governor, Kernel, Miss};
 
 /// One cluster of two CPUs, HZ=250 (tick 4 ms). States (exit / target residency / power):
 /// S0 WFI 1 us / 1 us / 10 mW; S1 CPU_OFF 100 us / 500 us / 2 mW; S2 DEEP 1000 us / 5000 us /
@@ -716,7 +717,7 @@ fn the_per_state_bounds_classify_as_classify_does() {
         let mut dev = Device::new(5);
         dev.disabled.clone_from(&table.disabled);
         for i in 0..5 {
-            let s = StateCost::new(&table, i);
+            let s = StateCost::new(&table, &dev, i);
             for &m in &marks {
                 for r in [m.saturating_sub(1), m, m.saturating_add(1)] {
                     let r = r as u64;

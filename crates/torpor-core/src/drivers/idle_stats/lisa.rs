@@ -1,13 +1,13 @@
 //! A LISA plat_info.yml as the platform `idle stats` reads (the reader in `input` knows
 //! nothing of this command).
 
-use super::{Platform, PlatformCluster};
+use super::{StatsCluster, StatsPlatform};
 use crate::input::lisa_platform::LisaPlatform;
 
 /// The platform `idle stats` reads: each frequency domain a cluster, each CPU its own
 /// core (the file does not say which CPUs are SMT siblings; LISA's platforms have none),
 /// and no C-state table (states named by index), with notes saying why.
-pub(super) fn platform(lisa: &LisaPlatform) -> Platform {
+pub(super) fn platform(lisa: &LisaPlatform) -> StatsPlatform {
     let names = lisa.idle_state_names(0);
     let mut notes = vec![format!(
         "topology from a LISA plat_info.yml: its {} frequency domains as clusters, each CPU \
@@ -23,11 +23,11 @@ pub(super) fn platform(lisa: &LisaPlatform) -> Platform {
             names.join(", ")
         )
     });
-    Platform {
+    StatsPlatform {
         cluster: lisa
             .freq_domains
             .iter()
-            .map(|d| PlatformCluster {
+            .map(|d| StatsCluster {
                 cpus: Some(d.clone()),
                 cores: None,
                 state: None,

@@ -32,7 +32,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
-use super::{Analysis, IdleStats, Platform};
+use super::{Analysis, IdleStats, StatsPlatform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
     classify_line, event_name, find_byte, known_index, parse_kind, parse_u64, trim_end, EventKind,
@@ -103,7 +103,7 @@ struct Limits {
 pub(super) fn run(
     file: &File,
     label: &str,
-    platform: Option<&Platform>,
+    platform: Option<&StatsPlatform>,
     platform_label: Option<&str>,
     block_bytes: usize,
 ) -> Result<Option<IdleStats>, InputError> {

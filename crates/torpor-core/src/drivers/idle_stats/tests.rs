@@ -68,7 +68,7 @@ fn hand_made_trace_gives_hand_computed_rows() {
         (2600, 1, -1), // ... 200us: under (C2's 100us fits, and cpu1 has been in C2)
     ];
     let text = trace("cpus=3\n", &events);
-    let p = Platform::parse(PLATFORM, "p.toml").unwrap();
+    let p = StatsPlatform::parse(PLATFORM, "p.toml").unwrap();
     let got = from_reader(text.as_bytes(), "t.trace", Some(&p), Some("p.toml")).unwrap();
     let core0 = serde_json::json!([
         row("WFI", [40.0, 40.0, 40.0, 40.0], [1, 0, 0]),
@@ -141,7 +141,11 @@ fn without_a_table_states_are_numbered_and_over_under_left_out() {
 
 #[test]
 fn platform_files_are_checked() {
-    let bad = |text: &str| Platform::parse(text, "p.toml").unwrap_err().to_string();
+    let bad = |text: &str| {
+        StatsPlatform::parse(text, "p.toml")
+            .unwrap_err()
+            .to_string()
+    };
     assert_eq!(
         bad("[[cluster]]\ncpus = [0, 2]\n[[state]]\nname = \"WFI\"\ntarget_residency_us = 1\n"),
         "p.toml:1: CPU 1 is in no cluster; expected every CPU from 0 to the highest"
@@ -154,6 +158,17 @@ fn platform_files_are_checked() {
         bad("[[cluster]]\ncpus = [0]\n[[state]]\nname = \"WFI\"\nresidency = 1\n")
             .starts_with("p.toml:5: unknown field `residency`")
     );
+    // A wrong shape names what was expected in the file's words, not a type of the program.
+    assert_eq!(
+        bad("cluster = [5]\n"),
+        "p.toml:1: invalid type: integer `5`, expected a [[cluster]] table (key `cluster`)"
+    );
+    assert!(
+        bad("[[cluster]]\ncpus = [0]\nstate = [\"WFI\"]\n").starts_with(
+            "p.toml:3: invalid type: string \"WFI\", expected a state table (`name`, \
+         `target_residency_us`, `exit_latency_us`)"
+        )
+    );
     // Both times are the kernel's `unsigned int` microseconds: 2^32 us is one past the bound,
     // refused at the line that writes it (PLATFORM opens with an empty line: C2's latency is on
     // its line 12, C3's residency on line 16).
@@ -165,14 +180,14 @@ fn platform_files_are_checked() {
             16,
         ),
     ] {
-        let e = Platform::parse(&PLATFORM.replace(from, to), "p.toml").unwrap_err();
+        let e = StatsPlatform::parse(&PLATFORM.replace(from, to), "p.toml").unwrap_err();
         assert_eq!(e.line, Some(line), "{e}");
         assert!(
             e.message.contains("(0..=4294967295), got 4294967296"),
             "{e}"
         );
     }
-    let p = Platform::parse(PLATFORM, "p.toml").unwrap();
+    let p = StatsPlatform::parse(PLATFORM, "p.toml").unwrap();
     let text = trace("cpus=4\n", &[(0, 0, 0)]);
     assert_eq!(
         from_reader(text.as_bytes(), "t.trace", Some(&p), Some("p.toml"))
@@ -219,7 +234,7 @@ target_residency_us = 100
 "#,
     )
     .unwrap();
-    let p = Platform::from_cpu_platform(&cpu);
+    let p = StatsPlatform::from_cpu_platform(&cpu);
     let text = trace(
         "cpus=2\n",
         &[(0, 0, 1), (0, 1, 1), (1000, 0, -1), (1000, 1, -1)],
@@ -314,7 +329,7 @@ fn pstate_residency_of_the_hand_made_trace() {
 
 #[test]
 fn a_frequency_event_of_a_cpu_the_platform_lacks_is_refused_at_its_line() {
-    let p = Platform::parse(
+    let p = StatsPlatform::parse(
         "[[cluster]]\ncpus = [0]\n[[state]]\nname = \"WFI\"\ntarget_residency_us = 1\n",
         "p.toml",
     )

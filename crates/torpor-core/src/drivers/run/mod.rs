@@ -42,7 +42,7 @@ mod watch;
 
 pub use limits::Limits;
 pub use qos_view::qos_file;
-pub use scenario_file::{check_text, Platforms};
+pub use scenario_file::{check_text, PlatformKinds};
 pub use watch::{Progress, RunError, Watch};
 
 /// A field of the scenario set from outside the file (a sweep's point, an API keyword): its

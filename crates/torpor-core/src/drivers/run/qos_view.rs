@@ -11,7 +11,7 @@ use super::variant::VariantRun;
 use super::watch::{RunError, Watch};
 
 /// `torpor qos`: each variant's PM QoS constraints over its run, from the scenario file at
-/// `path` read as [`run_file`] reads it. Nothing is simulated.
+/// `path` read as [`run_file`](super::run_file) reads it. Nothing is simulated.
 pub fn qos_file(path: &Path, watch: &mut dyn Watch) -> Result<view::qos::QosView, RunError> {
     let (text, label, base) = read_scenario(path)?;
     let file = parse_watched(&label, &text, &[], watch)?;

@@ -43,16 +43,16 @@ pub(super) fn parse_watched(
 
 /// Which kinds of platform a checked scenario's variants run, over all its variants.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Platforms {
+pub struct PlatformKinds {
     pub nvme: bool,
     pub ufs: bool,
     pub cpu: bool,
 }
 
-/// Checks scenario `text` with `overrides` applied as [`run_text`] does before the first
-/// event: parsed, each variant's job file read, its drive, UFS device and CPUs built, and the
-/// work bound; nothing is simulated (a replayed trace is read only when it runs). Returns
-/// the kinds of platform it runs.
+/// Checks scenario `text` with `overrides` applied as [`run_text`](super::run_text) does
+/// before the first event: parsed, each variant's job file read, its drive, UFS device and
+/// CPUs built, and the work bound; nothing is simulated (a replayed trace is read only when it
+/// runs). Returns the kinds of platform it runs.
 pub fn check_text(
     text: &str,
     label: &str,
@@ -60,11 +60,11 @@ pub fn check_text(
     overrides: &[Override],
     limits: &Limits,
     watch: &mut dyn Watch,
-) -> Result<Platforms, RunError> {
+) -> Result<PlatformKinds, RunError> {
     let file = parse_watched(label, text, overrides, watch)?;
     let inputs = variant_runs(&file, base, None)?;
     check_work(&inputs, limits)?;
-    let mut kinds = Platforms::default();
+    let mut kinds = PlatformKinds::default();
     for input in &inputs {
         if !watch.go_on() {
             return Err(RunError::Interrupted);

@@ -551,7 +551,8 @@ fn a_dump_matched_to_no_preset_says_its_service_times_are_the_defaults() {
     std::fs::write(dir.join("unlisted.json"), &unlisted).unwrap();
     let said = |name: &str| {
         let text = format!(
-            "[platform.nvme]\nfile = \"{name}\"\n[run]\nduration = \"10ms\"\n[workload]\napst_workflow = 1\n"
+            "[platform.nvme]\nfile = \"{name}\"\n[run]\nduration = \"10ms\"\n\
+             [workload]\napst_workflow = 1\n"
         );
         let r = run_in(&text, &dir).unwrap();
         let notes = &r.variants[0].nvme.as_ref().unwrap().notes;

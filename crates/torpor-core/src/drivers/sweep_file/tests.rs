@@ -153,13 +153,13 @@ fn deep_nesting_is_a_toml_error_not_a_stack_overflow() {
 
 #[test]
 fn a_measure_the_platform_lacks_is_named_with_what_it_needs() {
-    let cpu = Platforms {
+    let cpu = PlatformKinds {
         cpu: true,
-        ..Platforms::default()
+        ..PlatformKinds::default()
     };
-    let ufs = Platforms {
+    let ufs = PlatformKinds {
         ufs: true,
-        ..Platforms::default()
+        ..PlatformKinds::default()
     };
     assert!(needs("avg_power_mw", &cpu).is_ok());
     assert!(needs("lat_p99_us", &cpu)
@@ -170,10 +170,10 @@ fn a_measure_the_platform_lacks_is_named_with_what_it_needs() {
         .unwrap_err()
         .contains("runs a UFS device"));
     // The whole machine's measures need both CPUs and a device.
-    let machine = Platforms {
+    let machine = PlatformKinds {
         cpu: true,
         nvme: true,
-        ..Platforms::default()
+        ..PlatformKinds::default()
     };
     assert!(needs("system_avg_power_mw", &machine).is_ok());
     assert!(needs("task_io_p99_us", &cpu)

@@ -23,18 +23,18 @@ fn temp(name: &str, text: &[u8]) -> PathBuf {
     path
 }
 
-fn streaming(path: &Path, platform: Option<&Platform>) -> Result<IdleStats, InputError> {
+fn streaming(path: &Path, platform: Option<&StatsPlatform>) -> Result<IdleStats, InputError> {
     let text = std::fs::read(path).unwrap();
     from_reader(&text[..], "t", platform, Some("p"))
 }
 
-fn parallel(path: &Path, platform: Option<&Platform>, block: usize) -> Option<IdleStats> {
+fn parallel(path: &Path, platform: Option<&StatsPlatform>, block: usize) -> Option<IdleStats> {
     let file = File::open(path).unwrap();
     run(&file, "t", platform, Some("p"), block).unwrap()
 }
 
 /// Every block size gives the streaming reader's report.
-fn same(path: &Path, platform: Option<&Platform>) -> IdleStats {
+fn same(path: &Path, platform: Option<&StatsPlatform>) -> IdleStats {
     let expected = streaming(path, platform).unwrap();
     for block in SIZES {
         let got = parallel(path, platform, block)
@@ -47,7 +47,7 @@ fn same(path: &Path, platform: Option<&Platform>) -> IdleStats {
 #[test]
 fn fixtures_give_the_streaming_report() {
     let dir = fixtures().join("ftrace");
-    let platform = Platform::load(&dir.join("two-clusters.toml")).unwrap();
+    let platform = StatsPlatform::load(&dir.join("two-clusters.toml")).unwrap();
     for name in ["two-clusters.idlestat", "two-clusters.report.txt"] {
         same(&dir.join(name), None);
         same(&dir.join(name), Some(&platform));
@@ -153,7 +153,7 @@ fn bad_input_is_handed_back() {
         }
     }
     // A platform with fewer CPUs than a cpu_id: the report's own error, handed back too.
-    let one = Platform::parse(
+    let one = StatsPlatform::parse(
         "[[cluster]]\ncpus = [0]\n[[state]]\nname = \"W\"\ntarget_residency_us = 1\n",
         "p",
     )
