@@ -41,8 +41,8 @@
 //!   and its softirq are at the start of the jiffy.
 //!
 //! **Which timers.** Every jiffies timer torpor models fires through [`Jiffies::timer_fires`]:
-//! the devfreq monitor (`storage/ufs/scaling.rs`), the block layer boost's work
-//! (`storage/blk_freq_boost.rs`), ufshcd's clock-gating work (`queue_delayed_work(..,
+//! the devfreq monitor (torpor-policy's `ufshcd/scaling.rs`), the block layer boost's work
+//! (torpor-policy's `blk_freq_boost.rs`), ufshcd's clock-gating work (`queue_delayed_work(..,
 //! msecs_to_jiffies(clk_gating.delay_ms))`) and HPB's host-control read-timeout work
 //! (`schedule_delayed_work(.., msecs_to_jiffies(POLLING_INTERVAL_MS))`), in
 //! `storage/ufs/device.rs`. hrtimers stay exact to the nanosecond: the scheduler tick

@@ -17,8 +17,8 @@
 //! NVMe. At the controller's init (the user request from `default_ps_max_latency_us`) and after
 //! each write to `power/pm_qos_latency_tolerance_us`: the tolerance, the controller's
 //! `ps_max_latency_us`, and the non-operational states the table in force uses as targets
-//! (storage/nvme/tolerance.rs rebuilds it when the limit moves, with the builder of
-//! storage/nvme/apst.rs), or that APST is off.
+//! (the policy crate's apst/tolerance.rs rebuilds it when the limit moves, with the builder of
+//! apst/mod.rs), or that APST is off.
 
 use serde::Serialize;
 
