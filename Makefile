@@ -5,7 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.torpor-installed
-SOURCES := $(shell find crates python presets -type f \( -name '*.rs' -o -name '*.py' -o -name '*.toml' \) 2>/dev/null) Cargo.toml pyproject.toml
+# The Rust sources and the presets they embed; the Python package is installed editable, so
+# editing a .py file needs no rebuild.
+SOURCES := $(shell find crates presets -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) Cargo.toml Cargo.lock pyproject.toml
 
 .PHONY: install demo test bench fuzz clean
 
