@@ -45,22 +45,22 @@ pub fn applied(path: &str, value: &Value) -> Option<Vec<String>> {
                 value.as_integer()?
             ),
         ]),
-        "policy.devfreq.pm_qos_enable" => Some(vec![
-            "# ufshcd (v6.9+), on the UFS host's device".into(),
-            format!(
-                "echo {} > /sys/bus/platform/devices/*.ufshc/pm_qos_enable",
-                flag(value)?
-            ),
-        ]),
-        "policy.devfreq.enabled" => Some(vec![
-            "# ufshcd's clock scaling, on the UFS host's device".into(),
-            format!(
-                "echo {} > /sys/bus/platform/devices/*.ufshc/clkscale_enable",
-                flag(value)?
-            ),
-        ]),
+        "policy.devfreq.pm_qos_enable" => {
+            ufshcd_flag("ufshcd (v6.9+)", "pm_qos_enable", flag(value)?)
+        }
+        "policy.devfreq.enabled" => {
+            ufshcd_flag("ufshcd's clock scaling", "clkscale_enable", flag(value)?)
+        }
         _ => None,
     }
+}
+
+/// A flag among the attributes of the UFS host's platform device.
+fn ufshcd_flag(what: &str, attribute: &str, on: u8) -> Option<Vec<String>> {
+    Some(vec![
+        format!("# {what}, on the UFS host's device"),
+        format!("echo {on} > /sys/bus/platform/devices/*.ufshc/{attribute}"),
+    ])
 }
 
 fn cpuidle_governor(name: &str) -> Option<Vec<String>> {
@@ -104,6 +104,14 @@ mod tests {
     fn flags_are_written_as_the_kernel_reads_them() {
         let off = applied("policy.devfreq.pm_qos_enable", &Value::from(false)).unwrap();
         assert!(off[1].starts_with("echo 0 > "), "{off:?}");
+        let scaling = applied("policy.devfreq.enabled", &Value::from(true)).unwrap();
+        assert_eq!(
+            scaling,
+            [
+                "# ufshcd's clock scaling, on the UFS host's device",
+                "echo 1 > /sys/bus/platform/devices/*.ufshc/clkscale_enable"
+            ]
+        );
         let boost = applied("policy.boost.dev_freq_timeout_ms", &Value::from(30)).unwrap();
         assert_eq!(boost[1], "echo 30 > /sys/block/sda/dev_freq_timeout_ms");
     }
