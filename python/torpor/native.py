@@ -140,6 +140,35 @@ def run_scenario_columns(
     return json.loads(text), columns
 
 
+def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dict[str, Any]:
+    """A report timeline's measures over ``[from_s, to_s)`` (``view::timeline_window``):
+    ``ios``, ``lat_avg_us`` and ``lat_max_us`` of the requests that arrived in it (None
+    without any), and ``avg_power_mw``, the mean of the power step function."""
+    return json.loads(
+        _native.timeline_window(
+            list(timeline["t_s"]),
+            list(timeline["power_mw"]),
+            list(timeline["request_t_s"]),
+            list(timeline["request_latency_us"]),
+            from_s,
+            to_s,
+        )
+    )
+
+
+def residency_shares(cpus: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
+    """Idle-state shares of a CPU report's ``cpus`` over a run of ``duration_s``
+    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]`` and ``all``, the
+    platform's, each a percentage."""
+    return json.loads(_native.residency_shares(json.dumps(cpus), duration_s))
+
+
+def ufs_link_times(device: str, size_bytes: int) -> dict[str, Any]:
+    """How long ``size_bytes`` cross the link of the built-in UFS preset ``device`` at the
+    host's ``min`` and ``max`` levels: ``{gear, link_us}`` each (``view::ufs_link``)."""
+    return json.loads(_native.ufs_link_times(device, size_bytes))
+
+
 def cancel() -> None:
     """Stops every run in progress in this process; each raises ``KeyboardInterrupt``."""
     _native.cancel()

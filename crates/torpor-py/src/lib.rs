@@ -155,6 +155,47 @@ fn apst_workflow_titles() -> PyResult<String> {
     to_json(&torpor_core::workload::APST_WORKFLOW_TITLES)
 }
 
+/// The measures of a timeline window (`view::timeline_window`): the columns as Python
+/// holds them, the window `[from_s, to_s)`; JSON `{ios, lat_avg_us, lat_max_us, avg_power_mw}`.
+#[pyfunction]
+fn timeline_window(
+    t_s: Vec<f64>,
+    power_mw: Vec<f64>,
+    request_t_s: Vec<f64>,
+    request_latency_us: Vec<f64>,
+    from_s: f64,
+    to_s: f64,
+) -> PyResult<String> {
+    use torpor_core::view::timeline_window::{window, Columns};
+    let columns = Columns {
+        t_s: &t_s,
+        power_mw: &power_mw,
+        request_t_s: &request_t_s,
+        request_latency_us: &request_latency_us,
+    };
+    to_json(&window(columns, from_s, to_s))
+}
+
+/// Idle-state residency shares (`view::residency_share`) of a CPU report's `cpus` (JSON)
+/// over a run of `duration_s`.
+#[pyfunction]
+fn residency_shares(cpus_json: &str, duration_s: f64) -> PyResult<String> {
+    use torpor_core::view::residency_share::{shares, CpuStates};
+    let cpus: Vec<CpuStates> =
+        serde_json::from_str(cpus_json).map_err(|e| InputError::new_err(format!("<cpus>: {e}")))?;
+    to_json(&shares(&cpus, duration_s))
+}
+
+/// How long `bytes` cross the link of the built-in UFS preset `id` at the host's min and max
+/// levels (`view::ufs_link`), as JSON.
+#[pyfunction]
+fn ufs_link_times(id: &str, bytes: u32) -> PyResult<String> {
+    let preset = torpor_core::input::ufs_preset::find(id)
+        .ok_or_else(|| InputError::new_err(format!("<ufs preset>: no built-in preset {id}")))?
+        .map_err(to_py)?;
+    to_json(&torpor_core::view::ufs_link::link_times(&preset, bytes))
+}
+
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
 static CANCELS: AtomicU64 = AtomicU64::new(0);
 
@@ -543,6 +584,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(applied_settings, m)?)?;
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
+    m.add_function(wrap_pyfunction!(timeline_window, m)?)?;
+    m.add_function(wrap_pyfunction!(residency_shares, m)?)?;
+    m.add_function(wrap_pyfunction!(ufs_link_times, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(load_sweep, m)?)?;
