@@ -6,5 +6,6 @@ pub mod apst;
 pub mod knobs;
 pub mod qos;
 pub mod residency_share;
+pub mod rows;
 pub mod timeline_window;
 pub mod ufs_link;
