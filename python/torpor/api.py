@@ -92,7 +92,7 @@ class Result:
         object.__setattr__(self, "task_histogram", _task_histogram(variants))
         object.__setattr__(self, "io_path", _io_path(variants))
         object.__setattr__(self, "latency", _latency(variants))
-        object.__setattr__(self, "residency", _residency(variants))
+        object.__setattr__(self, "residency", _residency(rows["residency"]))
         timeline, requests = _timeline(variants, self.columns)
         object.__setattr__(self, "timeline", timeline)
         object.__setattr__(self, "requests", requests)
@@ -336,72 +336,11 @@ def _io_path(variants: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns if not rows else None)
 
 
-def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per CPU, its running time and each idle state, with their energy as the core gives it
-    (NaN for all when a state or OPP of the platform has no power figure)."""
-    span_ns = v["duration_s"] * 1e9 or 1.0
-    known = v["cpu"]["power_known"]
-    rows = []
-    for c in v["cpu"]["cpus"]:
-        rows.append(
-            {
-                "variant": v["name"],
-                "cpu": c["cpu"],
-                "state": "running",
-                "time_s": c["busy_ns"] / 1e9,
-                "time_pct": 100 * c["busy_ns"] / span_ns,
-                "energy_mj": c["busy_energy_mj"] if known else math.nan,
-            }
-        )
-        for s in c["states"]:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "cpu": c["cpu"],
-                    "state": s["name"],
-                    "time_s": s["time_ns"] / 1e9,
-                    "time_pct": 100 * s["time_ns"] / span_ns,
-                    "energy_mj": s["energy_mj"] if known else math.nan,
-                    "entries": s["entries"],
-                    "above": s["above"],
-                    "below": s["below"],
-                }
-            )
-    return rows
-
-
-def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for v in variants:
-        if v.get("cpu"):
-            rows += _cpu_residency(v)
-            continue
-        nvme = v.get("nvme")
-        if not nvme:
-            continue
-        total = nvme["duration_ns"] or 1
-        for s in nvme["power_states"]:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "state": s["name"],
-                    "time_s": s["time_ns"] / 1e9,
-                    "time_pct": 100 * s["time_ns"] / total,
-                    "energy_mj": s["energy_mj"],
-                    "entries": s["entries"],
-                }
-            )
-        rows.append(
-            {
-                "variant": v["name"],
-                "state": BETWEEN_STATES,
-                "time_s": nvme["transition_ns"] / 1e9,
-                "time_pct": 100 * nvme["transition_ns"] / total,
-                "energy_mj": nvme["transition_energy_mj"],
-                "entries": nvme["transitions"],
-            }
-        )
-    table = pd.DataFrame(rows)
+def _residency(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The core's residency table (``view::rows``, docs/rows.md): a null energy there (a
+    state or OPP of the platform has no power figure) is NaN here; counts are nullable
+    integers (a drive's rows have no ``cpu``, ``above`` or ``below``)."""
+    table = pd.DataFrame(rows).fillna(np.nan).infer_objects()
     counts = ["cpu", "entries", "above", "below"]
     return table.astype({c: "Int64" for c in counts if c in table})
 

@@ -378,12 +378,14 @@ struct Encoded {
 }
 
 /// What a run's report gives as rows (`view::rows`, docs/rows.md): `{"summary": {section:
-/// [row, ...]}, "sweep": [row per variant]}`, from the report's JSON form `value`.
+/// [row, ...]}, "residency": [row, ...], "sweep": [row per variant]}`, from the report's JSON
+/// form `value`.
 fn row_tables(value: &serde_json::Value) -> serde_json::Value {
     use torpor_core::view::rows;
     let variants = value["variants"].as_array().into_iter().flatten();
     serde_json::json!({
         "summary": rows::summary(value),
+        "residency": rows::residency(value),
         "sweep": variants.map(rows::sweep_measures).collect::<Vec<_>>(),
     })
 }

@@ -11,7 +11,10 @@
 //!    appear over the variants (a variant's own order: cpu, io, nvme, ufs, system).
 //!    A measure the run could not give (power where a state or OPP has no figure, HPB's
 //!    hit ratio without HPB) is null.
-//! 2. [`sweep_measures`]: one row per variant, the measures a sweep constrains and ranks:
+//! 2. [`residency`]: one row per variant and state: of CPUs (each CPU's `running` time, then
+//!    its idle states) when the run had CPUs, else of an NVMe drive (its power states, then
+//!    the time between states).
+//! 3. [`sweep_measures`]: one row per variant, the measures a sweep constrains and ranks:
 //!    the device's power (the NVMe drive, else the UFS device, else the CPUs'), IO latency,
 //!    APST's counts, and with CPUs beside a device the whole machine's power and the latency
 //!    of every request its tasks waited for. What the run did not measure is null.
@@ -201,6 +204,110 @@ pub fn summary(report: &Value) -> Map<String, Value> {
     tables
 }
 
+/// The name of an NVMe drive's time between power states in the residency table.
+pub const BETWEEN_STATES: &str = "entry/exit";
+
+/// A state's row: `time_s`, `time_pct` (of `span_ns`) and `energy_mj`, then `extra`.
+fn state_row(
+    head: Row,
+    state: &str,
+    time_ns: u64,
+    span_ns: f64,
+    energy_mj: Value,
+    extra: Vec<(String, Value)>,
+) -> Row {
+    let mut r = head;
+    r.insert("state".into(), Value::from(state));
+    r.insert("time_s".into(), Value::from(time_ns as f64 / 1e9));
+    r.insert(
+        "time_pct".into(),
+        Value::from((100 * time_ns) as f64 / span_ns),
+    );
+    r.insert("energy_mj".into(), energy_mj);
+    r.extend(extra);
+    r
+}
+
+/// Each CPU's running time and idle states, shares of the run; energies null unless every
+/// power figure is known.
+fn cpu_residency(v: &Value, cpu: &Value, out: &mut Vec<Row>) {
+    let duration_ns = at(v, "duration_s").as_f64().unwrap_or(0.0) * 1e9;
+    let span_ns = if duration_ns == 0.0 { 1.0 } else { duration_ns };
+    let known = at(cpu, "power_known").as_bool().unwrap_or(false);
+    for c in at(cpu, "cpus").as_array().into_iter().flatten() {
+        let head = || {
+            let mut r = Row::new();
+            r.insert("variant".into(), at(v, "name").clone());
+            r.insert("cpu".into(), at(c, "cpu").clone());
+            r
+        };
+        let busy = at(c, "busy_ns").as_u64().unwrap_or(0);
+        let energy = known_or_null(at(c, "busy_energy_mj"), known);
+        out.push(state_row(head(), "running", busy, span_ns, energy, vec![]));
+        for s in at(c, "states").as_array().into_iter().flatten() {
+            let name = at(s, "name").as_str().unwrap_or_default();
+            let time = at(s, "time_ns").as_u64().unwrap_or(0);
+            let energy = known_or_null(at(s, "energy_mj"), known);
+            let counts = copied(
+                s,
+                &[
+                    ("entries", "entries"),
+                    ("above", "above"),
+                    ("below", "below"),
+                ],
+            );
+            out.push(state_row(head(), name, time, span_ns, energy, counts));
+        }
+    }
+}
+
+/// An NVMe drive's power states and the time between them, shares of its run.
+fn nvme_residency(v: &Value, nvme: &Value, out: &mut Vec<Row>) {
+    let total = at(nvme, "duration_ns").as_u64().unwrap_or(0).max(1) as f64;
+    let head = || {
+        let mut r = Row::new();
+        r.insert("variant".into(), at(v, "name").clone());
+        r
+    };
+    for s in at(nvme, "power_states").as_array().into_iter().flatten() {
+        let name = at(s, "name").as_str().unwrap_or_default();
+        let time = at(s, "time_ns").as_u64().unwrap_or(0);
+        let entries = copied(s, &[("entries", "entries")]);
+        out.push(state_row(
+            head(),
+            name,
+            time,
+            total,
+            at(s, "energy_mj").clone(),
+            entries,
+        ));
+    }
+    let between = at(nvme, "transition_ns").as_u64().unwrap_or(0);
+    let energy = at(nvme, "transition_energy_mj").clone();
+    let entries = copied(nvme, &[("entries", "transitions")]);
+    out.push(state_row(
+        head(),
+        BETWEEN_STATES,
+        between,
+        total,
+        energy,
+        entries,
+    ));
+}
+
+/// The residency table of `report` (its JSON form).
+pub fn residency(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        if !at(v, "cpu").is_null() {
+            cpu_residency(v, at(v, "cpu"), &mut out);
+        } else if !at(v, "nvme").is_null() {
+            nvme_residency(v, at(v, "nvme"), &mut out);
+        }
+    }
+    out
+}
+
 /// One variant's (`v`, its JSON form) sweep measures.
 pub fn sweep_measures(v: &Value) -> Row {
     let ran_ios = at(at(v, "io"), "ios").as_u64().unwrap_or(0) > 0;
@@ -326,6 +433,45 @@ mod tests {
         assert_eq!(system["cpu_energy_mj"], Value::Null);
         // The device's part is known either way.
         assert_eq!(system["device_energy_mj"], 220.0);
+    }
+
+    #[test]
+    fn residency_is_each_state_s_share_of_the_run() {
+        // A 2 s run on one CPU: 0.5 s running, 1.5 s in WFI; by hand 25 % and 75 %.
+        let report = json!({"variants": [{
+            "name": "base", "duration_s": 2.0,
+            "cpu": {"power_known": false, "cpus": [{
+                "cpu": 0, "busy_ns": 500_000_000u64, "busy_energy_mj": 9.0,
+                "states": [{"name": "WFI", "time_ns": 1_500_000_000u64, "energy_mj": 1.0,
+                            "entries": 7, "above": 1, "below": 2}]}]}
+        }]});
+        let r = residency(&report);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (r[0]["state"].clone(), r[0]["time_pct"].clone()),
+            (json!("running"), json!(25.0))
+        );
+        assert_eq!(
+            (r[1]["time_s"].clone(), r[1]["time_pct"].clone()),
+            (json!(1.5), json!(75.0))
+        );
+        // Power not known: no energy, but the counts stay.
+        assert_eq!(
+            (r[1]["energy_mj"].clone(), r[1]["below"].clone()),
+            (Value::Null, json!(2))
+        );
+        // A drive: its states over its own duration, then the time between them.
+        let drive = json!({"variants": [{"name": "d", "nvme": {
+            "duration_ns": 4000u64, "transition_ns": 1000u64, "transition_energy_mj": 0.5,
+            "transitions": 3,
+            "power_states": [{"name": "PS0", "time_ns": 3000u64, "energy_mj": 2.0, "entries": 2}]
+        }}]});
+        let r = residency(&drive);
+        assert_eq!(r[0]["time_pct"], 75.0);
+        assert_eq!(
+            (r[1]["state"].clone(), r[1]["entries"].clone()),
+            (json!(BETWEEN_STATES), json!(3))
+        );
     }
 
     #[test]
