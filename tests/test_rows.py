@@ -4,9 +4,14 @@ sweep's rows wrap: each column is the report's own value, whichever way the rows
 from __future__ import annotations
 
 import math
+from pathlib import Path
+
+import pytest
 
 import torpor
 from torpor import native
+
+ROOT = Path(__file__).resolve().parent.parent
 
 UFS_AND_CPUS = """
 [platform.ufs]
@@ -49,3 +54,16 @@ def test_each_column_is_the_report_s_value_under_its_documented_name():
     assert sweep["avg_power_mw"] == v["ufs"]["avg_power_mw"]
     assert sweep["system_energy_mj"] == v["system"]["energy_mj"]
     assert sweep["task_io_p99_us"] == v["cpu"]["io"]["total"]["p99_us"]
+
+
+def test_each_cpu_s_residency_covers_its_run():
+    # Running time and idle states partition each CPU's run: their shares add up to 100 %,
+    # and each share is its time over the run's duration.
+    r = torpor.run(ROOT / "scenarios" / "qos-msm8916.toml")
+    sums = r.residency.groupby(["variant", "cpu"]).time_pct.sum()
+    assert sums.tolist() == pytest.approx([100.0] * len(sums), abs=1e-9)
+    v = r.report["variants"][0]
+    wfi = v["cpu"]["cpus"][1]["states"][0]
+    row = r.residency[(r.residency.cpu == 1) & (r.residency.state == wfi["name"])].iloc[0]
+    assert row.time_pct == pytest.approx(100 * wfi["time_ns"] / (v["duration_s"] * 1e9))
+    assert row.entries == wfi["entries"]
