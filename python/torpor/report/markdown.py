@@ -970,10 +970,13 @@ def qos_report(results: dict[str, Any]) -> str:
             "# Per-CPU resume latency against cpu_dma_latency (seed 004), simulated",
             "",
             "cyclictest (`-t 1 -n -i 10000 -l 1000 --latency=10000`) as a task on cpu0 of the "
-            "MSM8916 as Linux v4.10 drove it (WFI and spc, 280 us), `menu`, 10 s: no limit, "
+            f"MSM8916 as Linux v4.10 drove it (WFI and spc, {qos.SPC_US} us), `{qos.GOVERNOR}`, "
+            f"{qos.DURATION_S} s: no limit, "
             f"`/dev/cpu_dma_latency` at {qos.LIMIT_US} us, and cpu0's "
             f"`pm_qos_resume_latency_us` at {qos.LIMIT_US} us. Power figures are estimates "
-            "(inputs/msm8916-v4.10.toml); latency is the idle state's exit latency alone.",
+            "(inputs/msm8916-v4.10.toml); latency is the timer's slack, the wake-up path "
+            "(timer interrupt and scheduler, fitted to the seed's WFI-only run) and the idle "
+            "state's real exit.",
             "",
             f"## Claims ({qos.verdict_text(claims)})",
             "",
