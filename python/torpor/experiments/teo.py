@@ -440,9 +440,18 @@ def claims(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 REVERT_GOVERNORS = ("teo-util", "teo@6.12")
 
 
+#: The revert case's tasks: CPU0 busy `REVERT_LIGHT_RUN_US` every `REVERT_LIGHT_PERIOD_MS`,
+#: CPUs 1-3 each waking every `REVERT_RARE_PERIOD_MS` for 50 us.
+REVERT_LIGHT_RUN_US = 250
+REVERT_LIGHT_PERIOD_MS = 10
+REVERT_RARE_PERIOD_MS = 50
+
+
 def revert_scenario(duration: str = DURATION) -> dict[str, Any]:
-    tasks = [{"name": "light", "cpu": 0, "period": "10ms", "run": "250us"}] + [
-        {"name": f"rare-{cpu}", "cpu": cpu, "period": "50ms", "run": "50us"} for cpu in (1, 2, 3)
+    light = {"period": f"{REVERT_LIGHT_PERIOD_MS}ms", "run": f"{REVERT_LIGHT_RUN_US}us"}
+    tasks = [{"name": "light", "cpu": 0, **light}] + [
+        {"name": f"rare-{cpu}", "cpu": cpu, "period": f"{REVERT_RARE_PERIOD_MS}ms", "run": "50us"}
+        for cpu in (1, 2, 3)
     ]
     return {
         "platform": {"cpu": {"preset": "hisilicon-hi3660-hikey960", "hz": 250}},

@@ -366,7 +366,8 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "## The revert of v6.11: a cluster state never reached",
         "",
         "HiKey960's little cluster (WFI, CPU_SLEEP_0, CLUSTER_SLEEP_0 for the whole cluster), "
-        "CPU0 lightly but steadily busy (250 us every 10 ms), CPUs 1-3 waking every 50 ms.",
+        f"CPU0 lightly but steadily busy ({teo.REVERT_LIGHT_RUN_US} us every "
+        f"{teo.REVERT_LIGHT_PERIOD_MS} ms), CPUs 1-3 waking every {teo.REVERT_RARE_PERIOD_MS} ms.",
         "",
         _table(
             ["governor", "CPU0 in cluster state", "CPUs 1-3 in cluster state", "power mW"],
