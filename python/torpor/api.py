@@ -54,6 +54,9 @@ class Result:
     report: dict[str, Any]
     #: Each variant's timeline as NumPy columns (``None`` without one).
     columns: list[native.Columns | None] = field(default_factory=list, repr=False)
+    #: The run's row tables as the core gives them (``native.report_rows``); made from
+    #: ``report`` when not given.
+    rows: dict[str, Any] = field(default_factory=dict, repr=False)
     #: One table per component the run had, by its name: ``io``, ``nvme``, ``ufs``, ``cpu``,
     #: ``system``; each a row per variant (see :func:`run`).
     summary: dict[str, pd.DataFrame] = field(init=False, repr=False)
@@ -83,12 +86,13 @@ class Result:
 
     def __post_init__(self) -> None:
         variants = self.report["variants"]
-        object.__setattr__(self, "summary", _summary(variants))
+        rows = self.rows or native.report_rows(self.report)
+        object.__setattr__(self, "summary", _summary(rows["summary"]))
         object.__setattr__(self, "tasks", _tasks(variants))
         object.__setattr__(self, "task_histogram", _task_histogram(variants))
         object.__setattr__(self, "io_path", _io_path(variants))
         object.__setattr__(self, "latency", _latency(variants))
-        object.__setattr__(self, "residency", _residency(variants))
+        object.__setattr__(self, "residency", _residency(rows["residency"]))
         timeline, requests = _timeline(variants, self.columns)
         object.__setattr__(self, "timeline", timeline)
         object.__setattr__(self, "requests", requests)
@@ -116,14 +120,15 @@ def run(
     teo-util), and it is checked like a value written in the file, in every variant (an
     unknown governor is an ``InputError`` naming ``policy.cpuidle.governor``).
 
-    ``summary`` holds one table per component, each a row per variant with ``variant`` and
-    ``duration_s`` first: ``io`` (the jobs' IO, with a drive or a UFS device), ``nvme`` and
-    ``ufs`` (the device: ``device`` its preset id or file, power, energy, its counters),
-    ``cpu`` (``device`` the platform's preset id or file, the governor, power and energy, NaN
-    where a state or OPP has no power figure, the idle misses), and ``system`` for CPUs with
-    a device (the report's ``system`` energies and power, ``cpu_energy_mj``,
-    ``device_energy_mj``, ``energy_mj`` (their sum) and ``avg_power_mw``, and the tasks' IO
-    as they saw it, ``io_<part>_<stat>`` from ``cpu.io``, e.g. ``io_total_p99_us``;
+    ``summary`` holds one table per component (the core's row tables, docs/rows.md), each a
+    row per variant with ``variant`` and ``duration_s`` first: ``io`` (the jobs' IO, with a
+    drive or a UFS device), ``nvme`` and ``ufs`` (the device: ``device`` its preset id or
+    file, power, energy, its counters), ``cpu`` (``device`` the platform's preset id or file,
+    the governor, power and energy, NaN where a state or OPP has no power figure, the idle
+    misses), and ``system`` for CPUs with a device (the report's ``system`` energies and
+    power, ``cpu_energy_mj``, ``device_energy_mj``, ``energy_mj`` (their sum) and
+    ``avg_power_mw``, and the tasks' IO as they saw it, ``io_<part>_<stat>`` from ``cpu.io``,
+    e.g. ``io_total_p99_us``;
     ``io_path`` has it per task and part). ``latency`` has one row per variant and direction
     (``read``, ``write``, ``all``); ``residency`` one per variant and power state of a drive
     (plus ``entry/exit``, the time between states, as the CLI's table names it), or per
@@ -148,10 +153,10 @@ def run(
     overrides_json = json.dumps(fields) if fields else None
     source, is_text, label = arguments.scenario_source(scenario)
     max_ios = arguments.integer("max_ios", max_ios, 1, arguments.U64_MAX)
-    report, columns = native.run_scenario_columns(
+    report, columns, rows = native.run_scenario_columns(
         source, is_text, label, max_ios, arguments.progress(progress), overrides_json
     )
-    return Result(report, columns)
+    return Result(report, columns, rows)
 
 
 def devices() -> pd.DataFrame:
@@ -212,99 +217,17 @@ def reproduce(area: str, out: str | os.PathLike[str]) -> dict[str, Any]:
     return tables(results)
 
 
-def _summary(variants: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
-    """One table per component, each with a row per variant that has it (no padding)."""
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for v in variants:
-        head = {"variant": v["name"], "duration_s": v["duration_s"]}
-        cpu = v.get("cpu")
-        if cpu:
-            rows.setdefault("cpu", []).append(
-                head
-                | {
-                    "device": _platform_id(cpu["platform"]),
-                    "governor": cpu["governor"],
-                    # NaN where a state or OPP has no power figure (the core leaves it out).
-                    "avg_power_mw": cpu["avg_power_mw"] if cpu["power_known"] else math.nan,
-                    "energy_mj": cpu["energy_mj"] if cpu["power_known"] else math.nan,
-                    "too_deep_pct": cpu["too_deep_pct"],
-                    "too_shallow_pct": cpu["too_shallow_pct"],
-                    "wakeup_latency_gmean_us": cpu["wakeup_latency_gmean_us"],
-                }
-            )
-        if "nvme" in v or "ufs" in v:
-            io, lat = v["io"], v["io"]["all"]
-            rows.setdefault("io", []).append(
-                head
-                | {
-                    "ios": io["ios"],
-                    "iops": io["iops"],
-                    "bytes": io["bytes"],
-                    "lat_mean_us": lat["mean_us"],
-                    "lat_p99_us": lat["p99_us"],
-                    "lat_p999_us": lat["p99_9_us"],
-                    "lat_max_us": lat["max_us"],
-                }
-            )
-        nvme = v.get("nvme")
-        if nvme:
-            rows.setdefault("nvme", []).append(
-                head
-                | {
-                    "device": nvme["device"],
-                    "algorithm": nvme["apst"]["algorithm"],
-                    "avg_power_mw": nvme["avg_power_mw"],
-                    "energy_mj": nvme["energy_mj"],
-                    "energy_per_io_uj": nvme["energy_per_io_uj"],
-                    "transitions": nvme["transitions"],
-                    "woken_ios": nvme["wake_delayed_ios"],
-                }
-            )
-        ufs = v.get("ufs")
-        if ufs:
-            rows.setdefault("ufs", []).append(
-                head
-                | {
-                    "device": ufs["device"],
-                    "avg_power_mw": ufs["avg_power_mw"],
-                    "energy_mj": ufs["energy_mj"],
-                    "energy_per_io_uj": ufs["energy_per_io_uj"],
-                    "low_clock_pct": ufs["low_clock_pct"],
-                    "scale_ups": ufs["counters"]["scale_ups"],
-                    "scale_downs": ufs["counters"]["scale_downs"],
-                    # HPB (None without [policy.hpb]): reads sent as HPB READ over eligible ones.
-                    "hpb_hit_ratio": ufs["hpb"]["hit_ratio"] if ufs.get("hpb") else None,
-                }
-            )
-        if v.get("system"):
-            rows.setdefault("system", []).append(_system_row(v))
-    return {component: pd.DataFrame(table) for component, table in rows.items()}
-
-
-def _platform_id(label: str) -> str:
-    """A CPU platform by its id: the core labels a preset ``preset <id>`` (as the CLI's title
-    shows it) and a platform file by its path."""
-    return label.removeprefix("preset ")
+def _summary(tables: dict[str, list[dict[str, Any]]]) -> dict[str, pd.DataFrame]:
+    """The core's summary tables (``view::rows``, docs/rows.md) as DataFrames: a null there
+    is a measure the run could not give, NaN here."""
+    return {
+        section: pd.DataFrame(rows).fillna(np.nan).infer_objects()
+        for section, rows in tables.items()
+    }
 
 
 #: The parts of a task's IO latency as it saw it, as the report names them.
 _IO_PARTS = ("total", "device", "irq", "exit", "sched")
-
-
-def _system_row(v: dict[str, Any]) -> dict[str, Any]:
-    """CPUs with a device: the ``system`` section's energies and power, and the tasks' IO
-    as they saw it (``cpu.io``: ``io_<part>_<stat>``, e.g. ``io_total_p99_us``), copied."""
-    row: dict[str, Any] = {"variant": v["name"], "duration_s": v["duration_s"]}
-    unknown = not v["system"]["power_known"]
-    for key, value in v["system"].items():
-        # The CPUs' part of the energy is unknown: NaN, not a partial sum.
-        if unknown and key in ("cpu_energy_mj", "energy_mj", "avg_power_mw"):
-            value = math.nan
-        row[f"system_{key}" if key in row else key] = value
-    for part, stats in (v["cpu"].get("io") or {}).items():
-        for stat, value in stats.items():
-            row[f"io_{part}_{stat}"] = value
-    return row
 
 
 def _latency(variants: list[dict[str, Any]]) -> pd.DataFrame:
@@ -413,72 +336,11 @@ def _io_path(variants: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns if not rows else None)
 
 
-def _cpu_residency(v: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per CPU, its running time and each idle state, with their energy as the core gives it
-    (NaN for all when a state or OPP of the platform has no power figure)."""
-    span_ns = v["duration_s"] * 1e9 or 1.0
-    known = v["cpu"]["power_known"]
-    rows = []
-    for c in v["cpu"]["cpus"]:
-        rows.append(
-            {
-                "variant": v["name"],
-                "cpu": c["cpu"],
-                "state": "running",
-                "time_s": c["busy_ns"] / 1e9,
-                "time_pct": 100 * c["busy_ns"] / span_ns,
-                "energy_mj": c["busy_energy_mj"] if known else math.nan,
-            }
-        )
-        for s in c["states"]:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "cpu": c["cpu"],
-                    "state": s["name"],
-                    "time_s": s["time_ns"] / 1e9,
-                    "time_pct": 100 * s["time_ns"] / span_ns,
-                    "energy_mj": s["energy_mj"] if known else math.nan,
-                    "entries": s["entries"],
-                    "above": s["above"],
-                    "below": s["below"],
-                }
-            )
-    return rows
-
-
-def _residency(variants: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for v in variants:
-        if v.get("cpu"):
-            rows += _cpu_residency(v)
-            continue
-        nvme = v.get("nvme")
-        if not nvme:
-            continue
-        total = nvme["duration_ns"] or 1
-        for s in nvme["power_states"]:
-            rows.append(
-                {
-                    "variant": v["name"],
-                    "state": s["name"],
-                    "time_s": s["time_ns"] / 1e9,
-                    "time_pct": 100 * s["time_ns"] / total,
-                    "energy_mj": s["energy_mj"],
-                    "entries": s["entries"],
-                }
-            )
-        rows.append(
-            {
-                "variant": v["name"],
-                "state": BETWEEN_STATES,
-                "time_s": nvme["transition_ns"] / 1e9,
-                "time_pct": 100 * nvme["transition_ns"] / total,
-                "energy_mj": nvme["transition_energy_mj"],
-                "entries": nvme["transitions"],
-            }
-        )
-    table = pd.DataFrame(rows)
+def _residency(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The core's residency table (``view::rows``, docs/rows.md): a null energy there (a
+    state or OPP of the platform has no power figure) is NaN here; counts are nullable
+    integers (a drive's rows have no ``cpu``, ``above`` or ``below``)."""
+    table = pd.DataFrame(rows).fillna(np.nan).infer_objects()
     counts = ["cpu", "entries", "above", "below"]
     return table.astype({c: "Int64" for c in counts if c in table})
 

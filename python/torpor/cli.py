@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from torpor import InputError, __version__, native
 from torpor.files import output_dir, shown_path, write_file, write_files
@@ -26,12 +24,13 @@ from torpor.printable import printable, printable_lines, printable_tree
 from torpor.progress import RunProgress
 from torpor.report import (
     apst_text,
-    cpu_text,
+    bench_text,
+    devices_text,
     fio_text,
+    idle_replay_text,
     idle_text,
     qos_text,
-    system_text,
-    ufs_text,
+    run_text,
 )
 from torpor.reproduction import AREAS as REPRODUCE_AREAS
 
@@ -171,140 +170,7 @@ def devices(as_json: bool) -> None:
             + [{"kind": "ufs", **u} for u in ufs]
         )
         return
-    # Fits 80 columns: long names fold onto more lines, nothing is cut.
-    table = Table(title="Built-in NVMe presets", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("id", no_wrap=True)
-    table.add_column("model", overflow="fold")
-    table.add_column("states", justify="right", no_wrap=True)
-    table.add_column("PS0 idle W", justify="right", no_wrap=True)
-    table.add_column("seed", no_wrap=True)
-    for r in rows:
-        idle = r.get("ps0_idle")
-        table.add_row(
-            r["id"],
-            r["model"],
-            str(r["controller"]["npss"] + 1),
-            f"{idle['central_mw'] / 1000:g}" if idle else "-",
-            "000" if r["in_apst_commit"] else "",
-        )
-    console.print(table)
-    console.print(
-        "PS0 idle W: the idle power torpor simulates where the drive reports none (an estimate "
-        "with a range). seed 000: a drive of the APST commit. --json shows vendor, firmware and "
-        "every source."
-    )
-    console.print(cpu_table(cpus))
-    console.print(
-        "CPUs: per cluster, CPU count x capacity (1024 = the biggest). states: per cluster, the "
-        "idle states, c = cluster states among them. power: idle-state power sourced, estimated "
-        "(with a range) or none. --json shows every state, OPP and source."
-    )
-    console.print(cpufreq_table(cpus))
-    console.print(
-        "CPU frequency domains: per cluster with OPPs, their count and range, how their active "
-        "power is known (derived from a DT or firmware, sourced, estimated with a range, or "
-        "none) and the driver's transition latency, lat. us (none: not given). --json shows "
-        "each OPP's voltage, power and source, and each domain's sources."
-    )
-    console.print(ufs_table(ufs))
-    console.print(
-        "UFS: levels = the host's first clock and link gear at min / max. QD1 us and seq MB/s: "
-        "the model's 4 KiB read latency (through the FTL where the preset has one, its map "
-        "entry cached) and the calibrated 512 KiB read bandwidth at min / max. "
-        "--json shows every figure with its source or estimate range."
-    )
-
-
-def ufs_table(devices: list[dict[str, Any]]) -> Table:
-    """The UFS presets, one row each, in 80 columns."""
-    table = Table(title="Built-in UFS presets", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("id", no_wrap=True)
-    table.add_column("UFS", no_wrap=True)
-    table.add_column("levels", overflow="fold")
-    table.add_column("QD1 us", justify="right", no_wrap=True)
-    table.add_column("seq MB/s", justify="right", no_wrap=True)
-    for u in devices:
-        lo, hi = u["levels"]["min"], u["levels"]["max"]
-        mhz = [lvl["level"]["freq_hz"] / 1e6 for lvl in (lo, hi)]
-        table.add_row(
-            u["id"],
-            u["ufs_version"],
-            f"{mhz[0]:g}MHz G{lo['level']['gear']} / {mhz[1]:g}MHz G{hi['level']['gear']}",
-            f"{lo['qd1_read_4k_us']:.0f} / {hi['qd1_read_4k_us']:.0f}",
-            f"{lo['seq_read_mb_s']:.0f} / {hi['seq_read_mb_s']:.0f}",
-        )
-    return table
-
-
-def cpu_table(cpus: list[dict[str, Any]]) -> Table:
-    """The CPU presets, one row each, in 80 columns."""
-    table = Table(title="Built-in CPU presets", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("id", no_wrap=True)
-    table.add_column("CPUs", overflow="fold")
-    table.add_column("states", overflow="fold")
-    table.add_column("deepest us", justify="right", no_wrap=True)
-    table.add_column("power", no_wrap=True)
-    for c in cpus:
-        clusters = c["cluster"]
-        states = [s for cl in clusters for s in cl["state"]]
-        powers = [s["power_mw"] for s in states if s.get("power_mw")]
-        if not powers:
-            power = "none"
-        elif all("mw" in p for p in powers):
-            power = "sourced"
-        else:
-            power = "estimate"
-        table.add_row(
-            c["id"],
-            " + ".join(f"{len(cl['cpus'])}x{cl['capacity']}" for cl in clusters),
-            " + ".join(
-                str(len(cl["state"]))
-                + (f" ({n}c)" if (n := sum(s["level"] == "cluster" for s in cl["state"])) else "")
-                for cl in clusters
-            ),
-            str(max(s["exit_latency_us"] for s in states)),
-            power,
-        )
-    return table
-
-
-def cpufreq_table(cpus: list[dict[str, Any]]) -> Table:
-    """The CPU presets' frequency domains, one row per cluster with OPPs, in 80 columns."""
-    table = Table(title="CPU frequency domains", box=box.SIMPLE_HEAD, padding=(0, 1))
-    table.add_column("id", no_wrap=True)
-    table.add_column("cluster", no_wrap=True)
-    table.add_column("OPPs MHz", no_wrap=True)
-    table.add_column("power", no_wrap=True)
-    # "lat. us", not "latency us": the widest row (18: 307.2-1593.6) must still fit in 80 columns.
-    table.add_column("lat. us", justify="right", no_wrap=True)
-    for c in cpus:
-        for cl in c["cluster"]:
-            opps = cl.get("opp") or []
-            if not opps:
-                continue
-            powers = [o.get("power_mw") for o in opps]
-            if not all(powers):
-                power = "none" if not any(powers) else "partly"
-            elif all("mw" not in p for p in powers):
-                power = "estimate"
-            elif all(p.get("source", "").startswith("DERIVED") for p in powers):
-                power = "derived"
-            else:
-                power = "sourced"
-            latency = (cl.get("cpufreq") or {}).get("transition_latency")
-            if latency is None:
-                shown = "none"
-            else:
-                shown = str(round(latency.get("ns", latency.get("central")) / 1000))
-            mhz = [o["freq_khz"] / 1000 for o in opps]
-            table.add_row(
-                c["id"],
-                cl["name"],
-                f"{len(opps)}: {mhz[0]:g}-{mhz[-1]:g}",
-                power,
-                shown,
-            )
-    return table
+    devices_text.print_devices(console, rows, cpus, ufs)
 
 
 @main.command()
@@ -570,14 +436,7 @@ def run(
             )
         click.echo(fio_text.fio_text(report), nl=False)
         return
-    if system_text.is_system(report):
-        system_text.print_system_run(console, report, detail=not brief)
-    elif all("cpu" in v for v in report["variants"]):
-        cpu_text.print_cpu_run(console, report, detail=not brief)
-    elif all("ufs" in v for v in report["variants"]):
-        ufs_text.print_ufs_run(console, report, detail=not brief)
-    else:
-        apst_text.print_run(console, report, detail=not brief)
+    run_text.print_run(console, report, detail=not brief)
 
 
 @main.command()
@@ -696,6 +555,7 @@ def sweep(
     from rich.progress import Progress
 
     from torpor import sweeps as sw
+    from torpor.report import sweep_text
 
     if out_file and Path(out_file).suffix not in (".csv", ".json", ".parquet"):
         raise click.UsageError("--out: expected a file name ending in .csv, .json or .parquet")
@@ -723,32 +583,9 @@ def sweep(
     failed = [r for r in rows if r.get("error")]
     for r in failed[:5]:
         click.echo(f"torpor: note: point {r['point']} failed: {printable(r['error'])}", err=True)
-    feasible, front, groups = ranked.feasible, ranked.front, ranked.groups
+    feasible, front = ranked.feasible, ranked.front
     axes = [a.path for a in plan.axes]
-    on_front = f"{len(front)} on the Pareto front"
-    if len(groups) < len(front):
-        on_front = (
-            f"{len(front)} points on the Pareto front with {len(groups)} distinct "
-            f"result{'s' if len(groups) > 1 else ''} (tied points share a row)"
-        )
-    table = Table(
-        title=f"{shown_path(sweep_file)}: {len(rows)} rows, {len(feasible)} meet the "
-        f"constraints, {on_front}",
-        box=box.SIMPLE_HEAD,
-    )
-    for col in ["point", *[a.rsplit(".", 1)[-1] for a in axes], *plan.objectives]:
-        table.add_column(printable(col), justify="right", overflow="fold")
-    if len(groups) < len(front):
-        table.add_column("tied with", overflow="fold")
-    for group in groups:
-        r = group[0]
-        table.add_row(
-            str(r["point"]),
-            *[printable(str(r[a])) for a in axes],
-            *[f"{r[o]:,.1f}" for o in plan.objectives],
-            *([sw.point_list(group[1:]) or "-"] if len(groups) < len(front) else []),
-        )
-    console.print(table)
+    console.print(sweep_text.sweep_table(shown_path(sweep_file), plan, rows, ranked))
     lines = ranked.lines
     if report_file:
         from torpor.report import html
@@ -788,14 +625,7 @@ def bench(seconds: float, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    table = Table(title="torpor bench (one core)")
-    for col in ("benchmark", "simulated", "wall s", "per second"):
-        table.add_column(col, justify="right" if col != "benchmark" else "left")
-    for r in rows:
-        table.add_row(
-            r["name"], f"{r['count']:,} {r['unit']}", f"{r['wall_s']:.3f}", f"{r['per_s']:,.0f}"
-        )
-    console.print(table)
+    console.print(bench_text.bench_table(rows))
 
 
 @main.group()
@@ -923,103 +753,6 @@ def idle_stats(
         click.echo(idle_text.stats_text(printable_tree(stats), cstates or not pstates, pstates))
 
 
-def _mix(summary: dict[str, Any]) -> str:
-    """The state mix: each entered state's share of the periods."""
-    parts = [f"{s['name']} {s['entries_pct']:.0f}%" for s in summary["states"] if s["entries"] > 0]
-    return ", ".join(parts) or "-"
-
-
-def _replay_row(name: str, s: dict[str, Any]) -> list[str]:
-    energy = "-" if s["energy_mj"] is None else f"{s['energy_mj']:.4g}"
-    idle = "-" if s["idle_energy_mj"] is None else f"{s['idle_energy_mj']:.4g}"
-    kept = "-" if s["tick_kept"] is None else f"{s['tick_kept']}"
-    return [
-        name,
-        f"{s['periods']}",
-        f"{s['too_deep_pct']:.1f}",
-        f"{s['too_shallow_pct']:.1f}",
-        f"{s['added_latency_mean_ns'] / 1000:.1f}",
-        idle,
-        energy,
-        kept,
-    ]
-
-
-def _idle_replay_text(r: dict[str, Any]) -> None:
-    """The totals per column, too-deep/too-shallow per CPU, then how the inputs were had."""
-    p = r["platform"]
-    console.print(
-        f"{r['file']}: {r['periods']} idle periods; platform {p['id'] or p['from']} "
-        f"({p['from']}), HZ={p['hz']} ({p['hz_from']})"
-    )
-    columns = [("actual (trace)", r["actual"]), *r["governors"].items()]
-    # Short headers (the caption says them in full) and the state mix below the table: 80
-    # columns hold it whole.
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-        title="Totals",
-        caption="deep / shallow: too deep / too shallow, % of periods; added: latency added "
-        "per period, us; idle: idle energy, mJ; mJ: idle + active energy; tick: periods that "
-        "kept the tick",
-    )
-    table.add_column("column", no_wrap=True)
-    for head in ("periods", "deep %", "shallow %", "added us", "idle", "mJ", "tick"):
-        table.add_column(head, justify="right", no_wrap=True)
-    for name, col in columns:
-        table.add_row(*_replay_row(name, col))
-    console.print(table)
-    a = r["active"]
-    active = "-" if a["energy_mj"] is None else f"{a['energy_mj']:.4g} mJ"
-    console.print(f"active energy (every column; rule: {a['rule']}): {active}")
-    console.print("state mix (share of periods):")
-    for name, col in columns:
-        console.print(f"  {name}: {_mix(col)}")
-    per_cpu = Table(
-        box=box.SIMPLE_HEAD,
-        title="Per CPU: too deep % / too shallow %",
-        collapse_padding=True,
-        pad_edge=False,
-    )
-    per_cpu.add_column("CPU", justify="right", no_wrap=True)
-    per_cpu.add_column("cluster", no_wrap=True)
-    per_cpu.add_column("periods", justify="right", no_wrap=True)
-    for name, _ in columns:
-        per_cpu.add_column(name.removesuffix(" (trace)"), justify="right", no_wrap=True)
-    for i, cpu in enumerate(r["actual"]["per_cpu"]):
-        cells = [
-            f"{col['per_cpu'][i]['too_deep_pct']:.1f}/{col['per_cpu'][i]['too_shallow_pct']:.1f}"
-            for _, col in columns
-        ]
-        per_cpu.add_row(f"{cpu['cpu']}", cpu["cluster"], f"{cpu['periods']}", *cells)
-    console.print(per_cpu)
-    kernel = r["actual"]["kernel_reported"]
-    console.print(
-        f"the traced kernel's own cpu_idle_miss events: {kernel['too_deep']} too deep, "
-        f"{kernel['too_shallow']} too shallow"
-    )
-    c = r["wake_causes"]
-    console.print(
-        "wake-up causes: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items() if v)
-    )
-    console.print("inputs (periods observed / reconstructed):")
-    for i in r["inputs"]:
-        console.print(f"  {i['input']}: {i['observed']} / {i['reconstructed']}: {i['how']}")
-    d = r["dropped"]
-    console.print(
-        f"left out: {d['exits_without_entry']} exits without an entry, "
-        f"{d['entries_without_exit']} entries without an exit, "
-        f"{d['non_positive']} periods of zero or negative length, "
-        f"{d['open_at_end']} still open at the end; {d['timers_ignored']} timer starts ignored"
-    )
-    console.print(idle_text.read_as(r["format"], r["trace"]))
-    for line in idle_text.trace_warnings(r["trace"]):
-        console.print(line)
-    for n in r["notes"]:
-        console.print(f"note: {n}")
-
-
 @idle.command("replay")
 @click.argument("trace")
 @click.option(
@@ -1067,7 +800,7 @@ def idle_replay(
     if as_json:
         emit_json(report)
         return
-    _idle_replay_text(printable_tree(report))
+    idle_replay_text.print_replay(console, printable_tree(report))
 
 
 if __name__ == "__main__":  # pragma: no cover

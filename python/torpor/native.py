@@ -127,17 +127,71 @@ def run_scenario_columns(
     max_ios: int = DEFAULT_MAX_IOS,
     progress: ProgressFn | None = None,
     overrides_json: str | None = None,
-) -> tuple[dict[str, Any], list[Columns | None]]:
+) -> tuple[dict[str, Any], list[Columns | None], dict[str, Any]]:
     """As :func:`run_scenario_file` (or ``_text`` when ``is_text``), with each variant's
-    timeline moved out of the report into NumPy columns: millions of rows without JSON."""
+    timeline moved out of the report into NumPy columns (millions of rows without JSON), and
+    the run's row tables (as :func:`report_rows`)."""
     if is_text:
         out = _native.run_scenario_text(
-            str(source), label, max_ios, progress, overrides_json, columns=True
+            str(source), label, max_ios, progress, overrides_json, columns=True, rows=True
         )
     else:
-        out = _native.run_scenario_file(source, max_ios, progress, overrides_json, columns=True)
-    text, columns = out
-    return json.loads(text), columns
+        out = _native.run_scenario_file(
+            source, max_ios, progress, overrides_json, columns=True, rows=True
+        )
+    text, columns, rows = out
+    return json.loads(text), columns, json.loads(rows)
+
+
+def run_scenario_text_rows(
+    text: str,
+    label: str,
+    overrides_json: str | None = None,
+    base: str | PathLike[str] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """As :func:`run_scenario_text`, with the run's row tables beside the report (as
+    :func:`report_rows` gives them, from the run's own values)."""
+    out = _native.run_scenario_text(
+        text, label, DEFAULT_MAX_IOS, None, overrides_json, base=base, rows=True
+    )
+    report, _, rows = out
+    return json.loads(report), json.loads(rows)
+
+
+def report_rows(report: dict[str, Any]) -> dict[str, Any]:
+    """A report's row tables (``view::rows``, docs/rows.md): ``summary`` (section -> rows,
+    one per variant that has the section) and ``sweep`` (one row of a sweep's measures per
+    variant). Columns are named with their units; null is a measure the run could not give."""
+    return json.loads(_native.report_rows(report))
+
+
+def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dict[str, Any]:
+    """A report timeline's measures over ``[from_s, to_s)`` (``view::timeline_window``):
+    ``ios``, ``lat_avg_us`` and ``lat_max_us`` of the requests that arrived in it (None
+    without any), and ``avg_power_mw``, the mean of the power step function."""
+    return json.loads(
+        _native.timeline_window(
+            list(timeline["t_s"]),
+            list(timeline["power_mw"]),
+            list(timeline["request_t_s"]),
+            list(timeline["request_latency_us"]),
+            from_s,
+            to_s,
+        )
+    )
+
+
+def residency_shares(cpus: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
+    """Idle-state shares of a CPU report's ``cpus`` over a run of ``duration_s``
+    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]`` and ``all``, the
+    platform's, each a percentage."""
+    return json.loads(_native.residency_shares(json.dumps(cpus), duration_s))
+
+
+def ufs_link_times(device: str, size_bytes: int) -> dict[str, Any]:
+    """How long ``size_bytes`` cross the link of the built-in UFS preset ``device`` at the
+    host's ``min`` and ``max`` levels: ``{gear, link_us}`` each (``view::ufs_link``)."""
+    return json.loads(_native.ufs_link_times(device, size_bytes))
 
 
 def cancel() -> None:

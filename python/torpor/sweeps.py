@@ -256,46 +256,26 @@ def run_chunk(
         if stop is not None and stop.is_set():
             break
         try:
-            report = native.run_scenario_text(
+            _, tables = native.run_scenario_text_rows(
                 text, label, overrides_json=json.dumps(point), base=base
             )
         except InputError as e:
             rows.append({"point": i} | point | {"variant": None, "error": str(e)})
             continue
-        rows += [{"point": i} | point | measures(v) for v in report["variants"]]
+        rows += [{"point": i} | point | m for m in tables["sweep"]]
     return rows
 
 
 def measures(v: dict[str, Any]) -> dict[str, Any]:
-    """One variant of a report as a sweep row's measurements (the columns of METRICS): power
-    and energy of the device (the NVMe drive, else the UFS device) or, in a CPU-only run, of
-    the CPUs; IO latencies when the run completed IOs; APST's counts from the NVMe drive;
-    with CPUs beside a device, the whole machine's power and energy and the latency of every
+    """One variant of a report as a sweep row's measurements (the columns of METRICS), as
+    the core's ``sweep`` row table defines them (``view::rows``, docs/rows.md): power and
+    energy of the device (the NVMe drive, else the UFS device) or, in a CPU-only run, of the
+    CPUs; IO latencies when the run completed IOs; APST's counts from the NVMe drive; with
+    CPUs beside a device, the whole machine's power and energy and the latency of every
     request its tasks (fio jobs' threads among them) waited for, as they saw it. What the run
-    did not measure is None."""
-    lat = v["io"]["all"] if v["io"]["ios"] else {}
-    nvme = v.get("nvme", {})
-    power = v.get("nvme") or v.get("ufs") or v.get("cpu") or {}
-    system = v.get("system") or {}
-    task_io = (v.get("cpu") or {}).get("io", {}).get("total", {}) if system else {}
-    if not task_io.get("count"):
-        task_io = {}
-    return {
-        "variant": v["name"],
-        "error": None,
-        "avg_power_mw": power.get("avg_power_mw"),
-        "energy_mj": power.get("energy_mj"),
-        "lat_mean_us": lat.get("mean_us"),
-        "lat_p99_us": lat.get("p99_us"),
-        "lat_p999_us": lat.get("p99_9_us"),
-        "lat_max_us": lat.get("max_us"),
-        "woken_ios": nvme.get("wake_delayed_ios"),
-        "transitions_per_hour": nvme.get("transitions_per_hour"),
-        "system_avg_power_mw": system.get("avg_power_mw"),
-        "system_energy_mj": system.get("energy_mj"),
-        "task_io_mean_us": task_io.get("mean_us"),
-        "task_io_p99_us": task_io.get("p99_us"),
-    }
+    did not measure is None. A run's own rows come with it (:func:`run_chunk`); this reads a
+    variant given as a dict."""
+    return native.report_rows({"variants": [v]})["sweep"][0]
 
 
 def feasible(rows: Sequence[dict[str, Any]], sweep: Sweep) -> list[dict[str, Any]]:
@@ -470,10 +450,10 @@ class Ranking:
 
 def rank(sweep: Sweep, rows: Sequence[dict[str, Any]]) -> Ranking:
     """Runs the scenario as written and ranks ``rows`` (the sweep's points, run) against it."""
-    as_written = native.run_scenario_text(
+    _, as_written = native.run_scenario_text_rows(
         sweep.scenario_text, sweep.scenario_label, base=sweep.scenario_base
     )
-    baseline = measures(as_written["variants"][0])
+    baseline = as_written["sweep"][0]
     ok = feasible(rows, sweep)
     front = pareto(ok, sweep.objectives)
     groups = ties(front, sweep.objectives)

@@ -155,6 +155,93 @@ fn apst_workflow_titles() -> PyResult<String> {
     to_json(&torpor_core::workload::APST_WORKFLOW_TITLES)
 }
 
+/// The measures of a timeline window (`view::timeline_window`): the columns as Python
+/// holds them, the window `[from_s, to_s)`; JSON `{ios, lat_avg_us, lat_max_us, avg_power_mw}`.
+#[pyfunction]
+fn timeline_window(
+    t_s: Vec<f64>,
+    power_mw: Vec<f64>,
+    request_t_s: Vec<f64>,
+    request_latency_us: Vec<f64>,
+    from_s: f64,
+    to_s: f64,
+) -> PyResult<String> {
+    use torpor_core::view::timeline_window::{window, Columns};
+    let columns = Columns {
+        t_s: &t_s,
+        power_mw: &power_mw,
+        request_t_s: &request_t_s,
+        request_latency_us: &request_latency_us,
+    };
+    to_json(&window(columns, from_s, to_s))
+}
+
+/// Idle-state residency shares (`view::residency_share`) of a CPU report's `cpus` (JSON)
+/// over a run of `duration_s`.
+#[pyfunction]
+fn residency_shares(cpus_json: &str, duration_s: f64) -> PyResult<String> {
+    use torpor_core::view::residency_share::{shares, CpuStates};
+    let cpus: Vec<CpuStates> =
+        serde_json::from_str(cpus_json).map_err(|e| InputError::new_err(format!("<cpus>: {e}")))?;
+    to_json(&shares(&cpus, duration_s))
+}
+
+/// How long `bytes` cross the link of the built-in UFS preset `id` at the host's min and max
+/// levels (`view::ufs_link`), as JSON.
+#[pyfunction]
+fn ufs_link_times(id: &str, bytes: u32) -> PyResult<String> {
+    let preset = torpor_core::input::ufs_preset::find(id)
+        .ok_or_else(|| InputError::new_err(format!("<ufs preset>: no built-in preset {id}")))?
+        .map_err(to_py)?;
+    to_json(&torpor_core::view::ufs_link::link_times(&preset, bytes))
+}
+
+/// The row tables (`view::rows`) of a report given as Python objects (a report read back,
+/// or a part of one), as [`row_tables`] gives them for a run.
+#[pyfunction]
+fn report_rows(report: &Bound<'_, PyAny>) -> PyResult<String> {
+    to_json(&row_tables(&json_value(report)?))
+}
+
+/// A JSON-like Python object (dicts, lists, strings, numbers, booleans, None) as a JSON
+/// value, each float taken bit for bit (parsing its text back could change its last digit).
+fn json_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    use serde_json::Value;
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.downcast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = obj.downcast::<PyInt>() {
+        return Ok(match i.extract::<i64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => Value::from(i.extract::<u64>()?),
+        });
+    }
+    if let Ok(f) = obj.downcast::<PyFloat>() {
+        return Ok(Value::from(f.value()));
+    }
+    if let Ok(s) = obj.downcast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(d) = obj.downcast::<PyDict>() {
+        let mut map = serde_json::Map::new();
+        for (k, v) in d.iter() {
+            map.insert(k.extract::<String>()?, json_value(&v)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.downcast::<PyList>() {
+        return l.iter().map(|v| json_value(&v)).collect();
+    }
+    Err(InputError::new_err(format!(
+        "<report>: expected JSON-like values, got {}",
+        obj.get_type().name()?
+    )))
+}
+
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
 static CANCELS: AtomicU64 = AtomicU64::new(0);
 
@@ -280,15 +367,37 @@ struct TimelineColumns {
     request_write: Vec<u8>,
 }
 
-/// A finished run, ready for Python: the report as JSON text and, with `columns`, each
-/// variant's timeline columns moved out of it. Built without the GIL, so that threads running
-/// many small runs encode their reports in parallel.
+/// A finished run, ready for Python: the report as JSON text, with `columns` each variant's
+/// timeline columns moved out of it, and with `rows` its row tables as JSON
+/// ([`row_tables`]). Built without the GIL, so that threads running many small runs encode
+/// their reports in parallel.
 struct Encoded {
     json: String,
     timelines: Option<Vec<Option<TimelineColumns>>>,
+    rows: Option<String>,
 }
 
-fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Error> {
+/// What a run's report gives as rows (`view::rows`, docs/rows.md): `{"summary": {section:
+/// [row, ...]}, "residency": [row, ...], "sweep": [row per variant]}`, from the report's JSON
+/// form `value`.
+fn row_tables(value: &serde_json::Value) -> serde_json::Value {
+    use torpor_core::view::rows;
+    let variants = value["variants"].as_array().into_iter().flatten();
+    serde_json::json!({
+        "summary": rows::summary(value),
+        "residency": rows::residency(value),
+        "sweep": variants.map(rows::sweep_measures).collect::<Vec<_>>(),
+    })
+}
+
+fn encode(mut report: Report, columns: bool, rows: bool) -> Result<Encoded, serde_json::Error> {
+    // From the typed report, before its timelines move out (rows read none of them).
+    let rows = if rows {
+        let value = serde_json::to_value(&report)?;
+        Some(serde_json::to_string(&row_tables(&value))?)
+    } else {
+        None
+    };
     let timelines = columns.then(|| {
         report
             .variants
@@ -309,6 +418,7 @@ fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Erro
     Ok(Encoded {
         json: serde_json::to_string(&report)?,
         timelines,
+        rows,
     })
 }
 
@@ -316,11 +426,31 @@ fn encode(mut report: Report, columns: bool) -> Result<Encoded, serde_json::Erro
 /// without a timeline) of NumPy arrays that take over the core's vectors without a copy
 /// (`t_s` and `request_t_s` float64, `state` uint16, `power_mw` and `request_latency_us`
 /// float32, `request_write` uint8), so that millions
-/// of rows reach pandas with no text in between and no second copy in memory.
+/// of rows reach pandas with no text in between and no second copy in memory. With rows,
+/// `(json, timelines or None, rows_json)`.
 fn to_python(py: Python<'_>, encoded: Encoded) -> PyResult<PyObject> {
+    if let Some(rows) = encoded.rows {
+        let timelines = match encoded.timelines {
+            Some(t) => timeline_list(py, t)?.into_any().unbind(),
+            None => py.None(),
+        };
+        return Ok((encoded.json, timelines, rows)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind());
+    }
     let Some(timelines) = encoded.timelines else {
         return Ok(encoded.json.into_pyobject(py)?.into_any().unbind());
     };
+    let list = timeline_list(py, timelines)?;
+    Ok((encoded.json, list).into_pyobject(py)?.into_any().unbind())
+}
+
+/// Each variant's timeline columns as a dict of NumPy arrays (None without a timeline).
+fn timeline_list(
+    py: Python<'_>,
+    timelines: Vec<Option<TimelineColumns>>,
+) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
     for t in timelines {
         match t {
@@ -337,15 +467,15 @@ fn to_python(py: Python<'_>, encoded: Encoded) -> PyResult<PyObject> {
             }
         }
     }
-    Ok((encoded.json, list).into_pyobject(py)?.into_any().unbind())
+    Ok(list)
 }
 
 /// The run's outcome encoded (see [`encode`]), or why there is none.
 type RunOutcome = Result<Encoded, RunError>;
 
-fn encoded(result: Result<Report, RunError>, columns: bool) -> RunOutcome {
+fn encoded(result: Result<Report, RunError>, columns: bool, rows: bool) -> RunOutcome {
     let report = result?;
-    encode(report, columns).map_err(|e| {
+    encode(report, columns, rows).map_err(|e| {
         RunError::Input(CoreInputError::whole(
             "<report>",
             format!("cannot encode: {e}"),
@@ -360,22 +490,24 @@ fn run_with(
     max_ios: u64,
     progress: Option<PyObject>,
     overrides_json: Option<&str>,
-    columns: bool,
+    (columns, rows): (bool, bool),
     run: impl FnOnce(&[Override], &Limits, &mut dyn Watch) -> Result<Report, RunError> + Send,
 ) -> PyResult<PyObject> {
     let fields = overrides(overrides_json)?;
     let mut watch = PyWatch::new(progress);
     let limits = Limits { max_ios };
-    let result = py.allow_threads(|| encoded(run(&fields, &limits, &mut watch), columns));
+    let result = py.allow_threads(|| encoded(run(&fields, &limits, &mut watch), columns, rows));
     to_python(py, watch.finish(result)?)
 }
 
 /// Runs a scenario file with `overrides_json` (`{"dotted.path": value}`) applied; returns the
 /// report as JSON. `progress(variant, variants, name, now_s, until_s)` is called about ten
 /// times a second while it runs. With `ftrace_dir` (an existing folder), each variant of a CPU
-/// scenario also writes its idle trace there (`<variant>.trace`, idlestat's trace file).
+/// scenario also writes its idle trace there (`<variant>.trace`, idlestat's trace file). With
+/// `rows`, the run's row tables come beside the report (see [`to_python`]).
 #[pyfunction]
-#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, ftrace_dir = None))]
+#[pyo3(signature = (path, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, ftrace_dir = None, rows = false))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario_file(
     py: Python<'_>,
     path: PathBuf,
@@ -384,13 +516,14 @@ fn run_scenario_file(
     overrides_json: Option<&str>,
     columns: bool,
     ftrace_dir: Option<PathBuf>,
+    rows: bool,
 ) -> PyResult<PyObject> {
     run_with(
         py,
         max_ios,
         progress,
         overrides_json,
-        columns,
+        (columns, rows),
         |fields, limits, watch| match &ftrace_dir {
             None => torpor_core::drivers::run::run_file(&path, fields, limits, watch),
             Some(dir) => {
@@ -403,7 +536,7 @@ fn run_scenario_file(
 /// Runs scenario text (`label` names it in errors) like [`run_scenario_file`]; relative
 /// paths resolve from `base` (default: the cwd) and are named in errors as written.
 #[pyfunction]
-#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, base = None))]
+#[pyo3(signature = (text, label, max_ios = Limits::DEFAULT_MAX_IOS, progress = None, overrides_json = None, columns = false, base = None, rows = false))]
 #[allow(clippy::too_many_arguments)]
 fn run_scenario_text(
     py: Python<'_>,
@@ -414,6 +547,7 @@ fn run_scenario_text(
     overrides_json: Option<&str>,
     columns: bool,
     base: Option<PathBuf>,
+    rows: bool,
 ) -> PyResult<PyObject> {
     let base = base.unwrap_or_default();
     run_with(
@@ -421,7 +555,7 @@ fn run_scenario_text(
         max_ios,
         progress,
         overrides_json,
-        columns,
+        (columns, rows),
         |fields, limits, watch| {
             torpor_core::drivers::run::run_text(text, label, &base, fields, limits, watch)
         },
@@ -547,6 +681,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apst_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(applied_settings, m)?)?;
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
+    m.add_function(wrap_pyfunction!(timeline_window, m)?)?;
+    m.add_function(wrap_pyfunction!(residency_shares, m)?)?;
+    m.add_function(wrap_pyfunction!(ufs_link_times, m)?)?;
+    m.add_function(wrap_pyfunction!(report_rows, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(load_sweep, m)?)?;

@@ -41,6 +41,7 @@ from typing import Any
 
 import tomli_w
 
+from torpor import native
 from torpor.experiments import claims as claims_lib
 from torpor.experiments.inputs import run_kept
 
@@ -57,6 +58,9 @@ HALF_RANGE = (0.3, 0.7)
 LATENCY_TOLERANCE = 0.30
 DURATION_S = 10
 CPUS = (0, 1, 2, 3)
+#: The cpuidle governor of the runs: v4.10 had menu and ladder, and cpuidle takes the one
+#: of highest rating, menu (20; ladder 10).
+GOVERNOR = "menu"
 #: The cpufreq governor of the runs (see the module's note).
 CPUFREQ = "performance"
 #: cyclictest's burst, us: an ESTIMATE, and the ends of its range (the module's note).
@@ -79,8 +83,6 @@ def _without_nulls(table: dict[str, Any]) -> dict[str, Any]:
 
 
 def _preset() -> dict[str, Any]:
-    from torpor import native
-
     return next(p for p in native.cpu_presets() if p["id"] == "qcom-msm8916")
 
 
@@ -157,7 +159,7 @@ def scenario(burst_us: int = BURST_US) -> dict[str, Any]:
         variants.append(v)
     return {
         "platform": {"cpu": {"file": "msm8916-v4.10.toml"}},
-        "policy": {"cpuidle": {"governor": "menu"}, "cpufreq": {"governor": CPUFREQ}},
+        "policy": {"cpuidle": {"governor": GOVERNOR}, "cpufreq": {"governor": CPUFREQ}},
         "workload": {
             "task": [
                 {
@@ -194,8 +196,9 @@ def runs(work: Path, burst_us: int = BURST_US) -> tuple[list[dict[str, Any]], di
             f"Act:{task['latency_last_ns'] / 1e3:5.0f} Avg:{avg_us:5.0f} "
             f"Max:{latency['max_us']:8.0f}"
         )
-        run_ns = v["duration_s"] * 1e9
-        for c in cpu["cpus"]:
+        # Each state's share of the run per CPU, and of all CPUs' time: the core's measure.
+        shares = native.residency_shares(cpu["cpus"], v["duration_s"])
+        for c, (_, states) in zip(cpu["cpus"], shares["per_cpu"], strict=True):
             rows.append(
                 {
                     "config": v["name"],
@@ -203,23 +206,10 @@ def runs(work: Path, burst_us: int = BURST_US) -> tuple[list[dict[str, Any]], di
                     "lat_min_us": round(latency["min_us"], 3) if c["cpu"] == 0 else None,
                     "lat_avg_us": round(avg_us, 3) if c["cpu"] == 0 else None,
                     "lat_max_us": round(latency["max_us"], 3) if c["cpu"] == 0 else None,
-                    "residency_pct": {
-                        s["name"]: round(100 * s["time_ns"] / run_ns, 3) for s in c["states"]
-                    },
+                    "residency_pct": {s["state"]: round(s["pct"], 3) for s in states},
                     "energy_mj": round(c["energy_mj"], 3),
                 }
             )
-        # The platform row: each state's share of all CPUs' time.
-        names = [s["name"] for s in cpu["cpus"][0]["states"]]
-        share = {
-            n: round(
-                100
-                * sum(s["time_ns"] for c in cpu["cpus"] for s in c["states"] if s["name"] == n)
-                / (run_ns * len(cpu["cpus"])),
-                3,
-            )
-            for n in names
-        }
         rows.append(
             {
                 "config": v["name"],
@@ -227,7 +217,7 @@ def runs(work: Path, burst_us: int = BURST_US) -> tuple[list[dict[str, Any]], di
                 "lat_min_us": None,
                 "lat_avg_us": None,
                 "lat_max_us": None,
-                "residency_pct": share,
+                "residency_pct": {s["state"]: round(s["pct"], 3) for s in shares["all"]},
                 "energy_mj": round(cpu["energy_mj"], 3),
             }
         )
@@ -424,20 +414,16 @@ def nvme_runs(work: Path) -> dict[str, Any]:
     tl = nvme["timeline"]
     windows = []
     for name, lo, hi in (("before", 0.0, NVME_AT_S), ("after", NVME_AT_S, NVME_DURATION_S)):
-        lats = [
-            lat
-            for t, lat in zip(tl["request_t_s"], tl["request_latency_us"], strict=True)
-            if lo <= t < hi
-        ]
+        w = native.timeline_window(tl, lo, hi)
         windows.append(
             {
                 "window": name,
                 "from_s": lo,
                 "to_s": hi,
-                "ios": len(lats),
-                "lat_avg_us": round(sum(lats) / len(lats), 3) if lats else None,
-                "lat_max_us": round(max(lats), 3) if lats else None,
-                "avg_power_mw": round(_avg_power(tl, lo, hi), 3),
+                "ios": w["ios"],
+                "lat_avg_us": None if w["lat_avg_us"] is None else round(w["lat_avg_us"], 3),
+                "lat_max_us": None if w["lat_max_us"] is None else round(w["lat_max_us"], 3),
+                "avg_power_mw": round(w["avg_power_mw"], 3),
             }
         )
     return {
@@ -451,18 +437,6 @@ def nvme_runs(work: Path) -> dict[str, Any]:
         "windows": windows,
         "dropped": tl["dropped"],
     }
-
-
-def _avg_power(tl: dict[str, Any], lo: float, hi: float) -> float:
-    """The mean of the timeline's power step function over [lo, hi)."""
-    energy = 0.0
-    times, powers = tl["t_s"], tl["power_mw"]
-    for i, (t, p) in enumerate(zip(times, powers, strict=True)):
-        end = times[i + 1] if i + 1 < len(times) else hi
-        a, b = max(t, lo), min(end, hi)
-        if b > a:
-            energy += p * (b - a)
-    return energy / (hi - lo)
 
 
 #: What the claims' robustness is checked against (``robust_basis``).

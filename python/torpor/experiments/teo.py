@@ -39,7 +39,8 @@ GOVERNORS = ("menu", "teo@5.13", "teo-util", "teo", "oracle")
 #: The platform: the Pixel 6's gs101 (little 0-3, mid 4-5, big 6-7), HZ=250 as Android builds.
 PLATFORM = {"preset": "google-gs101", "hz": 250}
 
-VSYNC = "16667us"
+VSYNC_US = 16667
+VSYNC = f"{VSYNC_US}us"
 
 #: The cpufreq governor every run uses (see the module's note).
 CPUFREQ = "schedutil"
@@ -202,9 +203,14 @@ SEED_POWER_DIFF = {
 #: PCMark's PcmaWebV2Score, Speedometer 2's score, and Jankbench's mean frame duration
 #: (13.9 -> 12.6 ms, -9.0 %, as an improvement of 9.0 %).
 SEED_SCORE_GAIN = {"geekbench": 1.36, "pcmark-web": 0.15, "jankbench": 9.0, "speedometer": 1.83}
+#: The seed's phone under menu (its Jankbench tables: mean_duration and jank_perc of
+#: menu_60hz): the mean frame, ms, and the jank, % of frames.
+SEED_FRAME_MS = 13.9
+SEED_JANK_PCT = 1.5
 
 #: Simulated time per run.
-DURATION = "20s"
+DURATION_S = 20
+DURATION = f"{DURATION_S}s"
 
 
 def scenario(workload: str, duration: str = DURATION) -> dict[str, Any]:
@@ -223,14 +229,18 @@ def _task(tasks: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
     return next((t for t in tasks if t["name"] == name), None)
 
 
+#: The columns of the core's `cpu` summary table (``view::rows``) each row keeps.
+CPU_MEASURES = ("too_deep_pct", "too_shallow_pct", "avg_power_mw", "wakeup_latency_gmean_us")
+
+
 def runs(duration: str = DURATION) -> list[dict[str, Any]]:
     """One row per workload and governor (the `runs` of results.json), with each run's tasks
     and residency kept apart for the report."""
     rows = []
     for workload in WORKLOADS:
         text = tomli_w.dumps(scenario(workload, duration))
-        report = native.run_scenario_text(text, f"<teo {workload}>")
-        for v in report["variants"]:
+        report, tables = native.run_scenario_text_rows(text, f"<teo {workload}>")
+        for v, summary in zip(report["variants"], tables["summary"]["cpu"], strict=True):
             cpu = v["cpu"]
             frame = _task(cpu["tasks"], FRAME_THREAD) if workload == "jankbench" else None
             head = _task(cpu["tasks"], FRAME_HEAD) if workload == "jankbench" else None
@@ -238,10 +248,8 @@ def runs(duration: str = DURATION) -> list[dict[str, Any]]:
                 {
                     "workload": workload,
                     "governor": v["name"],
-                    "too_deep_pct": round(cpu["too_deep_pct"], 3),
-                    "too_shallow_pct": round(cpu["too_shallow_pct"], 3),
-                    "avg_power_mw": round(cpu["avg_power_mw"], 3),
-                    "wakeup_latency_gmean_us": round(cpu["wakeup_latency_gmean_us"], 3),
+                    # The CPUs' measures as the core's summary table names them.
+                    **{m: round(summary[m], 3) for m in CPU_MEASURES},
                     "work_ms_per_s": round(sum(t["work_ms_per_s"] for t in cpu["tasks"]), 3),
                     "frame_ms": round(frame["response_avg_us"] / 1000, 3) if frame else None,
                     "frames_missed": head["periods_missed"] if head else None,
@@ -432,9 +440,18 @@ def claims(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 REVERT_GOVERNORS = ("teo-util", "teo@6.12")
 
 
+#: The revert case's tasks: CPU0 busy `REVERT_LIGHT_RUN_US` every `REVERT_LIGHT_PERIOD_MS`,
+#: CPUs 1-3 each waking every `REVERT_RARE_PERIOD_MS` for 50 us.
+REVERT_LIGHT_RUN_US = 250
+REVERT_LIGHT_PERIOD_MS = 10
+REVERT_RARE_PERIOD_MS = 50
+
+
 def revert_scenario(duration: str = DURATION) -> dict[str, Any]:
-    tasks = [{"name": "light", "cpu": 0, "period": "10ms", "run": "250us"}] + [
-        {"name": f"rare-{cpu}", "cpu": cpu, "period": "50ms", "run": "50us"} for cpu in (1, 2, 3)
+    light = {"period": f"{REVERT_LIGHT_PERIOD_MS}ms", "run": f"{REVERT_LIGHT_RUN_US}us"}
+    tasks = [{"name": "light", "cpu": 0, **light}] + [
+        {"name": f"rare-{cpu}", "cpu": cpu, "period": f"{REVERT_RARE_PERIOD_MS}ms", "run": "50us"}
+        for cpu in (1, 2, 3)
     ]
     return {
         "platform": {"cpu": {"preset": "hisilicon-hi3660-hikey960", "hz": 250}},

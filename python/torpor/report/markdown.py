@@ -230,6 +230,32 @@ def _pct_diff(value: float, base: float) -> str:
     return f"{100 * (value - base) / base:+.2f}%" if base else "-"
 
 
+def _teo_util_power(rows: list[dict[str, Any]]) -> str:
+    """Where teo-util draws more power than menu, stated from the runs."""
+    more = [
+        w
+        for w in teo.WORKLOADS
+        if teo.row(rows, w, "teo-util")["avg_power_mw"] > teo.row(rows, w, "menu")["avg_power_mw"]
+    ]
+    if len(more) == len(teo.WORKLOADS):
+        return "so teo-util draws more on every stand-in"
+    if not more:
+        return "yet teo-util draws no more than menu on any stand-in"
+    return "so teo-util draws more on " + ", ".join(more) + " (not on the others)"
+
+
+def _jank(rows: list[dict[str, Any]]) -> str:
+    """Jankbench's frames under menu, stated from the run: vsyncs per frame and the frames
+    the UI thread missed, of the run's vsyncs."""
+    menu = teo.row(rows, "jankbench", "menu")
+    vsyncs = 1000 * menu["frame_ms"] / teo.VSYNC_US
+    periods = round(1e6 * teo.DURATION_S / teo.VSYNC_US)
+    return (
+        f"so under menu a frame takes about {vsyncs:.1f} vsyncs and {menu['frames_missed']} "
+        f"of the run's {periods} vsyncs are missed"
+    )
+
+
 def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     """Seed 002's tables from torpor's runs: per workload the idle misses, the power and each
     task's wake-up latency against menu, then the cluster-state case behind the revert."""
@@ -263,16 +289,17 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "",
         "- The stand-ins are built from the benchmarks' shapes, not from traces of them: absolute "
         "percentages differ from the seed's; the claims compare orderings.",
-        "- The seed's power changes came with performance changes (Jankbench's frames 9 % "
-        "shorter). In torpor an idle governor reaches the frequency only through the time a "
-        "wake-up takes: PELT utilization is frequency-invariant, so schedutil's choice for a "
-        "given burst does not depend on how deep the CPU slept; a shallower state costs idle "
-        "power and gives back a shorter wake-up, so teo-util draws more on every stand-in.",
+        "- The seed's power changes came with performance changes (Jankbench's frames "
+        f"{teo.SEED_SCORE_GAIN['jankbench']:g} % shorter). In torpor an idle governor reaches "
+        "the frequency only through the time a wake-up takes: PELT utilization is "
+        "frequency-invariant, so schedutil's choice for a given burst does not depend on how "
+        "deep the CPU slept; a shallower state costs idle power and gives back a shorter "
+        f"wake-up, {_teo_util_power(rows)}.",
         "- Jankbench's frames: each stage of the stand-in's chain (UI thread, then "
         "RenderThread) runs at the OPP schedutil picks for it, which stretches a periodic burst "
         "to about 80 % of its period (the 1.25 headroom over a frequency-invariant "
-        "utilization), so a frame takes about 1.6 vsyncs and a quarter of them are missed; the "
-        "seed's phone had 13.9 ms frames and 1.5 % jank. Its kernel had what torpor leaves out: "
+        f"utilization), {_jank(rows)}; the seed's phone had {teo.SEED_FRAME_MS:g} ms frames "
+        f"and {teo.SEED_JANK_PCT:g} % jank. Its kernel had what torpor leaves out: "
         "task placement (energy-aware scheduling), Android's boosts (uclamp, which torpor "
         "models but these stand-ins do not set), thermal limits. Only the change against menu "
         "is compared.",
@@ -339,7 +366,8 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "## The revert of v6.11: a cluster state never reached",
         "",
         "HiKey960's little cluster (WFI, CPU_SLEEP_0, CLUSTER_SLEEP_0 for the whole cluster), "
-        "CPU0 lightly but steadily busy (250 us every 10 ms), CPUs 1-3 waking every 50 ms.",
+        f"CPU0 lightly but steadily busy ({teo.REVERT_LIGHT_RUN_US} us every "
+        f"{teo.REVERT_LIGHT_PERIOD_MS} ms), CPUs 1-3 waking every {teo.REVERT_RARE_PERIOD_MS} ms.",
         "",
         _table(
             ["governor", "CPU0 in cluster state", "CPUs 1-3 in cluster state", "power mW"],
@@ -370,8 +398,50 @@ def _case1_gain(rows: list[dict[str, Any]], assumption: str | None = None) -> fl
     return devfreq.gain_pct(avg("boost-on"), avg("boost-off"))
 
 
+def _about(value: float) -> str:
+    """``value`` to two significant figures, as prose rounds a figure: 247.0 -> 250."""
+    return f"{float(f'{value:.2g}'):g}"
+
+
+def _against(gain: float, seed: float) -> str:
+    """How a gain stands against the seed's: far above (more than twice), above, matching
+    (within 5 %), below."""
+    if gain > 2 * seed:
+        return "is far above"
+    if gain > 1.05 * seed:
+        return "is above"
+    if gain >= 0.95 * seed:
+        return "matches"
+    return "is below"
+
+
+def _case1_divergence(results: dict[str, Any]) -> str:
+    """Case 1's gain against the seed's, and the link times behind it, from the runs and the
+    device's model."""
+    link = native.ufs_link_times(devfreq.DEVICE, _READ_BYTES)
+    lo, hi = link["min"], link["max"]
+    gain = _case1_gain(results["variants"])
+    return (
+        "- Case 1: the gain's size follows the min level's service time: at "
+        f"HS-G{lo['gear']} a 64 KiB read crosses the link in ~{_about(lo['link_us'])} us "
+        f"against ~{_about(hi['link_us'])} us at HS-G{hi['gear']}, so the device-side gain "
+        f"({gain:.1f} %) {_against(gain, devfreq.SEED_CASE1_GAIN_PCT)} the seed's host-side "
+        f"{devfreq.SEED_CASE1_GAIN_PCT:.1f} %; with HS-G4 kept at the min level it is "
+        f"{_case1_gain(results['sensitivity'], 'min level keeps HS-G4'):.1f} % "
+        "(sensitivity table)."
+    )
+
+
+#: fio's block size in both cases (randread, 64 KiB).
+_READ_BYTES = 65536
+
+
 def _bw_gain(boosted: dict[str, Any], off: dict[str, Any]) -> float:
     return 100.0 * (boosted["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
+
+
+#: The seed's case 2 gain as the report cites it.
+_SEED_CASE2 = f"{devfreq.SEED_CASE2_GAIN_PCT:+.2f} %"
 
 
 def _anatomy(results: dict[str, Any], assumption: str | None = None) -> dict[str, Any]:
@@ -385,7 +455,7 @@ def _case2_divergence(results: dict[str, Any]) -> str:
     off, on = by["boost-off"], by["boost-on"]
     gain = _bw_gain(on, off)
     if gain >= devfreq.CASE2_GAIN_RANGE_PCT[0]:
-        return f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed +2.75 %)."
+        return f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed {_SEED_CASE2})."
     low = max(off["low_ms_at_job_starts"])
     jobs = len(off["low_ms_at_job_starts"])
     inside = (
@@ -394,7 +464,7 @@ def _case2_divergence(results: dict[str, Any]) -> str:
         else f"{off['scale_downs'] - jobs} more times while jobs run"
     )
     return (
-        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed +2.75 %). The clock "
+        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed {_SEED_CASE2}). The clock "
         f"is at the min level at most {low:.1f} ms from a job's start and {inside} (above); "
         "the patch's boost acts at the poll that ends that stretch."
     )
@@ -515,18 +585,18 @@ def _case2_clock(results: dict[str, Any]) -> list[str]:
     parts.append(
         f"- Bandwidth: {off['bw_mbs']:.2f} MB/s without the boost, {on['bw_mbs']:.2f} "
         f"({_bw_gain(on, off):+.2f} %) as the patch, {now['bw_mbs']:.2f} "
-        f"({_bw_gain(now, off):+.2f} %) at once (seed +2.75 %)."
+        f"({_bw_gain(now, off):+.2f} %) at once (seed {_SEED_CASE2})."
     )
     variants = {r["variant"]: r for r in results["variants"] if r["case"] == 1}
     d_min = variants["boost-off"]["clat_device_avg_us"]
     d_max = variants["boost-on"]["clat_device_avg_us"]
     cycle_max = 65536 / now["bw_mbs"]
     share = cycle_max / (cycle_max + d_min - d_max)
-    needed_ms = 1000 * 0.0275 * devfreq.RUNTIME_S / (1 - share)
+    needed_ms = 1000 * devfreq.SEED_CASE2_GAIN_PCT / 100 * devfreq.RUNTIME_S / (1 - share)
     parts.append(
         f"- At the runs' own service times (a 64 KiB read {d_max:.0f} us at the max level, "
         f"{d_min:.0f} us at the min, a read every {cycle_max:.0f} us at the max) the min level "
-        f"moves {100 * share:.0f} % of the max level's data, so +2.75 % would take each job "
+        f"moves {100 * share:.0f} % of the max level's data, so {_SEED_CASE2} would take each job "
         f"about {needed_ms:.0f} ms at the min level that the boost removes: "
         f"{needed_ms / period:.0f} polls, where the model has at most one."
     )
@@ -619,12 +689,7 @@ def devfreq_report(results: dict[str, Any]) -> str:
         "## Where the model and the seed part ways",
         "",
         _case2_divergence(results),
-        "- Case 1: the gain's size follows the min level's service time: at HS-G1 a 64 KiB "
-        "read crosses the link in ~250 us against ~15 us at HS-G5, so the device-side gain "
-        f"({_case1_gain(results['variants']):.1f} %) is far above the seed's host-side 13.4 %; "
-        "with HS-G4 kept at the min level it is "
-        f"{_case1_gain(results['sensitivity'], 'min level keeps HS-G4'):.1f} % "
-        "(sensitivity table).",
+        _case1_divergence(results),
         "- Device and host power, hibern8 exit and scale costs are the preset's estimates "
         "(`torpor devices --json` shows their ranges).",
         "",
@@ -906,10 +971,13 @@ def qos_report(results: dict[str, Any]) -> str:
             "# Per-CPU resume latency against cpu_dma_latency (seed 004), simulated",
             "",
             "cyclictest (`-t 1 -n -i 10000 -l 1000 --latency=10000`) as a task on cpu0 of the "
-            "MSM8916 as Linux v4.10 drove it (WFI and spc, 280 us), `menu`, 10 s: no limit, "
+            f"MSM8916 as Linux v4.10 drove it (WFI and spc, {qos.SPC_US} us), `{qos.GOVERNOR}`, "
+            f"{qos.DURATION_S} s: no limit, "
             f"`/dev/cpu_dma_latency` at {qos.LIMIT_US} us, and cpu0's "
             f"`pm_qos_resume_latency_us` at {qos.LIMIT_US} us. Power figures are estimates "
-            "(inputs/msm8916-v4.10.toml); latency is the idle state's exit latency alone.",
+            "(inputs/msm8916-v4.10.toml); latency is the timer's slack, the wake-up path "
+            "(timer interrupt and scheduler, fitted to the seed's WFI-only run) and the idle "
+            "state's real exit.",
             "",
             f"## Claims ({qos.verdict_text(claims)})",
             "",

@@ -1,0 +1,497 @@
+//! A run's results as row tables: what a data frame, a CSV or a sweep's ranking reads, each
+//! column named with its unit, defined once here for every front end (docs/rows.md lists
+//! them). Built from the report's JSON form (`serde_json::to_value` of a
+//! [`crate::report::Report`], or a report read back), so that every value is the report's
+//! own, unconverted.
+//!
+//! Two tables:
+//!
+//! 1. [`summary`]: per section (`cpu`, `io`, `nvme`, `ufs`, `system`), one row per variant
+//!    that has it, `variant` and `duration_s` first; sections in the order they first
+//!    appear over the variants (a variant's own order: cpu, io, nvme, ufs, system).
+//!    A measure the run could not give (power where a state or OPP has no figure, HPB's
+//!    hit ratio without HPB) is null.
+//! 2. [`residency`]: one row per variant and state: of CPUs (each CPU's `running` time, then
+//!    its idle states) when the run had CPUs, else of an NVMe drive (its power states, then
+//!    the time between states).
+//! 3. [`sweep_measures`]: one row per variant, the measures a sweep constrains and ranks:
+//!    the device's power (the NVMe drive, else the UFS device, else the CPUs'), IO latency,
+//!    APST's counts, and with CPUs beside a device the whole machine's power and the latency
+//!    of every request its tasks waited for. What the run did not measure is null.
+
+use serde_json::{Map, Value};
+
+/// One row: column name to value, in the table's column order.
+pub type Row = Map<String, Value>;
+
+/// `value[key]`, null when absent (a section or field the run did not have).
+fn at<'a>(value: &'a Value, key: &str) -> &'a Value {
+    value.get(key).unwrap_or(&Value::Null)
+}
+
+/// `value`, or null when `known` is false.
+fn known_or_null(value: &Value, known: bool) -> Value {
+    if known {
+        value.clone()
+    } else {
+        Value::Null
+    }
+}
+
+/// A row starting with `variant` and `duration_s`, then `columns`.
+fn row(v: &Value, columns: impl IntoIterator<Item = (String, Value)>) -> Row {
+    let mut r = Row::new();
+    r.insert("variant".into(), at(v, "name").clone());
+    r.insert("duration_s".into(), at(v, "duration_s").clone());
+    r.extend(columns);
+    r
+}
+
+/// Columns named as written, each copied from `section[field]`.
+fn copied(section: &Value, fields: &[(&str, &str)]) -> Vec<(String, Value)> {
+    fields
+        .iter()
+        .map(|(name, field)| (name.to_string(), at(section, field).clone()))
+        .collect()
+}
+
+/// The CPUs' row: the platform by its id (a preset's label is `preset <id>`), the governor,
+/// power and energy (null unless every figure is known), the idle misses.
+fn cpu_row(v: &Value, cpu: &Value) -> Row {
+    let known = at(cpu, "power_known").as_bool().unwrap_or(false);
+    let platform = at(cpu, "platform").as_str().unwrap_or_default();
+    let mut cols = vec![
+        (
+            "device".to_string(),
+            Value::from(platform.strip_prefix("preset ").unwrap_or(platform)),
+        ),
+        ("governor".to_string(), at(cpu, "governor").clone()),
+        (
+            "avg_power_mw".to_string(),
+            known_or_null(at(cpu, "avg_power_mw"), known),
+        ),
+        (
+            "energy_mj".to_string(),
+            known_or_null(at(cpu, "energy_mj"), known),
+        ),
+    ];
+    cols.extend(copied(
+        cpu,
+        &[
+            ("too_deep_pct", "too_deep_pct"),
+            ("too_shallow_pct", "too_shallow_pct"),
+            ("wakeup_latency_gmean_us", "wakeup_latency_gmean_us"),
+        ],
+    ));
+    row(v, cols)
+}
+
+/// The jobs' IO on a device: counts, rate, and the latency of all requests.
+fn io_row(v: &Value) -> Row {
+    let io = at(v, "io");
+    let all = at(io, "all");
+    let mut cols = copied(io, &[("ios", "ios"), ("iops", "iops"), ("bytes", "bytes")]);
+    cols.extend(copied(
+        all,
+        &[
+            ("lat_mean_us", "mean_us"),
+            ("lat_p99_us", "p99_us"),
+            ("lat_p999_us", "p99_9_us"),
+            ("lat_max_us", "max_us"),
+        ],
+    ));
+    row(v, cols)
+}
+
+fn nvme_row(v: &Value, nvme: &Value) -> Row {
+    let mut cols = copied(nvme, &[("device", "device")]);
+    cols.push((
+        "algorithm".into(),
+        at(at(nvme, "apst"), "algorithm").clone(),
+    ));
+    cols.extend(copied(
+        nvme,
+        &[
+            ("avg_power_mw", "avg_power_mw"),
+            ("energy_mj", "energy_mj"),
+            ("energy_per_io_uj", "energy_per_io_uj"),
+            ("transitions", "transitions"),
+            ("woken_ios", "wake_delayed_ios"),
+        ],
+    ));
+    row(v, cols)
+}
+
+/// The UFS device's row; `hpb_hit_ratio`: reads sent as HPB READ over eligible ones, null
+/// without `[policy.hpb]`.
+fn ufs_row(v: &Value, ufs: &Value) -> Row {
+    let mut cols = copied(
+        ufs,
+        &[
+            ("device", "device"),
+            ("avg_power_mw", "avg_power_mw"),
+            ("energy_mj", "energy_mj"),
+            ("energy_per_io_uj", "energy_per_io_uj"),
+            ("low_clock_pct", "low_clock_pct"),
+        ],
+    );
+    let counters = at(ufs, "counters");
+    cols.extend(copied(
+        counters,
+        &[("scale_ups", "scale_ups"), ("scale_downs", "scale_downs")],
+    ));
+    cols.push((
+        "hpb_hit_ratio".into(),
+        at(at(ufs, "hpb"), "hit_ratio").clone(),
+    ));
+    row(v, cols)
+}
+
+/// CPUs with a device: every field of the `system` section (its energies and power null
+/// when the CPUs' power is not known: a partial sum would mislead), then the tasks' IO as
+/// they saw it, `io_<part>_<stat>` from `cpu.io` (e.g. `io_total_p99_us`).
+fn system_row(v: &Value, system: &Value) -> Row {
+    let mut r = row(v, []);
+    let known = at(system, "power_known").as_bool().unwrap_or(false);
+    for (key, value) in system.as_object().into_iter().flatten() {
+        let partial = matches!(key.as_str(), "cpu_energy_mj" | "energy_mj" | "avg_power_mw");
+        let value = known_or_null(value, known || !partial);
+        let name = if r.contains_key(key) {
+            format!("system_{key}")
+        } else {
+            key.clone()
+        };
+        r.insert(name, value);
+    }
+    let io = at(at(v, "cpu"), "io");
+    for (part, stats) in io.as_object().into_iter().flatten() {
+        for (stat, value) in stats.as_object().into_iter().flatten() {
+            r.insert(format!("io_{part}_{stat}"), value.clone());
+        }
+    }
+    r
+}
+
+/// The summary tables of `report` (its JSON form), by section.
+pub fn summary(report: &Value) -> Map<String, Value> {
+    let mut tables: Map<String, Value> = Map::new();
+    let mut add = |section: &str, r: Row| {
+        let table = tables
+            .entry(section.to_string())
+            .or_insert_with(|| Value::Array(vec![]));
+        if let Value::Array(rows) = table {
+            rows.push(Value::Object(r));
+        }
+    };
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        let present = |key| !at(v, key).is_null();
+        if present("cpu") {
+            add("cpu", cpu_row(v, at(v, "cpu")));
+        }
+        if present("nvme") || present("ufs") {
+            add("io", io_row(v));
+        }
+        if present("nvme") {
+            add("nvme", nvme_row(v, at(v, "nvme")));
+        }
+        if present("ufs") {
+            add("ufs", ufs_row(v, at(v, "ufs")));
+        }
+        if present("system") {
+            add("system", system_row(v, at(v, "system")));
+        }
+    }
+    tables
+}
+
+/// The name of an NVMe drive's time between power states in the residency table.
+pub const BETWEEN_STATES: &str = "entry/exit";
+
+/// A state's row: `time_s`, `time_pct` (of `span_ns`) and `energy_mj`, then `extra`.
+fn state_row(
+    head: Row,
+    state: &str,
+    time_ns: u64,
+    span_ns: f64,
+    energy_mj: Value,
+    extra: Vec<(String, Value)>,
+) -> Row {
+    let mut r = head;
+    r.insert("state".into(), Value::from(state));
+    r.insert("time_s".into(), Value::from(time_ns as f64 / 1e9));
+    r.insert(
+        "time_pct".into(),
+        Value::from((100 * time_ns) as f64 / span_ns),
+    );
+    r.insert("energy_mj".into(), energy_mj);
+    r.extend(extra);
+    r
+}
+
+/// Each CPU's running time and idle states, shares of the run; energies null unless every
+/// power figure is known.
+fn cpu_residency(v: &Value, cpu: &Value, out: &mut Vec<Row>) {
+    let duration_ns = at(v, "duration_s").as_f64().unwrap_or(0.0) * 1e9;
+    let span_ns = if duration_ns == 0.0 { 1.0 } else { duration_ns };
+    let known = at(cpu, "power_known").as_bool().unwrap_or(false);
+    for c in at(cpu, "cpus").as_array().into_iter().flatten() {
+        let head = || {
+            let mut r = Row::new();
+            r.insert("variant".into(), at(v, "name").clone());
+            r.insert("cpu".into(), at(c, "cpu").clone());
+            r
+        };
+        let busy = at(c, "busy_ns").as_u64().unwrap_or(0);
+        let energy = known_or_null(at(c, "busy_energy_mj"), known);
+        out.push(state_row(head(), "running", busy, span_ns, energy, vec![]));
+        for s in at(c, "states").as_array().into_iter().flatten() {
+            let name = at(s, "name").as_str().unwrap_or_default();
+            let time = at(s, "time_ns").as_u64().unwrap_or(0);
+            let energy = known_or_null(at(s, "energy_mj"), known);
+            let counts = copied(
+                s,
+                &[
+                    ("entries", "entries"),
+                    ("above", "above"),
+                    ("below", "below"),
+                ],
+            );
+            out.push(state_row(head(), name, time, span_ns, energy, counts));
+        }
+    }
+}
+
+/// An NVMe drive's power states and the time between them, shares of its run.
+fn nvme_residency(v: &Value, nvme: &Value, out: &mut Vec<Row>) {
+    let total = at(nvme, "duration_ns").as_u64().unwrap_or(0).max(1) as f64;
+    let head = || {
+        let mut r = Row::new();
+        r.insert("variant".into(), at(v, "name").clone());
+        r
+    };
+    for s in at(nvme, "power_states").as_array().into_iter().flatten() {
+        let name = at(s, "name").as_str().unwrap_or_default();
+        let time = at(s, "time_ns").as_u64().unwrap_or(0);
+        let entries = copied(s, &[("entries", "entries")]);
+        out.push(state_row(
+            head(),
+            name,
+            time,
+            total,
+            at(s, "energy_mj").clone(),
+            entries,
+        ));
+    }
+    let between = at(nvme, "transition_ns").as_u64().unwrap_or(0);
+    let energy = at(nvme, "transition_energy_mj").clone();
+    let entries = copied(nvme, &[("entries", "transitions")]);
+    out.push(state_row(
+        head(),
+        BETWEEN_STATES,
+        between,
+        total,
+        energy,
+        entries,
+    ));
+}
+
+/// The residency table of `report` (its JSON form).
+pub fn residency(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        if !at(v, "cpu").is_null() {
+            cpu_residency(v, at(v, "cpu"), &mut out);
+        } else if !at(v, "nvme").is_null() {
+            nvme_residency(v, at(v, "nvme"), &mut out);
+        }
+    }
+    out
+}
+
+/// One variant's (`v`, its JSON form) sweep measures.
+pub fn sweep_measures(v: &Value) -> Row {
+    let ran_ios = at(at(v, "io"), "ios").as_u64().unwrap_or(0) > 0;
+    let lat = if ran_ios {
+        at(at(v, "io"), "all")
+    } else {
+        &Value::Null
+    };
+    let nvme = at(v, "nvme");
+    let power = [nvme, at(v, "ufs"), at(v, "cpu")]
+        .into_iter()
+        .find(|s| !s.is_null())
+        .unwrap_or(&Value::Null);
+    let system = at(v, "system");
+    let task_io = if system.is_null() {
+        &Value::Null
+    } else {
+        at(at(at(v, "cpu"), "io"), "total")
+    };
+    let counted = at(task_io, "count").as_u64().unwrap_or(0) > 0;
+    let task_io = if counted { task_io } else { &Value::Null };
+    let mut r = Row::new();
+    r.insert("variant".into(), at(v, "name").clone());
+    r.insert("error".into(), Value::Null);
+    r.extend(copied(
+        power,
+        &[("avg_power_mw", "avg_power_mw"), ("energy_mj", "energy_mj")],
+    ));
+    r.extend(copied(
+        lat,
+        &[
+            ("lat_mean_us", "mean_us"),
+            ("lat_p99_us", "p99_us"),
+            ("lat_p999_us", "p99_9_us"),
+            ("lat_max_us", "max_us"),
+        ],
+    ));
+    r.extend(copied(
+        nvme,
+        &[
+            ("woken_ios", "wake_delayed_ios"),
+            ("transitions_per_hour", "transitions_per_hour"),
+        ],
+    ));
+    r.extend(copied(
+        system,
+        &[
+            ("system_avg_power_mw", "avg_power_mw"),
+            ("system_energy_mj", "energy_mj"),
+        ],
+    ));
+    r.extend(copied(
+        task_io,
+        &[("task_io_mean_us", "mean_us"), ("task_io_p99_us", "p99_us")],
+    ));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cpu_and_ufs(power_known: bool) -> Value {
+        json!({"variants": [{
+            "name": "base", "duration_s": 2.0,
+            "io": {"ios": 3, "iops": 1.5, "bytes": 12288,
+                   "all": {"count": 3, "mean_us": 100.0, "p99_us": 150.0, "p99_9_us": 151.0,
+                           "max_us": 152.0}},
+            "cpu": {"platform": "preset google-gs101", "governor": "teo", "power_known": power_known,
+                    "avg_power_mw": 185.0, "energy_mj": 370.0, "too_deep_pct": 1.0,
+                    "too_shallow_pct": 2.0, "wakeup_latency_gmean_us": 30.0,
+                    "io": {"total": {"count": 3, "mean_us": 400.0, "p99_us": 900.0}}},
+            "ufs": {"device": "samsung-ufs40-class", "avg_power_mw": 110.0, "energy_mj": 220.0,
+                    "energy_per_io_uj": 73.3, "low_clock_pct": 40.0,
+                    "counters": {"scale_ups": 2, "scale_downs": 1}},
+            "system": {"power_known": power_known, "cpu_energy_mj": 370.0,
+                       "device_energy_mj": 220.0, "energy_mj": 590.0, "avg_power_mw": 295.0}
+        }]})
+    }
+
+    fn names(r: &Value) -> Vec<&str> {
+        r.as_object().unwrap().keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_variant_gives_one_row_per_section_it_has_in_a_fixed_order() {
+        let t = summary(&cpu_and_ufs(true));
+        assert_eq!(t.keys().collect::<Vec<_>>(), ["cpu", "io", "ufs", "system"]);
+        let cpu = &t["cpu"][0];
+        assert_eq!(
+            names(cpu),
+            [
+                "variant",
+                "duration_s",
+                "device",
+                "governor",
+                "avg_power_mw",
+                "energy_mj",
+                "too_deep_pct",
+                "too_shallow_pct",
+                "wakeup_latency_gmean_us"
+            ]
+        );
+        // A preset is named by its id.
+        assert_eq!(cpu["device"], "google-gs101");
+        assert_eq!(t["io"][0]["lat_p999_us"], 151.0);
+        assert_eq!(t["ufs"][0]["scale_ups"], 2);
+        assert_eq!(t["ufs"][0]["hpb_hit_ratio"], Value::Null);
+        // The system's fields, `duration_s`-style collisions prefixed, then the tasks' IO.
+        let system = &t["system"][0];
+        assert_eq!(system["energy_mj"], 590.0);
+        assert_eq!(system["io_total_p99_us"], 900.0);
+    }
+
+    #[test]
+    fn power_the_run_could_not_price_is_null_not_a_partial_sum() {
+        let t = summary(&cpu_and_ufs(false));
+        assert_eq!(t["cpu"][0]["avg_power_mw"], Value::Null);
+        assert_eq!(t["cpu"][0]["too_deep_pct"], 1.0);
+        let system = &t["system"][0];
+        assert_eq!(system["energy_mj"], Value::Null);
+        assert_eq!(system["cpu_energy_mj"], Value::Null);
+        // The device's part is known either way.
+        assert_eq!(system["device_energy_mj"], 220.0);
+    }
+
+    #[test]
+    fn residency_is_each_state_s_share_of_the_run() {
+        // A 2 s run on one CPU: 0.5 s running, 1.5 s in WFI; by hand 25 % and 75 %.
+        let report = json!({"variants": [{
+            "name": "base", "duration_s": 2.0,
+            "cpu": {"power_known": false, "cpus": [{
+                "cpu": 0, "busy_ns": 500_000_000u64, "busy_energy_mj": 9.0,
+                "states": [{"name": "WFI", "time_ns": 1_500_000_000u64, "energy_mj": 1.0,
+                            "entries": 7, "above": 1, "below": 2}]}]}
+        }]});
+        let r = residency(&report);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (r[0]["state"].clone(), r[0]["time_pct"].clone()),
+            (json!("running"), json!(25.0))
+        );
+        assert_eq!(
+            (r[1]["time_s"].clone(), r[1]["time_pct"].clone()),
+            (json!(1.5), json!(75.0))
+        );
+        // Power not known: no energy, but the counts stay.
+        assert_eq!(
+            (r[1]["energy_mj"].clone(), r[1]["below"].clone()),
+            (Value::Null, json!(2))
+        );
+        // A drive: its states over its own duration, then the time between them.
+        let drive = json!({"variants": [{"name": "d", "nvme": {
+            "duration_ns": 4000u64, "transition_ns": 1000u64, "transition_energy_mj": 0.5,
+            "transitions": 3,
+            "power_states": [{"name": "PS0", "time_ns": 3000u64, "energy_mj": 2.0, "entries": 2}]
+        }}]});
+        let r = residency(&drive);
+        assert_eq!(r[0]["time_pct"], 75.0);
+        assert_eq!(
+            (r[1]["state"].clone(), r[1]["entries"].clone()),
+            (json!(BETWEEN_STATES), json!(3))
+        );
+    }
+
+    #[test]
+    fn a_sweep_row_takes_the_device_s_power_and_the_whole_machine_s_beside_it() {
+        let report = cpu_and_ufs(true);
+        let r = sweep_measures(&report["variants"][0]);
+        // The UFS device's power, not the CPUs' (185) or the system's (295).
+        assert_eq!(r["avg_power_mw"], 110.0);
+        assert_eq!(r["system_avg_power_mw"], 295.0);
+        assert_eq!(r["task_io_p99_us"], 900.0);
+        assert_eq!(r["lat_p99_us"], 150.0);
+        assert_eq!(r["woken_ios"], Value::Null);
+        // Without IOs no latency; a CPU-only run is priced by its CPUs.
+        let cpu_only = json!({"name": "c", "io": {"ios": 0, "all": {"mean_us": 0.0}},
+                              "cpu": {"avg_power_mw": 185.0, "energy_mj": 370.0}});
+        let r = sweep_measures(&cpu_only);
+        assert_eq!(
+            (r["avg_power_mw"].clone(), r["lat_mean_us"].clone()),
+            (json!(185.0), Value::Null)
+        );
+        assert_eq!(r["system_energy_mj"], Value::Null);
+    }
+}

@@ -1,0 +1,93 @@
+"""The reports' outcome sentences follow the numbers they state: each is built here from a
+made-up result where the number differs from the real run's, and the sentence must change
+with it (no prose fixed in advance can contradict a result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torpor.experiments import devfreq, teo
+from torpor.report import markdown
+
+
+def _case1_rows(on_us: float, off_us: float, assumption: str | None = None) -> list[dict]:
+    extra = {} if assumption is None else {"assumption": assumption}
+    return [
+        {"case": 1, "variant": "boost-on", "clat_avg_us": on_us, **extra},
+        {"case": 1, "variant": "boost-off", "clat_avg_us": off_us, **extra},
+    ]
+
+
+def _devfreq_results(on_us: float, off_us: float) -> dict[str, Any]:
+    return {
+        "variants": _case1_rows(on_us, off_us),
+        "sensitivity": _case1_rows(90.0, 100.0, "min level keeps HS-G4"),
+    }
+
+
+def test_case1_s_gain_is_compared_with_the_seed_s_from_the_run():
+    # The seed: avg clat 550 vs 635 us, 13.4 % lower (by hand: 85 / 635).
+    assert f"{devfreq.SEED_CASE1_GAIN_PCT:.1f}" == "13.4"
+    # 50 % lower: more than twice the seed's.
+    text = markdown._case1_divergence(_devfreq_results(500.0, 1000.0))
+    assert "(50.0 %) is far above the seed's host-side 13.4 %" in text
+    # 20 % lower: above, not far above.
+    text = markdown._case1_divergence(_devfreq_results(800.0, 1000.0))
+    assert "(20.0 %) is above the seed's host-side 13.4 %" in text
+    # 13.5 % is within 5 % of 13.4 %: a match; 5 %: below.
+    assert "(13.5 %) matches" in markdown._case1_divergence(_devfreq_results(865.0, 1000.0))
+    assert "(5.0 %) is below" in markdown._case1_divergence(_devfreq_results(950.0, 1000.0))
+    # The sensitivity run's gain is its own: 10 %.
+    assert "it is 10.0 % (sensitivity table)" in text
+
+
+def test_case1_s_link_times_come_from_the_device_model():
+    # samsung-ufs40-class: two lanes, HS-G1 at the min level and HS-G5 at the max. By hand:
+    # 65536 B over 2 x 145.76 MB/s x 0.91 framing = 247 us at G1, 16 times less (15.4 us) at
+    # G5; the sentence rounds to two figures.
+    text = markdown._case1_divergence(_devfreq_results(500.0, 1000.0))
+    assert "at HS-G1 a 64 KiB read crosses the link in ~250 us against ~15 us at HS-G5" in text
+
+
+def test_case2_s_seed_figure_is_the_seed_s_bandwidths():
+    # 388.6 vs 378.2 MB/s: +2.75 % (by hand: 10.4 / 378.2 = 0.0274987).
+    assert f"{devfreq.SEED_CASE2_GAIN_PCT:+.2f}" == "+2.75"
+    assert markdown._SEED_CASE2 == "+2.75 %"
+
+
+def _teo_rows(util_more: set[str], frame_ms: float, missed: int) -> list[dict[str, Any]]:
+    rows = []
+    for w in teo.WORKLOADS:
+        for g in teo.GOVERNORS:
+            power = 110.0 if g == "teo-util" and w in util_more else 100.0
+            rows.append(
+                {
+                    "workload": w,
+                    "governor": g,
+                    "avg_power_mw": power,
+                    "frame_ms": frame_ms if w == "jankbench" else None,
+                    "frames_missed": missed if w == "jankbench" else None,
+                }
+            )
+    return rows
+
+
+def test_teo_util_s_power_is_stated_from_the_rows():
+    every = set(teo.WORKLOADS)
+    assert markdown._teo_util_power(_teo_rows(every, 20.0, 0)) == (
+        "so teo-util draws more on every stand-in"
+    )
+    assert markdown._teo_util_power(_teo_rows(set(), 20.0, 0)) == (
+        "yet teo-util draws no more than menu on any stand-in"
+    )
+    some = markdown._teo_util_power(_teo_rows({"geekbench"}, 20.0, 0))
+    assert some == "so teo-util draws more on geekbench (not on the others)"
+
+
+def test_jankbench_s_frames_are_stated_from_the_rows():
+    # 25 ms frames at 60 Hz (16.667 ms): 1.5 vsyncs; 20 s hold 1200 vsyncs.
+    text = markdown._jank(_teo_rows(set(), 25.0, 300))
+    assert text == "so under menu a frame takes about 1.5 vsyncs and 300 of the run's 1200 " + (
+        "vsyncs are missed"
+    )
+    assert "about 2.0 vsyncs and 12 of" in markdown._jank(_teo_rows(set(), 33.334, 12))
