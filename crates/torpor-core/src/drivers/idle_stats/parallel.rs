@@ -35,9 +35,9 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, Platform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name, find_byte, known_index, parse_kind, parse_u64, trim_end, EventKind,
-    FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS,
-    MAX_EVENT_NAMES, OTHER_EVENTS,
+    classify_line, event_name_end, known_index, leading_digits, parse_kind, skip_blanks, trim_end,
+    EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN,
+    MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
 };
 use crate::user_file::MAX_LINE_BYTES;
 
@@ -437,8 +437,25 @@ impl Scanned {
             Some(_) => {}
         }
         self.last[i] = Some(ts);
-        let (name, fields) = event_name(&line[event_at..]);
+        // The event name (`cpu_idle`, the most frequent, by one compare), and its fields only
+        // where they are read: as [`event_name`] gives them (the line has no blanks at its
+        // end, so they are what follows the colon and the blanks after it).
+        let rest = &line[event_at..];
+        let name_end = if rest.starts_with(b"cpu_idle:") {
+            Some(8)
+        } else {
+            event_name_end(rest)
+        };
+        let (name, fields) = match name_end {
+            Some(end) => (&rest[..end], end + 1),
+            None => (&b""[..], 0),
+        };
+        let fields = || match name_end {
+            Some(_) => &rest[skip_blanks(rest, fields)..],
+            None => rest,
+        };
         if name == b"cpu_idle" {
+            let fields = fields();
             let (state, cpu_id) = match cpu_idle_fields(fields, limits.cpus) {
                 Some(parsed) => parsed,
                 None => match parse_kind(name, fields, limits.cpus) {
@@ -458,7 +475,7 @@ impl Scanned {
             // name, except on the last line, where the streaming reader tells whether one was
             // cut short.
             if name == b"cpu_frequency" || last_line {
-                let kind = parse_kind(name, fields, limits.cpus).ok()?;
+                let kind = parse_kind(name, fields(), limits.cpus).ok()?;
                 if let EventKind::CpuFrequency { khz, cpu_id } = kind {
                     if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
                         return None;
@@ -490,9 +507,12 @@ impl Scanned {
 /// the same two values.
 fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
     let rest = fields.strip_prefix(b"state=")?;
-    let space = find_byte(rest, b' ')?;
-    let state = parse_u64(&rest[..space])?;
-    let cpu_id = parse_u64(rest[space + 1..].strip_prefix(b"cpu_id=")?)?;
+    let (state, n) = leading_digits(rest, 0, 19)?;
+    let tail = rest[n..].strip_prefix(b" cpu_id=")?;
+    let (cpu_id, m) = leading_digits(tail, 0, 19)?;
+    if n == 0 || m == 0 || m != tail.len() {
+        return None;
+    }
     let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
         state as u32
     } else {
