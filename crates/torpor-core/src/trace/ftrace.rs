@@ -977,16 +977,32 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
         }
         at = skip_blanks(line, at);
     }
-    let (secs, n) = leading_digits(line, at, 19)?;
-    at += n;
-    if n == 0 || line.get(at) != Some(&b'.') {
+    let secs_at = at;
+    let mut secs: u64 = 0;
+    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+        if at - secs_at == 19 {
+            return None;
+        }
+        secs = secs * 10 + u64::from(d);
+        at += 1;
+    }
+    if at == secs_at || line.get(at) != Some(&b'.') {
         return None;
     }
     at += 1;
     let frac_at = at;
-    let (frac, n) = leading_digits(line, at, 9)?;
-    at += n;
-    if n == 0 || line.get(at) != Some(&b':') || line.get(at + 1).is_some_and(|b| !is_blank(b)) {
+    let mut frac: u64 = 0;
+    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+        if at - frac_at == 9 {
+            return None;
+        }
+        frac = frac * 10 + u64::from(d);
+        at += 1;
+    }
+    if at == frac_at
+        || line.get(at) != Some(&b':')
+        || line.get(at + 1).is_some_and(|b| !is_blank(b))
+    {
         return None;
     }
     let ts = secs
@@ -994,63 +1010,6 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
         .checked_add(frac * NS_SCALE[at - frac_at])?;
     Some((cpu, ts, skip_blanks(line, at + 1)))
 }
-
-/// The value and count of the ASCII digits starting at `line[at]`, `None` if there are more
-/// than `max` (at most 19, so the value fits). Eight bytes at a time (the timestamp's two
-/// runs of digits are on every line): a byte is a digit when its high nibble is 3 and its low
-/// nibble at most 9, and eight digits are summed in three multiplications, pairs, then
-/// quads, then the two halves.
-pub(crate) fn leading_digits(line: &[u8], at: usize, max: usize) -> Option<(u64, usize)> {
-    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
-    let mut value: u64 = 0;
-    let mut n = 0;
-    while let Some(chunk) = line.get(at + n..at + n + 8) {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        let high = (word & 0xF0F0_F0F0_F0F0_F0F0) ^ ZEROS;
-        let low = ((word & 0x0F0F_0F0F_0F0F_0F0F) + 0x0606_0606_0606_0606) & 0x1010_1010_1010_1010;
-        // The first byte that is not a digit (the lowest non-zero byte of `high | low`).
-        let run = ((high | low).trailing_zeros() / 8) as usize;
-        if n + run > max {
-            return None;
-        }
-        if run > 0 {
-            // The run's digits in the high bytes, zeros (leading zero digits) below.
-            let mut d = (word.wrapping_sub(ZEROS)) << (64 - 8 * run);
-            d = (d.wrapping_mul(10) + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
-            d = (d.wrapping_mul(100) + (d >> 16)) & 0x0000_FFFF_0000_FFFF;
-            d = (d.wrapping_mul(10_000) + (d >> 32)) & 0xFFFF_FFFF;
-            value = value * POW10[run] + d;
-            n += run;
-        }
-        if run < 8 {
-            return Some((value, n));
-        }
-    }
-    // The line's last bytes, one at a time.
-    while let Some(d) = line.get(at + n).and_then(|b| digit(*b)) {
-        if n == max {
-            return None;
-        }
-        value = value * 10 + u64::from(d);
-        n += 1;
-    }
-    Some((value, n))
-}
-
-/// Powers of ten up to eight digits' worth.
-const POW10: [u64; 9] = [
-    1,
-    10,
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
 
 fn is_blank(b: &u8) -> bool {
     *b == b' ' || *b == b'\t'
@@ -1167,7 +1126,7 @@ pub(crate) fn trim_end(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
-pub(crate) fn trim(line: &[u8]) -> &[u8] {
+fn trim(line: &[u8]) -> &[u8] {
     let line = trim_end(line);
     let start = line
         .iter()

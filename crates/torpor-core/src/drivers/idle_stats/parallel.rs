@@ -35,9 +35,9 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, Platform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name_end, known_index, leading_digits, parse_kind, skip_blanks, trim_end,
-    EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN,
-    MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
+    classify_line, event_name_end, find_byte, known_index, parse_kind, parse_u64, skip_blanks,
+    trim_end, EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT,
+    KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
 };
 use crate::user_file::MAX_LINE_BYTES;
 
@@ -507,12 +507,9 @@ impl Scanned {
 /// the same two values.
 fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
     let rest = fields.strip_prefix(b"state=")?;
-    let (state, n) = leading_digits(rest, 0, 19)?;
-    let tail = rest[n..].strip_prefix(b" cpu_id=")?;
-    let (cpu_id, m) = leading_digits(tail, 0, 19)?;
-    if n == 0 || m == 0 || m != tail.len() {
-        return None;
-    }
+    let space = find_byte(rest, b' ')?;
+    let state = parse_u64(&rest[..space])?;
+    let cpu_id = parse_u64(rest[space + 1..].strip_prefix(b"cpu_id=")?)?;
     let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
         state as u32
     } else {
