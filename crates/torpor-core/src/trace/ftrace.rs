@@ -956,7 +956,8 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     if line.first() == Some(&b'#') || line[start..].starts_with(b"CPU") {
         return None;
     }
-    let open = find_byte(line, b'[')?;
+    // The blanks before the task name hold no `[`.
+    let open = start + find_byte(&line[start..], b'[')?;
     let mut at = open + 1;
     let mut cpu: u32 = 0;
     while let Some(d) = line.get(at).and_then(|b| digit(*b)) {

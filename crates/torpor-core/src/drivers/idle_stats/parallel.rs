@@ -46,9 +46,13 @@ use crate::user_file::MAX_LINE_BYTES;
 /// blocks in flight stay a few MiB.
 pub(super) const BLOCK_BYTES: usize = 1 << 20;
 
-/// How far around a page the kernel maps other pages already in the page cache when the page
-/// is first read (its default `fault_around_bytes`), which [`Mapped::release`] must cover.
-const FAULT_AROUND: usize = 64 << 10;
+/// How far around a page the kernel may map other pages already in the page cache when the
+/// page is first read, which [`Mapped::release`] must cover: its `fault_around_bytes` (64 KiB
+/// by default), or a whole 2 MiB folio mapped at once (a PMD), which a file written in large
+/// pieces may sit in the page cache as. Released by smaller ranges, such a folio stays partly
+/// mapped until the neighbouring blocks are released too, and the peak resident memory then
+/// grew with the file (docs/idle-stats.md, Speed).
+const FAULT_AROUND: usize = 2 << 20;
 
 /// Blocks a worker may scan ahead of the block being merged.
 const AHEAD_PER_WORKER: usize = 2;
@@ -323,7 +327,10 @@ impl Mapped {
                 0,
             )
         };
-        (at != libc::MAP_FAILED).then_some(Mapped {
+        if at == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Mapped {
             at: at.cast(),
             len,
             page,
@@ -390,9 +397,12 @@ fn scan_block(
     let stop = end - from;
     let at_file_end = until == bytes.len();
     let mut s = Scanned::default();
+    // The line ends, found by one search over the block (one call per line costs a tenth more).
+    let first = pos;
+    let mut ends = memchr::memchr_iter(b'\n', &buf[first..]);
     while pos < stop {
-        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
-            Some(nl) => (&buf[pos..pos + nl + 1], pos + nl + 1),
+        let (line, next) = match ends.next().map(|nl| first + nl) {
+            Some(nl) => (&buf[pos..nl + 1], nl + 1),
             None if at_file_end => (&buf[pos..], buf.len()),
             // Longer than the window: the streaming reader's line-length error.
             None => return None,
