@@ -106,6 +106,8 @@ struct Residency {
     current: Option<u32>,
     /// Start of the open interval at `current`.
     since: Option<u64>,
+    /// The row of the last recorded interval.
+    last_at: usize,
 }
 
 impl Residency {
@@ -119,7 +121,12 @@ impl Residency {
             return;
         }
         let d = ts - since;
-        let at = match self.accs.binary_search_by_key(&khz, |a| a.khz) {
+        // Most intervals are at the frequency of the one before.
+        let found = match self.accs.get(self.last_at) {
+            Some(a) if a.khz == khz => Ok(self.last_at),
+            _ => self.accs.binary_search_by_key(&khz, |a| a.khz),
+        };
+        let at = match found {
             Ok(i) => i,
             Err(_) if self.accs.len() >= MAX_FREQUENCIES => {
                 dropped.beyond_max_frequencies += 1;
@@ -140,6 +147,7 @@ impl Residency {
                 i
             }
         };
+        self.last_at = at;
         let a = &mut self.accs[at];
         a.hits += 1;
         a.total_ns += d;
@@ -211,19 +219,36 @@ struct GroupTrack {
 
 impl GroupTrack {
     fn add(&mut self, khz: u32) {
-        match self.running.binary_search_by_key(&khz, |r| r.0) {
+        match self.find(khz) {
             Ok(i) => self.running[i].1 += 1,
             Err(i) => self.running.insert(i, (khz, 1)),
         }
     }
 
     fn remove(&mut self, khz: u32) {
-        if let Ok(i) = self.running.binary_search_by_key(&khz, |r| r.0) {
+        if let Ok(i) = self.find(khz) {
             self.running[i].1 -= 1;
             if self.running[i].1 == 0 {
                 self.running.remove(i);
             }
         }
+    }
+
+    /// `khz`'s place in `running`, as a binary search gives it: from the top, the list being
+    /// a few frequencies long (one per running CPU at most).
+    fn find(&self, khz: u32) -> Result<usize, usize> {
+        let mut i = self.running.len();
+        while i > 0 {
+            let f = self.running[i - 1].0;
+            if f == khz {
+                return Ok(i - 1);
+            }
+            if f < khz {
+                break;
+            }
+            i -= 1;
+        }
+        Err(i)
     }
 }
 

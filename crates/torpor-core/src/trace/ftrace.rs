@@ -886,15 +886,20 @@ const NAME_BYTES: [bool; 256] = {
 /// The event name and its fields, from the text after the timestamp. A line without an
 /// `EVENT:` token (the function tracer's `caller <-parent`) has the empty name.
 pub(crate) fn event_name(rest: &[u8]) -> (&[u8], &[u8]) {
+    match event_name_end(rest) {
+        Some(end) => (&rest[..end], trim(&rest[end + 1..])),
+        None => (b"", rest),
+    }
+}
+
+/// The length of the event name at the start of `rest` ([`event_name`]'s name), `None` where
+/// there is none: for a reader that needs the fields of a few events only.
+pub(crate) fn event_name_end(rest: &[u8]) -> Option<usize> {
     let end = rest
         .iter()
         .position(|&b| !NAME_BYTES[usize::from(b)])
         .unwrap_or(rest.len());
-    if rest.get(end) == Some(&b':') {
-        (&rest[..end], trim(&rest[end + 1..]))
-    } else {
-        (b"", rest)
-    }
+    (rest.get(end) == Some(&b':')).then_some(end)
 }
 
 /// Splits an event line: the CPU, the timestamp (or why it does not parse) and the offset of
@@ -951,7 +956,8 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     if line.first() == Some(&b'#') || line[start..].starts_with(b"CPU") {
         return None;
     }
-    let open = find_byte(line, b'[')?;
+    // The blanks before the task name hold no `[`.
+    let open = start + find_byte(&line[start..], b'[')?;
     let mut at = open + 1;
     let mut cpu: u32 = 0;
     while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
@@ -1047,7 +1053,7 @@ fn digit(b: u8) -> Option<u32> {
 /// The offset of the first byte at or after `from` that is not a space or a tab: eight bytes
 /// at a time up to the first byte that is not a space (the kernel pads task names with up to
 /// 16 spaces, whose varying count a byte loop mispredicts on), then byte by byte.
-fn skip_blanks(line: &[u8], mut from: usize) -> usize {
+pub(crate) fn skip_blanks(line: &[u8], mut from: usize) -> usize {
     const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
     while let Some(chunk) = line.get(from..from + 8) {
         let mut word = [0; 8];

@@ -35,9 +35,9 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, StatsPlatform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name, find_byte, known_index, parse_kind, parse_u64, trim_end, EventKind,
-    FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS,
-    MAX_EVENT_NAMES, OTHER_EVENTS,
+    classify_line, event_name_end, find_byte, known_index, parse_kind, parse_u64, skip_blanks,
+    trim_end, EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT,
+    KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
 };
 use crate::user_file::MAX_LINE_BYTES;
 
@@ -46,9 +46,13 @@ use crate::user_file::MAX_LINE_BYTES;
 /// blocks in flight stay a few MiB.
 pub(super) const BLOCK_BYTES: usize = 1 << 20;
 
-/// How far around a page the kernel maps other pages already in the page cache when the page
-/// is first read (its default `fault_around_bytes`), which [`Mapped::release`] must cover.
-const FAULT_AROUND: usize = 64 << 10;
+/// How far around a page the kernel may map other pages already in the page cache when the
+/// page is first read, which [`Mapped::release`] must cover: its `fault_around_bytes` (64 KiB
+/// by default), or a whole 2 MiB folio mapped at once (a PMD), which a file written in large
+/// pieces may sit in the page cache as. Released by smaller ranges, such a folio stays partly
+/// mapped until the neighbouring blocks are released too, and the peak resident memory then
+/// grew with the file (docs/idle-stats.md, Speed).
+const FAULT_AROUND: usize = 2 << 20;
 
 /// Blocks a worker may scan ahead of the block being merged.
 const AHEAD_PER_WORKER: usize = 2;
@@ -323,7 +327,10 @@ impl Mapped {
                 0,
             )
         };
-        (at != libc::MAP_FAILED).then_some(Mapped {
+        if at == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Mapped {
             at: at.cast(),
             len,
             page,
@@ -437,8 +444,25 @@ impl Scanned {
             Some(_) => {}
         }
         self.last[i] = Some(ts);
-        let (name, fields) = event_name(&line[event_at..]);
+        // The event name (`cpu_idle`, the most frequent, by one compare), and its fields only
+        // where they are read: as [`event_name`] gives them (the line has no blanks at its
+        // end, so they are what follows the colon and the blanks after it).
+        let rest = &line[event_at..];
+        let name_end = if rest.starts_with(b"cpu_idle:") {
+            Some(8)
+        } else {
+            event_name_end(rest)
+        };
+        let (name, fields) = match name_end {
+            Some(end) => (&rest[..end], end + 1),
+            None => (&b""[..], 0),
+        };
+        let fields = || match name_end {
+            Some(_) => &rest[skip_blanks(rest, fields)..],
+            None => rest,
+        };
         if name == b"cpu_idle" {
+            let fields = fields();
             let (state, cpu_id) = match cpu_idle_fields(fields, limits.cpus) {
                 Some(parsed) => parsed,
                 None => match parse_kind(name, fields, limits.cpus) {
@@ -458,7 +482,7 @@ impl Scanned {
             // name, except on the last line, where the streaming reader tells whether one was
             // cut short.
             if name == b"cpu_frequency" || last_line {
-                let kind = parse_kind(name, fields, limits.cpus).ok()?;
+                let kind = parse_kind(name, fields(), limits.cpus).ok()?;
                 if let EventKind::CpuFrequency { khz, cpu_id } = kind {
                     if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
                         return None;
