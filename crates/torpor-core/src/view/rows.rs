@@ -18,6 +18,10 @@
 //!    the device's power (the NVMe drive, else the UFS device, else the CPUs'), IO latency,
 //!    APST's counts, and with CPUs beside a device the whole machine's power and the latency
 //!    of every request its tasks waited for. What the run did not measure is null.
+//! 4. [`jobs`]: one row per variant, fio job and direction, what fio prints for it
+//!    (`io.workloads[].fio`, report/fio.rs): runtime, bandwidth, clat and its percentiles.
+//! 5. [`hpb`]: one row per variant with a UFS device, HPB's counters (the driver's
+//!    `hpb_stats`, the device's map-cache misses, the host memory HPB held).
 
 use serde_json::{Map, Value};
 
@@ -366,6 +370,133 @@ pub fn sweep_measures(v: &Value) -> Row {
     r
 }
 
+/// A percentile's column: `p` percent as `clat_p<p>_us`, its point as `_` (99.9: `clat_p99_9_us`).
+fn percentile_column(p: &Value) -> String {
+    let pct = p.as_f64().unwrap_or(f64::NAN).to_string().replace('.', "_");
+    format!("clat_p{pct}_us")
+}
+
+/// A nanosecond figure in microseconds (null stays null).
+fn us(ns: &Value) -> Value {
+    ns.as_f64().map_or(Value::Null, |n| Value::from(n / 1e3))
+}
+
+/// One direction of a job as fio prints it: its IOs and bytes, bandwidth over fio's runtime
+/// (MB/s, 10^6 B/s, computed here as fio does: bytes over `runtime_ms`), clat's min, mean,
+/// max and standard deviation, then each percentile of fio's default list.
+fn job_dir_row(head: Row, dir: &str, runtime_ms: &Value, d: &Value) -> Row {
+    let mut r = head;
+    r.insert("dir".into(), Value::from(dir));
+    r.insert("runtime_ms".into(), runtime_ms.clone());
+    r.extend(copied(d, &[("ios", "ios"), ("bytes", "bytes")]));
+    let bw = match (at(d, "bytes").as_u64(), runtime_ms.as_u64()) {
+        (Some(bytes), Some(ms)) if ms > 0 => Value::from(bytes as f64 / ms as f64 / 1e3),
+        _ => Value::Null,
+    };
+    r.insert("bw_mbs".into(), bw);
+    for (name, field) in [
+        ("clat_min_us", "clat_min_ns"),
+        ("clat_mean_us", "clat_mean_ns"),
+        ("clat_max_us", "clat_max_ns"),
+        ("clat_stdev_us", "clat_stdev_ns"),
+    ] {
+        r.insert(name.into(), us(at(d, field)));
+    }
+    for pair in at(d, "clat_percentiles_ns")
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        r.insert(percentile_column(&pair[0]), us(&pair[1]));
+    }
+    r
+}
+
+/// The jobs table of `report` (its JSON form): per variant, each workload fio would report
+/// (a job; a replay has no `fio` figures), a row per direction it completed IO in, with the
+/// workload's `finished_s` (its last completion, null when the run ended first).
+pub fn jobs(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        for w in at(at(v, "io"), "workloads")
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let fio = at(w, "fio");
+            for dir in ["read", "write"] {
+                let d = at(fio, dir);
+                if d.is_null() {
+                    continue;
+                }
+                let mut head = Row::new();
+                head.insert("variant".into(), at(v, "name").clone());
+                head.insert("job".into(), at(w, "name").clone());
+                head.insert("finished_s".into(), at(w, "finished_s").clone());
+                out.push(job_dir_row(head, dir, at(fio, "runtime_ms"), d));
+            }
+        }
+    }
+    out
+}
+
+/// The driver's `hpb_stats` counters, by their kernel names.
+const HPB_STATS: [&str; 7] = [
+    "hit_cnt",
+    "miss_cnt",
+    "rcmd_noti_cnt",
+    "rcmd_active_cnt",
+    "rcmd_inactive_cnt",
+    "map_req_cnt",
+    "umap_req_cnt",
+];
+
+/// The HPB table of `report` (its JSON form): one row per variant with a UFS device,
+/// `variant`, `hpb` (whether `[policy.hpb]` ran), the device's map-cache misses
+/// (`device_map_misses`, from `ufs.ftl`, null without an FTL model), the driver's counters
+/// (`hpb_stats`, kernel names; 0 without HPB, which sends no HPB READ and no READ BUFFER),
+/// `outside_lu` (requests past the HPB LU, served without it), then `hit_ratio` and
+/// `host_map_peak_bytes` (null without HPB: there is no ratio of nothing, no memory held).
+pub fn hpb(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        let ufs = at(v, "ufs");
+        if ufs.is_null() {
+            continue;
+        }
+        let hpb = at(ufs, "hpb");
+        let on = !hpb.is_null();
+        let count = |section: &Value, key: &str| {
+            if on {
+                at(section, key).clone()
+            } else {
+                Value::from(0)
+            }
+        };
+        let mut r = Row::new();
+        r.insert("variant".into(), at(v, "name").clone());
+        r.insert("hpb".into(), Value::from(on));
+        r.insert(
+            "device_map_misses".into(),
+            at(at(ufs, "ftl"), "map_misses").clone(),
+        );
+        for key in HPB_STATS {
+            r.insert(key.into(), count(at(hpb, "stats"), key));
+        }
+        r.insert(
+            "outside_lu".into(),
+            count(at(hpb, "counters"), "outside_lu"),
+        );
+        r.insert("hit_ratio".into(), at(hpb, "hit_ratio").clone());
+        r.insert(
+            "host_map_peak_bytes".into(),
+            at(at(hpb, "host_memory"), "peak_map_bytes").clone(),
+        );
+        out.push(r);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +624,80 @@ mod tests {
             (json!(185.0), Value::Null)
         );
         assert_eq!(r["system_energy_mj"], Value::Null);
+    }
+
+    #[test]
+    fn a_job_s_row_is_what_fio_prints_for_each_direction_it_read_or_wrote() {
+        // 100 reads of 64 KiB (6 553 600 B) in fio's 10 001 ms: by hand 0.655 3... MB/s.
+        let report = json!({"variants": [{"name": "b", "io": {"workloads": [
+            {"name": "job1", "finished_s": 10.0005, "fio": {"runtime_ms": 10001,
+                "read": {"ios": 100, "bytes": 6_553_600u64, "clat_min_ns": 141_000u64,
+                         "clat_max_ns": 872_500u64, "clat_mean_ns": 550_250.0,
+                         "clat_stdev_ns": 1500.0,
+                         "clat_percentiles_ns": [[1.0, 150_000u64], [99.9, 870_000u64]]},
+                "write": null}},
+            {"name": "replay", "finished_s": 1.0}
+        ]}}]});
+        let r = jobs(&report);
+        assert_eq!(r.len(), 1, "no write row, no row for a replay");
+        assert_eq!(
+            names(&Value::Object(r[0].clone())),
+            [
+                "variant",
+                "job",
+                "finished_s",
+                "dir",
+                "runtime_ms",
+                "ios",
+                "bytes",
+                "bw_mbs",
+                "clat_min_us",
+                "clat_mean_us",
+                "clat_max_us",
+                "clat_stdev_us",
+                "clat_p1_us",
+                "clat_p99_9_us"
+            ]
+        );
+        assert_eq!(r[0]["bw_mbs"], 6_553_600.0 / 10_001.0 / 1000.0);
+        assert_eq!(r[0]["clat_min_us"], 141.0);
+        assert_eq!(r[0]["clat_mean_us"], 550.25);
+        assert_eq!(r[0]["clat_max_us"], 872.5);
+        assert_eq!(r[0]["clat_p99_9_us"], 870.0);
+    }
+
+    #[test]
+    fn hpb_s_counters_are_zero_without_hpb_and_its_ratio_null() {
+        let report = json!({"variants": [
+            {"name": "off", "ufs": {"ftl": {"map_misses": 7}}},
+            {"name": "on", "ufs": {"ftl": {"map_misses": 2}, "hpb": {
+                "stats": {"hit_cnt": 3, "miss_cnt": 1, "rcmd_noti_cnt": 4, "rcmd_active_cnt": 5,
+                          "rcmd_inactive_cnt": 6, "map_req_cnt": 8, "umap_req_cnt": 0},
+                "counters": {"outside_lu": 9}, "hit_ratio": 0.75,
+                "host_memory": {"peak_map_bytes": 4096}}}},
+            {"name": "cpu only", "cpu": {}}
+        ]});
+        let r = hpb(&report);
+        assert_eq!(r.len(), 2, "a variant without a UFS device has no row");
+        assert_eq!(
+            (r[0]["hpb"].clone(), r[0]["device_map_misses"].clone()),
+            (json!(false), json!(7))
+        );
+        assert_eq!(
+            (r[0]["hit_cnt"].clone(), r[0]["map_req_cnt"].clone()),
+            (json!(0), json!(0))
+        );
+        assert_eq!(r[0]["hit_ratio"], Value::Null);
+        assert_eq!(r[0]["host_map_peak_bytes"], Value::Null);
+        assert_eq!(
+            (
+                r[1]["hit_cnt"].clone(),
+                r[1]["rcmd_inactive_cnt"].clone(),
+                r[1]["outside_lu"].clone()
+            ),
+            (json!(3), json!(6), json!(9))
+        );
+        assert_eq!(r[1]["hit_ratio"], 0.75);
+        assert_eq!(r[1]["host_map_peak_bytes"], 4096);
     }
 }
