@@ -90,14 +90,21 @@ fn cpu_row(v: &Value, cpu: &Value) -> Row {
     row(v, cols)
 }
 
-/// The jobs' IO on a device: counts, rate, and the latency of all requests.
+/// The jobs' IO on a device: counts, rates, and the latency of all requests. `bw_mbs` is
+/// the bytes over the run's duration (10^6 B/s; null for a run of no time), computed here.
 fn io_row(v: &Value) -> Row {
     let io = at(v, "io");
     let all = at(io, "all");
     let mut cols = copied(io, &[("ios", "ios"), ("iops", "iops"), ("bytes", "bytes")]);
+    let bw = match (at(io, "bytes").as_u64(), at(v, "duration_s").as_f64()) {
+        (Some(bytes), Some(s)) if s > 0.0 => Value::from(bytes as f64 / s / 1e6),
+        _ => Value::Null,
+    };
+    cols.push(("bw_mbs".into(), bw));
     cols.extend(copied(
         all,
         &[
+            ("lat_min_us", "min_us"),
             ("lat_mean_us", "mean_us"),
             ("lat_p99_us", "p99_us"),
             ("lat_p999_us", "p99_9_us"),
@@ -506,7 +513,7 @@ mod tests {
         json!({"variants": [{
             "name": "base", "duration_s": 2.0,
             "io": {"ios": 3, "iops": 1.5, "bytes": 12288,
-                   "all": {"count": 3, "mean_us": 100.0, "p99_us": 150.0, "p99_9_us": 151.0,
+                   "all": {"count": 3, "min_us": 90.0, "mean_us": 100.0, "p99_us": 150.0, "p99_9_us": 151.0,
                            "max_us": 152.0}},
             "cpu": {"platform": "preset google-gs101", "governor": "teo", "power_known": power_known,
                     "avg_power_mw": 185.0, "energy_mj": 370.0, "too_deep_pct": 1.0,
@@ -546,6 +553,8 @@ mod tests {
         // A preset is named by its id.
         assert_eq!(cpu["device"], "google-gs101");
         assert_eq!(t["io"][0]["lat_p999_us"], 151.0);
+        // 12 288 B in 2 s: 6 144 B/s, 0.006 144 MB/s.
+        assert_eq!(t["io"][0]["bw_mbs"], 0.006144);
         assert_eq!(t["ufs"][0]["scale_ups"], 2);
         assert_eq!(t["ufs"][0]["hpb_hit_ratio"], Value::Null);
         // The system's fields, `duration_s`-style collisions prefixed, then the tasks' IO.
