@@ -420,8 +420,10 @@ fn job_dir_row(head: Row, dir: &str, runtime_ms: &Value, d: &Value) -> Row {
 }
 
 /// The jobs table of `report` (its JSON form): per variant, each workload fio would report
-/// (a job; a replay has no `fio` figures), a row per direction it completed IO in, with the
-/// workload's `finished_s` (its last completion, null when the run ended first).
+/// (a job; a replay has no `fio` figures), a row per direction it completed IO in, with when
+/// the job started (`started_s`, its `startdelay`), its last completion (`finished_s`, null
+/// when the run ended first) and the time between them (`start_to_finish_s`: a job's whole
+/// time on the storage, where fio's runtime is whole milliseconds and waits out `runtime`).
 pub fn jobs(report: &Value) -> Vec<Row> {
     let mut out = vec![];
     for v in at(report, "variants").as_array().into_iter().flatten() {
@@ -436,10 +438,21 @@ pub fn jobs(report: &Value) -> Vec<Row> {
                 if d.is_null() {
                     continue;
                 }
+                let started_s = at(fio, "start_ns").as_u64().map(|ns| ns as f64 / 1e9);
+                let finished_s = at(w, "finished_s");
+                let busy = match (started_s, finished_s.as_f64()) {
+                    (Some(start), Some(end)) => Value::from(end - start),
+                    _ => Value::Null,
+                };
                 let mut head = Row::new();
                 head.insert("variant".into(), at(v, "name").clone());
                 head.insert("job".into(), at(w, "name").clone());
-                head.insert("finished_s".into(), at(w, "finished_s").clone());
+                head.insert(
+                    "started_s".into(),
+                    started_s.map_or(Value::Null, Value::from),
+                );
+                head.insert("finished_s".into(), finished_s.clone());
+                head.insert("start_to_finish_s".into(), busy);
                 out.push(job_dir_row(head, dir, at(fio, "runtime_ms"), d));
             }
         }
@@ -639,7 +652,8 @@ mod tests {
     fn a_job_s_row_is_what_fio_prints_for_each_direction_it_read_or_wrote() {
         // 100 reads of 64 KiB (6 553 600 B) in fio's 10 001 ms: by hand 0.655 3... MB/s.
         let report = json!({"variants": [{"name": "b", "io": {"workloads": [
-            {"name": "job1", "finished_s": 10.0005, "fio": {"runtime_ms": 10001,
+            {"name": "job1", "finished_s": 30.5, "fio": {"start_ns": 20_000_000_000u64,
+                "runtime_ms": 10001,
                 "read": {"ios": 100, "bytes": 6_553_600u64, "clat_min_ns": 141_000u64,
                          "clat_max_ns": 872_500u64, "clat_mean_ns": 550_250.0,
                          "clat_stdev_ns": 1500.0,
@@ -654,7 +668,9 @@ mod tests {
             [
                 "variant",
                 "job",
+                "started_s",
                 "finished_s",
+                "start_to_finish_s",
                 "dir",
                 "runtime_ms",
                 "ios",
@@ -669,6 +685,11 @@ mod tests {
             ]
         );
         assert_eq!(r[0]["bw_mbs"], 6_553_600.0 / 10_001.0 / 1000.0);
+        // Started at 20 s, last completion at 30.5 s.
+        assert_eq!(
+            (r[0]["started_s"].clone(), r[0]["start_to_finish_s"].clone()),
+            (json!(20.0), json!(10.5))
+        );
         assert_eq!(r[0]["clat_min_us"], 141.0);
         assert_eq!(r[0]["clat_mean_us"], 550.25);
         assert_eq!(r[0]["clat_max_us"], 872.5);
