@@ -144,16 +144,23 @@ def run_case(
     return run_kept(work, f"case{case}{tag}.toml", scenario(case, devfreq_keys))
 
 
-def measures(report: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per variant, its rows of the core's summary tables (docs/rows.md): the jobs' IO
-    (``io``), the UFS device (``ufs``), and the fio threads' IO as the core decomposed it
-    (``system``: ``io_device_mean_us`` is the clat's device-side part, submission to the
-    device's completion)."""
-    s = native.report_rows(report)["summary"]
-    return {
-        io["variant"]: {"io": io, "ufs": ufs, "system": system}
+def measures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per variant, its rows of the core's tables (docs/rows.md): the jobs' IO (``io``), the
+    UFS device (``ufs``), the fio threads' IO as the core decomposed it (``system``:
+    ``io_device_mean_us`` is the clat's device-side part, submission to the device's
+    completion), the clock at each job's start (``starts``, a list) and the loads devfreq's
+    polls saw at each level (``windows``, level -> row)."""
+    tables = native.report_rows(report)
+    s = tables["summary"]
+    out: dict[str, dict[str, Any]] = {
+        io["variant"]: {"io": io, "ufs": ufs, "system": system, "starts": [], "windows": {}}
         for io, ufs, system in zip(s["io"], s["ufs"], s["system"], strict=True)
     }
+    for r in tables["clock_at_job_starts"]:
+        out[r["variant"]]["starts"].append(r)
+    for r in tables["poll_windows"]:
+        out[r["variant"]]["windows"][r["level"]] = r
+    return out
 
 
 def bw_mbs(io: dict[str, Any]) -> float:
@@ -162,7 +169,7 @@ def bw_mbs(io: dict[str, Any]) -> float:
     return io["bytes"] / (len(STARTDELAYS) * RUNTIME_S) / 1e6
 
 
-def row(case: int, name: str, m: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def row(case: int, name: str, m: dict[str, Any]) -> dict[str, Any]:
     """A `runs` row: variant `name`'s measures `m` (:func:`measures`) in case `case`."""
     io = m["io"]
     return {
@@ -191,7 +198,7 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 rows.append(row(case, v["name"], m))
             extra["variants"].append(variant_summary(case, v["name"], m))
             if case == 2:
-                extra["case2"].append(clock_anatomy(v, m["io"]))
+                extra["case2"].append(clock_anatomy(v["name"], m))
             extra["timelines"][f"case {case}, {v['name']}"] = {
                 "name": f"case {case}, {v['name']}",
                 "duration_s": v["duration_s"],
@@ -209,56 +216,43 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 summary = variant_summary(case, v["name"], m)
                 extra["sensitivity"].append(summary | {"assumption": assumption})
                 if case == 2:
-                    anatomy = clock_anatomy(v, m["io"])
+                    anatomy = clock_anatomy(v["name"], m)
                     extra["case2"].append(anatomy | {"assumption": assumption})
     return rows, extra
 
 
-def clock_anatomy(v: dict[str, Any], io: dict[str, Any]) -> dict[str, Any]:
-    """Case 2's clock as the report gives it (variant `v`, its ``io`` row `io`): how long it
-    stayed at the min level from each job's start (0 when the job started at the max level),
-    and the window loads devfreq's polls saw at each level against the loads at which a poll
+def clock_anatomy(name: str, m: dict[str, Any]) -> dict[str, Any]:
+    """Case 2's clock (variant `name`, its measures `m`, :func:`measures`): how long it stayed
+    below the max level from each job's start (0 when the job started at the max level), and
+    the window loads devfreq's polls saw at each level against the loads at which a poll
     leaves it."""
-    ufs = v["ufs"]
-    timeline = ufs["freq_timeline"]
-    low_ms = []
-    for start_s in STARTDELAYS:
-        t0 = start_s * 10**9
-        hz = [h for t, h in timeline if t <= t0][-1]
-        up = next((t for t, h in timeline if t > t0 and h == ufs["max_hz"]), None)
-        if hz == ufs["max_hz"]:
-            low_ms.append(0.0)
-        else:
-            end = up if up is not None else round(v["duration_s"] * 1e9)
-            low_ms.append(round((end - t0) / 1e6, 3))
-    loads = ufs["poll_loads"]
-    dev = ufs["devfreq"]
+    at_max, at_min = m["windows"]["max"], m["windows"]["min"]
 
-    def windows(bins: list[int]) -> dict[str, Any]:
-        n = sum(bins)
-        mean = sum(pct * c for pct, c in enumerate(bins)) / n if n else None
-        lowest = next((pct for pct, c in enumerate(bins) if c), None)
-        return {"n": n, "mean_pct": None if mean is None else round(mean, 1), "lowest_pct": lowest}
+    def windows(w: dict[str, Any]) -> dict[str, Any]:
+        mean = w["mean_load_pct"]
+        return {
+            "n": w["windows"],
+            "mean_pct": None if mean is None else round(mean, 1),
+            "lowest_pct": w["lowest_load_pct"],
+        }
 
-    at_max, at_min = windows(loads["at_max"]), windows(loads["at_min"])
-    down = dev["down_at_or_below_pct"]
-    below_down = sum(loads["at_max"][: down + 1]) if down is not None else 0
+    ufs = m["ufs"]
     return {
-        "variant": v["name"],
-        "bw_mbs": round(bw_mbs(io), 3),
-        "low_ms_at_job_starts": low_ms,
-        "polling_period_ms": dev["polling_period_ns"] / 1e6,
-        "down_at_or_below_pct": down,
-        "up_from_pct": dev["up_from_pct"],
-        "windows_at_max": at_max,
-        "windows_at_max_at_or_below_down": below_down,
-        "windows_at_min": at_min,
-        "scale_ups": ufs["counters"]["scale_ups"],
-        "scale_downs": ufs["counters"]["scale_downs"],
+        "variant": name,
+        "bw_mbs": round(bw_mbs(m["io"]), 3),
+        "low_ms_at_job_starts": [round(r["below_max_ms"], 3) for r in m["starts"]],
+        "polling_period_ms": at_max["polling_period_ms"],
+        "down_at_or_below_pct": at_max["down_at_or_below_pct"],
+        "up_from_pct": at_max["up_from_pct"],
+        "windows_at_max": windows(at_max),
+        "windows_at_max_at_or_below_down": at_max["at_or_below_down"],
+        "windows_at_min": windows(at_min),
+        "scale_ups": ufs["scale_ups"],
+        "scale_downs": ufs["scale_downs"],
     }
 
 
-def variant_summary(case: int, name: str, m: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def variant_summary(case: int, name: str, m: dict[str, Any]) -> dict[str, Any]:
     """Variant `name`'s measures `m` (:func:`measures`) in case `case`, as the report shows
     them."""
     io, ufs = m["io"], m["ufs"]

@@ -22,6 +22,10 @@
 //!    (`io.workloads[].fio`, report/fio.rs): runtime, bandwidth, clat and its percentiles.
 //! 5. [`hpb`]: one row per variant with a UFS device, HPB's counters (the driver's
 //!    `hpb_stats`, the device's map-cache misses, the host memory HPB held).
+//! 6. [`clock_at_job_starts`]: one row per variant with a UFS device and fio job, the clock
+//!    when the job started and how long it stayed below the max level from there.
+//! 7. [`poll_windows`]: one row per variant with clock scaling and level (max, min), the
+//!    loads devfreq's polls saw there.
 
 use serde_json::{Map, Value};
 
@@ -517,6 +521,120 @@ pub fn hpb(report: &Value) -> Vec<Row> {
     out
 }
 
+/// The clock at each job's start (JSON form of `report`): per variant with a UFS device and
+/// fio job, `variant`, `job`, `started_s`, `hz_at_start` (the first clock's level then, from
+/// `ufs.freq_timeline`), and `below_max_ms`: from the start until the clock first reached the
+/// max level (0 when it started there; to the run's end when it never did).
+pub fn clock_at_job_starts(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        let ufs = at(v, "ufs");
+        if ufs.is_null() {
+            continue;
+        }
+        let max_hz = at(ufs, "max_hz").as_u64();
+        let timeline: Vec<(u64, u64)> = at(ufs, "freq_timeline")
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| Some((e[0].as_u64()?, e[1].as_u64()?)))
+            .collect();
+        let run_end = (at(v, "duration_s").as_f64().unwrap_or(0.0) * 1e9).round() as u64;
+        for w in at(at(v, "io"), "workloads")
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let Some(t0) = at(at(w, "fio"), "start_ns").as_u64() else {
+                continue;
+            };
+            let hz = timeline.iter().rev().find(|(t, _)| *t <= t0).map(|e| e.1);
+            let below_ms = if hz.is_some() && hz == max_hz {
+                0.0
+            } else {
+                let up = timeline.iter().find(|(t, h)| *t > t0 && Some(*h) == max_hz);
+                let end = up.map_or(run_end, |e| e.0);
+                end.saturating_sub(t0) as f64 / 1e6
+            };
+            let mut r = Row::new();
+            r.insert("variant".into(), at(v, "name").clone());
+            r.insert("job".into(), at(w, "name").clone());
+            r.insert("started_s".into(), Value::from(t0 as f64 / 1e9));
+            r.insert("hz_at_start".into(), hz.map_or(Value::Null, Value::from));
+            r.insert("below_max_ms".into(), Value::from(below_ms));
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// One level's windows (`bins[pct]`: how many polls saw a load of `pct` %): their count,
+/// mean load and lowest load (null without windows), and how many were at or below `down`.
+fn windows_row(head: Row, level: &str, bins: &[u64], down: Option<u64>) -> Row {
+    let n: u64 = bins.iter().sum();
+    let weighted: u64 = bins.iter().enumerate().map(|(pct, c)| pct as u64 * c).sum();
+    let mut r = head;
+    r.insert("level".into(), Value::from(level));
+    r.insert("windows".into(), Value::from(n));
+    let mean = (n > 0).then(|| weighted as f64 / n as f64);
+    r.insert(
+        "mean_load_pct".into(),
+        mean.map_or(Value::Null, Value::from),
+    );
+    let lowest = bins.iter().position(|c| *c > 0);
+    r.insert(
+        "lowest_load_pct".into(),
+        lowest.map_or(Value::Null, Value::from),
+    );
+    let below = down.map_or(0, |d| bins.iter().take(d as usize + 1).sum());
+    r.insert("at_or_below_down".into(), Value::from(below));
+    r
+}
+
+/// The loads devfreq's polls saw (JSON form of `report`): per variant with clock scaling
+/// (`ufs.poll_loads`), a row for the max level then the min level: `variant`, `level`,
+/// `windows`, `mean_load_pct`, `lowest_load_pct` (null without windows), `at_or_below_down`
+/// (windows whose load was at or below `devfreq.down_at_or_below_pct`, where a poll leaves
+/// the level; 0 without that threshold), then the thresholds themselves (`down_at_or_below_pct`,
+/// `up_from_pct`, copied) and devfreq's `polling_period_ms`.
+pub fn poll_windows(report: &Value) -> Vec<Row> {
+    let mut out = vec![];
+    for v in at(report, "variants").as_array().into_iter().flatten() {
+        let ufs = at(v, "ufs");
+        let loads = at(ufs, "poll_loads");
+        if loads.is_null() {
+            continue;
+        }
+        let dev = at(ufs, "devfreq");
+        let down = at(dev, "down_at_or_below_pct").as_u64();
+        for (level, key) in [("max", "at_max"), ("min", "at_min")] {
+            let bins: Vec<u64> = at(loads, key)
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| c.as_u64().unwrap_or(0))
+                .collect();
+            let mut head = Row::new();
+            head.insert("variant".into(), at(v, "name").clone());
+            let mut r = windows_row(head, level, &bins, down);
+            r.extend(copied(
+                dev,
+                &[
+                    ("down_at_or_below_pct", "down_at_or_below_pct"),
+                    ("up_from_pct", "up_from_pct"),
+                ],
+            ));
+            let period = at(dev, "polling_period_ns").as_u64();
+            r.insert(
+                "polling_period_ms".into(),
+                period.map_or(Value::Null, |ns| Value::from(ns as f64 / 1e6)),
+            );
+            out.push(r);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -729,5 +847,59 @@ mod tests {
         );
         assert_eq!(r[1]["hit_ratio"], 0.75);
         assert_eq!(r[1]["host_map_peak_bytes"], 4096);
+    }
+
+    #[test]
+    fn a_job_s_start_finds_the_clock_then_and_the_wait_for_the_max_level() {
+        // Levels: min from 0, max at 3 s, min at 5 s, max at 7.5 s; run of 10 s.
+        let report = json!({"variants": [{"name": "v", "duration_s": 10.0,
+            "ufs": {"max_hz": 300, "freq_timeline": [[0, 100], [3_000_000_000u64, 300],
+                     [5_000_000_000u64, 100], [7_500_000_000u64, 300]]},
+            "io": {"workloads": [
+                {"name": "a", "fio": {"start_ns": 1_000_000_000u64}},
+                {"name": "b", "fio": {"start_ns": 4_000_000_000u64}},
+                {"name": "c", "fio": {"start_ns": 6_000_000_000u64}},
+                {"name": "replay"}]}}]});
+        let r = clock_at_job_starts(&report);
+        assert_eq!(r.len(), 3, "a replay has no start");
+        // a: at min from 1 s until 3 s: 2000 ms; b: at max: 0; c: min from 6 s to 7.5 s.
+        let waits: Vec<_> = r.iter().map(|r| r["below_max_ms"].clone()).collect();
+        assert_eq!(waits, [json!(2000.0), json!(0.0), json!(1500.0)]);
+        assert_eq!(r[1]["hz_at_start"], 300);
+    }
+
+    #[test]
+    fn poll_windows_count_mean_and_lowest_load_per_level() {
+        // At max: 2 windows at 3 %, 1 at 6 %: mean 12 / 3 = 4 %, lowest 3 %, two at or below
+        // a down threshold of 5 %. At min: none.
+        let mut at_max = vec![0u64; 101];
+        at_max[3] = 2;
+        at_max[6] = 1;
+        let report = json!({"variants": [{"name": "v", "ufs": {
+            "poll_loads": {"at_max": at_max, "at_min": vec![0u64; 101]},
+            "devfreq": {"down_at_or_below_pct": 5, "up_from_pct": 70,
+                        "polling_period_ns": 60_000_000u64}}}]});
+        let r = poll_windows(&report);
+        assert_eq!(
+            (
+                r[0]["level"].clone(),
+                r[0]["windows"].clone(),
+                r[0]["mean_load_pct"].clone()
+            ),
+            (json!("max"), json!(3), json!(4.0))
+        );
+        assert_eq!(
+            (
+                r[0]["lowest_load_pct"].clone(),
+                r[0]["at_or_below_down"].clone()
+            ),
+            (json!(3), json!(2))
+        );
+        assert_eq!(
+            (r[1]["windows"].clone(), r[1]["mean_load_pct"].clone()),
+            (json!(0), Value::Null)
+        );
+        assert_eq!(r[1]["up_from_pct"], 70);
+        assert_eq!(r[1]["polling_period_ms"], 60.0);
     }
 }
