@@ -429,8 +429,9 @@ def pixel_runs(
     for name in pixel.TRACES:
         path = f"pixel-{pixel.stem(name)}.toml"
         report = run_kept(work, path, pixel_scenario((traces / name).resolve()))
-        for v in report["variants"]:
-            lat, ufs = v["io"]["all"], v["ufs"]
+        s = native.report_rows(report)["summary"]
+        for v, io, ufs_row in zip(report["variants"], s["io"], s["ufs"], strict=True):
+            ufs = v["ufs"]
             timelines[f"{pixel.stem(name)}, boost {v['name']}"] = {
                 "name": f"{pixel.stem(name)}, boost {v['name']}",
                 "duration_s": v["duration_s"],
@@ -440,18 +441,18 @@ def pixel_runs(
                 {
                     "trace": pixel.stem(name),
                     "boost": v["name"],
-                    "ios": v["io"]["ios"],
-                    "lat_avg_us": round(lat["mean_us"], 3),
-                    "lat_p99_us": round(lat["p99_us"], 3),
+                    "ios": io["ios"],
+                    "lat_avg_us": round(io["lat_mean_us"], 3),
+                    "lat_p99_us": round(io["lat_p99_us"], 3),
                     "read_avg_us": round(v["io"]["read"]["mean_us"], 3)
                     if v["io"]["read"]["count"]
                     else None,
-                    "energy_mj": round(ufs["energy_mj"], 3),
+                    "energy_mj": round(ufs_row["energy_mj"], 3),
                     "energy_per_io_uj": None
-                    if ufs["energy_per_io_uj"] is None
-                    else round(ufs["energy_per_io_uj"], 3),
-                    "low_clock_pct": round(ufs["low_clock_pct"], 3),
-                    "scale_ups": ufs["counters"]["scale_ups"],
+                    if ufs_row["energy_per_io_uj"] is None
+                    else round(ufs_row["energy_per_io_uj"], 3),
+                    "low_clock_pct": round(ufs_row["low_clock_pct"], 3),
+                    "scale_ups": ufs_row["scale_ups"],
                 }
             )
     return out, timelines, None
