@@ -67,3 +67,42 @@ def test_each_cpu_s_residency_covers_its_run():
     row = r.residency[(r.residency.cpu == 1) & (r.residency.state == wfi["name"])].iloc[0]
     assert row.time_pct == pytest.approx(100 * wfi["time_ns"] / (v["duration_s"] * 1e9))
     assert row.entries == wfi["entries"]
+
+
+HPB_JOB = """
+[platform.ufs]
+preset = "ufs21-64gb-class"
+[policy.devfreq]
+enabled = false
+[policy.hpb]
+enabled = true
+[[workload.job]]
+name = "reads"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+number_ios = 20
+startdelay = "50ms"
+[run]
+seed = 1
+"""
+
+
+def test_a_job_s_row_is_fio_s_figures_and_hpb_s_row_the_driver_s_counters():
+    report, tables = native.run_scenario_text_rows(HPB_JOB, "<hpb job>")
+    w = report["variants"][0]["io"]["workloads"][0]
+    (job,) = tables["jobs"]
+    # By hand: 20 reads of 4 KiB (81 920 B), started at its 50 ms startdelay.
+    assert (job["job"], job["dir"], job["ios"], job["bytes"]) == ("reads", "read", 20, 81920)
+    assert job["started_s"] == 0.05
+    assert job["start_to_finish_s"] == w["finished_s"] - 0.05
+    assert job["bw_mbs"] == 81920 / w["fio"]["runtime_ms"] / 1000
+    fio = w["fio"]["read"]
+    assert job["clat_mean_us"] == fio["clat_mean_ns"] / 1000
+    assert job["clat_p99_9_us"] == dict(fio["clat_percentiles_ns"])[99.9] / 1000
+    (hpb,) = tables["hpb"]
+    stats = report["variants"][0]["ufs"]["hpb"]["stats"]
+    assert hpb["hpb"] is True
+    assert (hpb["hit_cnt"], hpb["miss_cnt"]) == (stats["hit_cnt"], stats["miss_cnt"])
+    # Every read is 4 KiB, so each is eligible: sent as HPB READ or not, 20 in all.
+    assert hpb["hit_cnt"] + hpb["miss_cnt"] == 20

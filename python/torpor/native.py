@@ -160,8 +160,10 @@ def run_scenario_text_rows(
 
 def report_rows(report: dict[str, Any]) -> dict[str, Any]:
     """A report's row tables (``view::rows``, docs/rows.md): ``summary`` (section -> rows,
-    one per variant that has the section) and ``sweep`` (one row of a sweep's measures per
-    variant). Columns are named with their units; null is a measure the run could not give."""
+    one per variant that has the section), ``residency``, ``sweep`` (one row of a sweep's
+    measures per variant), ``jobs`` (what fio prints per variant, job and direction) and
+    ``hpb`` (HPB's counters per variant with a UFS device). Columns are named with their
+    units; null is a measure the run could not give."""
     return json.loads(_native.report_rows(report))
 
 

@@ -378,8 +378,9 @@ struct Encoded {
 }
 
 /// What a run's report gives as rows (`view::rows`, docs/rows.md): `{"summary": {section:
-/// [row, ...]}, "residency": [row, ...], "sweep": [row per variant]}`, from the report's JSON
-/// form `value`.
+/// [row, ...]}, "residency": [row, ...], "sweep": [row per variant], "jobs": [row per
+/// variant, job and direction], "hpb": [row per variant with a UFS device],
+/// "clock_at_job_starts": [...], "poll_windows": [...]}`, from the report's JSON form `value`.
 fn row_tables(value: &serde_json::Value) -> serde_json::Value {
     use torpor_core::view::rows;
     let variants = value["variants"].as_array().into_iter().flatten();
@@ -387,6 +388,10 @@ fn row_tables(value: &serde_json::Value) -> serde_json::Value {
         "summary": rows::summary(value),
         "residency": rows::residency(value),
         "sweep": variants.map(rows::sweep_measures).collect::<Vec<_>>(),
+        "jobs": rows::jobs(value),
+        "hpb": rows::hpb(value),
+        "clock_at_job_starts": rows::clock_at_job_starts(value),
+        "poll_windows": rows::poll_windows(value),
     })
 }
 

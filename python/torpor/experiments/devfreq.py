@@ -42,6 +42,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from torpor import native
 from torpor.experiments import claims as claims_lib
 from torpor.experiments import pixel
 from torpor.experiments.inputs import run_kept
@@ -143,27 +144,42 @@ def run_case(
     return run_kept(work, f"case{case}{tag}.toml", scenario(case, devfreq_keys))
 
 
-def bw_mbs(variant: dict[str, Any]) -> float:
-    """Bandwidth over the time the jobs ran (5 x 10 s), MB/s as fio prints it (10^6 B/s)."""
-    return variant["io"]["bytes"] / (len(STARTDELAYS) * RUNTIME_S) / 1e6
+def measures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per variant, its rows of the core's tables (docs/rows.md): the jobs' IO (``io``), the
+    UFS device (``ufs``), the fio threads' IO as the core decomposed it (``system``:
+    ``io_device_mean_us`` is the clat's device-side part, submission to the device's
+    completion), the clock at each job's start (``starts``, a list) and the loads devfreq's
+    polls saw at each level (``windows``, level -> row)."""
+    tables = native.report_rows(report)
+    s = tables["summary"]
+    out: dict[str, dict[str, Any]] = {
+        io["variant"]: {"io": io, "ufs": ufs, "system": system, "starts": [], "windows": {}}
+        for io, ufs, system in zip(s["io"], s["ufs"], s["system"], strict=True)
+    }
+    for r in tables["clock_at_job_starts"]:
+        out[r["variant"]]["starts"].append(r)
+    for r in tables["poll_windows"]:
+        out[r["variant"]]["windows"][r["level"]] = r
+    return out
 
 
-def device_clat_avg_us(variant: dict[str, Any]) -> float:
-    """The device-side part of the clat (submission to the device's completion), over every
-    fio thread's IO, as the core decomposed it."""
-    return float(variant["cpu"]["io"]["device"]["mean_us"])
+def bw_mbs(io: dict[str, Any]) -> float:
+    """Bandwidth over the time the jobs ran (5 x 10 s), MB/s as fio prints it (10^6 B/s), of
+    a variant's ``io`` row."""
+    return io["bytes"] / (len(STARTDELAYS) * RUNTIME_S) / 1e6
 
 
-def row(case: int, variant: dict[str, Any]) -> dict[str, Any]:
-    lat = variant["io"]["all"]
+def row(case: int, name: str, m: dict[str, Any]) -> dict[str, Any]:
+    """A `runs` row: variant `name`'s measures `m` (:func:`measures`) in case `case`."""
+    io = m["io"]
     return {
         "case": case,
-        "boost": variant["name"] == "boost-on",
-        "clat_avg_us": round(lat["mean_us"], 3),
-        "clat_device_avg_us": round(device_clat_avg_us(variant), 3),
-        "clat_p99_us": round(lat["p99_us"], 3),
-        "bw_mbs": round(bw_mbs(variant), 3),
-        "low_clock_pct": round(variant["ufs"]["low_clock_pct"], 3),
+        "boost": name == "boost-on",
+        "clat_avg_us": round(io["lat_mean_us"], 3),
+        "clat_device_avg_us": round(m["system"]["io_device_mean_us"], 3),
+        "clat_p99_us": round(io["lat_p99_us"], 3),
+        "bw_mbs": round(bw_mbs(io), 3),
+        "low_clock_pct": round(m["ufs"]["low_clock_pct"], 3),
     }
 
 
@@ -175,12 +191,14 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     extra: dict[str, Any] = {"variants": [], "timelines": {}, "sensitivity": [], "case2": []}
     for case in (1, 2):
         report = run_case(case, work)
+        by_variant = measures(report)
         for v in report["variants"]:
+            m = by_variant[v["name"]]
             if v["name"] != "boost-at-once":
-                rows.append(row(case, v))
-            extra["variants"].append(variant_summary(case, v))
+                rows.append(row(case, v["name"], m))
+            extra["variants"].append(variant_summary(case, v["name"], m))
             if case == 2:
-                extra["case2"].append(clock_anatomy(v))
+                extra["case2"].append(clock_anatomy(v["name"], m))
             extra["timelines"][f"case {case}, {v['name']}"] = {
                 "name": f"case {case}, {v['name']}",
                 "duration_s": v["duration_s"],
@@ -191,72 +209,67 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         for i, (assumption, keys, cases) in enumerate(SENSITIVITY):
             if case not in cases:
                 continue
-            for v in run_case(case, work, keys, f"-s{i}")["variants"]:
-                extra["sensitivity"].append(variant_summary(case, v) | {"assumption": assumption})
+            report = run_case(case, work, keys, f"-s{i}")
+            by_variant = measures(report)
+            for v in report["variants"]:
+                m = by_variant[v["name"]]
+                summary = variant_summary(case, v["name"], m)
+                extra["sensitivity"].append(summary | {"assumption": assumption})
                 if case == 2:
-                    extra["case2"].append(clock_anatomy(v) | {"assumption": assumption})
+                    anatomy = clock_anatomy(v["name"], m)
+                    extra["case2"].append(anatomy | {"assumption": assumption})
     return rows, extra
 
 
-def clock_anatomy(v: dict[str, Any]) -> dict[str, Any]:
-    """Case 2's clock as the report gives it: how long it stayed at the min level from each
-    job's start (0 when the job started at the max level), and the window loads devfreq's
-    polls saw at each level against the loads at which a poll leaves it."""
-    ufs = v["ufs"]
-    timeline = ufs["freq_timeline"]
-    low_ms = []
-    for start_s in STARTDELAYS:
-        t0 = start_s * 10**9
-        hz = [h for t, h in timeline if t <= t0][-1]
-        up = next((t for t, h in timeline if t > t0 and h == ufs["max_hz"]), None)
-        if hz == ufs["max_hz"]:
-            low_ms.append(0.0)
-        else:
-            end = up if up is not None else round(v["duration_s"] * 1e9)
-            low_ms.append(round((end - t0) / 1e6, 3))
-    loads = ufs["poll_loads"]
-    dev = ufs["devfreq"]
+def clock_anatomy(name: str, m: dict[str, Any]) -> dict[str, Any]:
+    """Case 2's clock (variant `name`, its measures `m`, :func:`measures`): how long it stayed
+    below the max level from each job's start (0 when the job started at the max level), and
+    the window loads devfreq's polls saw at each level against the loads at which a poll
+    leaves it."""
+    at_max, at_min = m["windows"]["max"], m["windows"]["min"]
 
-    def windows(bins: list[int]) -> dict[str, Any]:
-        n = sum(bins)
-        mean = sum(pct * c for pct, c in enumerate(bins)) / n if n else None
-        lowest = next((pct for pct, c in enumerate(bins) if c), None)
-        return {"n": n, "mean_pct": None if mean is None else round(mean, 1), "lowest_pct": lowest}
+    def windows(w: dict[str, Any]) -> dict[str, Any]:
+        mean = w["mean_load_pct"]
+        return {
+            "n": w["windows"],
+            "mean_pct": None if mean is None else round(mean, 1),
+            "lowest_pct": w["lowest_load_pct"],
+        }
 
-    at_max, at_min = windows(loads["at_max"]), windows(loads["at_min"])
-    down = dev["down_at_or_below_pct"]
-    below_down = sum(loads["at_max"][: down + 1]) if down is not None else 0
+    ufs = m["ufs"]
     return {
-        "variant": v["name"],
-        "bw_mbs": round(bw_mbs(v), 3),
-        "low_ms_at_job_starts": low_ms,
-        "polling_period_ms": dev["polling_period_ns"] / 1e6,
-        "down_at_or_below_pct": down,
-        "up_from_pct": dev["up_from_pct"],
-        "windows_at_max": at_max,
-        "windows_at_max_at_or_below_down": below_down,
-        "windows_at_min": at_min,
-        "scale_ups": ufs["counters"]["scale_ups"],
-        "scale_downs": ufs["counters"]["scale_downs"],
+        "variant": name,
+        "bw_mbs": round(bw_mbs(m["io"]), 3),
+        "low_ms_at_job_starts": [round(r["below_max_ms"], 3) for r in m["starts"]],
+        "polling_period_ms": at_max["polling_period_ms"],
+        "down_at_or_below_pct": at_max["down_at_or_below_pct"],
+        "up_from_pct": at_max["up_from_pct"],
+        "windows_at_max": windows(at_max),
+        "windows_at_max_at_or_below_down": at_max["at_or_below_down"],
+        "windows_at_min": windows(at_min),
+        "scale_ups": ufs["scale_ups"],
+        "scale_downs": ufs["scale_downs"],
     }
 
 
-def variant_summary(case: int, v: dict[str, Any]) -> dict[str, Any]:
-    lat, ufs = v["io"]["all"], v["ufs"]
+def variant_summary(case: int, name: str, m: dict[str, Any]) -> dict[str, Any]:
+    """Variant `name`'s measures `m` (:func:`measures`) in case `case`, as the report shows
+    them."""
+    io, ufs = m["io"], m["ufs"]
     return {
         "case": case,
-        "variant": v["name"],
-        "clat_min_us": round(lat["min_us"], 3),
-        "clat_avg_us": round(lat["mean_us"], 3),
-        "clat_device_avg_us": round(device_clat_avg_us(v), 3),
-        "clat_max_us": round(lat["max_us"], 3),
-        "clat_p99_us": round(lat["p99_us"], 3),
-        "bw_mbs": round(bw_mbs(v), 3),
+        "variant": name,
+        "clat_min_us": round(io["lat_min_us"], 3),
+        "clat_avg_us": round(io["lat_mean_us"], 3),
+        "clat_device_avg_us": round(m["system"]["io_device_mean_us"], 3),
+        "clat_max_us": round(io["lat_max_us"], 3),
+        "clat_p99_us": round(io["lat_p99_us"], 3),
+        "bw_mbs": round(bw_mbs(io), 3),
         "low_clock_pct": round(ufs["low_clock_pct"], 3),
         "energy_mj": round(ufs["energy_mj"], 3),
         "avg_power_mw": round(ufs["avg_power_mw"], 3),
-        "scale_ups": ufs["counters"]["scale_ups"],
-        "scale_downs": ufs["counters"]["scale_downs"],
+        "scale_ups": ufs["scale_ups"],
+        "scale_downs": ufs["scale_downs"],
     }
 
 
@@ -416,8 +429,9 @@ def pixel_runs(
     for name in pixel.TRACES:
         path = f"pixel-{pixel.stem(name)}.toml"
         report = run_kept(work, path, pixel_scenario((traces / name).resolve()))
-        for v in report["variants"]:
-            lat, ufs = v["io"]["all"], v["ufs"]
+        s = native.report_rows(report)["summary"]
+        for v, io, ufs_row in zip(report["variants"], s["io"], s["ufs"], strict=True):
+            ufs = v["ufs"]
             timelines[f"{pixel.stem(name)}, boost {v['name']}"] = {
                 "name": f"{pixel.stem(name)}, boost {v['name']}",
                 "duration_s": v["duration_s"],
@@ -427,18 +441,18 @@ def pixel_runs(
                 {
                     "trace": pixel.stem(name),
                     "boost": v["name"],
-                    "ios": v["io"]["ios"],
-                    "lat_avg_us": round(lat["mean_us"], 3),
-                    "lat_p99_us": round(lat["p99_us"], 3),
+                    "ios": io["ios"],
+                    "lat_avg_us": round(io["lat_mean_us"], 3),
+                    "lat_p99_us": round(io["lat_p99_us"], 3),
                     "read_avg_us": round(v["io"]["read"]["mean_us"], 3)
                     if v["io"]["read"]["count"]
                     else None,
-                    "energy_mj": round(ufs["energy_mj"], 3),
+                    "energy_mj": round(ufs_row["energy_mj"], 3),
                     "energy_per_io_uj": None
-                    if ufs["energy_per_io_uj"] is None
-                    else round(ufs["energy_per_io_uj"], 3),
-                    "low_clock_pct": round(ufs["low_clock_pct"], 3),
-                    "scale_ups": ufs["counters"]["scale_ups"],
+                    if ufs_row["energy_per_io_uj"] is None
+                    else round(ufs_row["energy_per_io_uj"], 3),
+                    "low_clock_pct": round(ufs_row["low_clock_pct"], 3),
+                    "scale_ups": ufs_row["scale_ups"],
                 }
             )
     return out, timelines, None

@@ -38,6 +38,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torpor import native
 from torpor.experiments import claims as claims_lib
 from torpor.experiments import pixel
 from torpor.experiments.inputs import run_kept
@@ -128,22 +129,29 @@ def iozone_scenario(range_gb: int) -> dict[str, Any]:
     }
 
 
-def bw_mbs(variant: dict[str, Any]) -> float:
-    """Throughput over the run (all threads' bytes / the time until the last finished), MB/s as
-    the seed prints it (10^6 B/s)."""
-    return variant["io"]["bytes"] / variant["duration_s"] / 1e6
+def measures(report: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per variant, its rows of the core's tables (docs/rows.md): the IO (``io``; its
+    ``bw_mbs`` is the throughput over the run: all threads' bytes over the time until the last
+    finished, 10^6 B/s as the seed prints it), the UFS device (``ufs``) and HPB's counters
+    (``hpb``; 0 without HPB)."""
+    tables = native.report_rows(report)
+    s = tables["summary"]
+    return {
+        io["variant"]: {"io": io, "ufs": ufs, "hpb": hpb}
+        for io, ufs, hpb in zip(s["io"], s["ufs"], tables["hpb"], strict=True)
+    }
 
 
-def iozone_row(range_gb: int, variant: dict[str, Any]) -> dict[str, Any]:
-    hpb = variant["ufs"].get("hpb")
-    stats = hpb["stats"] if hpb else {}
+def iozone_row(range_gb: int, name: str, m: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A `runs` row: variant `name`'s measures `m` (:func:`measures`) at `range_gb`."""
+    hpb = m["hpb"]
     return {
         "range_gb": range_gb,
-        "hpb": variant["name"] == "hpb-on",
-        "bw_mbs": round(bw_mbs(variant), 3),
-        "hit_cnt": stats.get("hit_cnt", 0),
-        "miss_cnt": stats.get("miss_cnt", 0),
-        "map_req_cnt": stats.get("map_req_cnt", 0),
+        "hpb": name == "hpb-on",
+        "bw_mbs": round(m["io"]["bw_mbs"], 3),
+        "hit_cnt": hpb["hit_cnt"],
+        "miss_cnt": hpb["miss_cnt"],
+        "map_req_cnt": hpb["map_req_cnt"],
     }
 
 
@@ -154,20 +162,20 @@ def runs(work: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     detail: list[dict[str, Any]] = []
     for gb in RANGES_GB:
         report = run_kept(work, f"iozone-{gb}g.toml", iozone_scenario(gb))
+        by_variant = measures(report)
         for v in report["variants"]:
-            row = iozone_row(gb, v)
+            m = by_variant[v["name"]]
+            row = iozone_row(gb, v["name"], m)
             rows.append(row)
-            ufs = v["ufs"]
-            hpb = ufs.get("hpb")
+            hpb = m["hpb"]
+            ratio, peak = hpb["hit_ratio"], hpb["host_map_peak_bytes"]
             detail.append(
                 row
                 | {
-                    "device_map_misses": ufs["ftl"]["map_misses"],
-                    "hit_ratio": round(hpb["hit_ratio"], 4) if hpb else None,
-                    "host_map_peak_mib": round(hpb["host_memory"]["peak_map_bytes"] / 2**20, 2)
-                    if hpb
-                    else None,
-                    "rcmd_inactive_cnt": hpb["stats"]["rcmd_inactive_cnt"] if hpb else 0,
+                    "device_map_misses": hpb["device_map_misses"],
+                    "hit_ratio": None if ratio is None else round(ratio, 4),
+                    "host_map_peak_mib": None if peak is None else round(peak / 2**20, 2),
+                    "rcmd_inactive_cnt": hpb["rcmd_inactive_cnt"],
                     "lat_avg_us": round(v["io"]["read"]["mean_us"], 3),
                 }
             )
@@ -214,24 +222,31 @@ def launch_runs(work: Path) -> list[dict[str, Any]]:
     """Per cycle and HPB setting: the storage time of the 36 launches (each job's run from its
     start to its last completion), s."""
     report = run_kept(work, "launch.toml", launch_scenario())
+    jobs = _jobs(report, native.report_rows(report))
     out = []
     for v in report["variants"]:
-        for c, s in enumerate(_storage_per_cycle(v)):
+        for c, s in enumerate(_storage_per_cycle(jobs[v["name"]])):
             out.append({"cycle": c + 1, "hpb": v["name"] == "hpb-on", "storage_s": round(s, 4)})
     return out
 
 
-def _seconds(text: str) -> float:
-    return float(text.removesuffix("s"))
+def _jobs(report: dict[str, Any], tables: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per variant of `report`, its rows of the core's jobs table (of `tables`, the report's
+    row tables, docs/rows.md), in the jobs' order."""
+    out: dict[str, list[dict[str, Any]]] = {v["name"]: [] for v in report["variants"]}
+    for j in tables["jobs"]:
+        out[j["variant"]].append(j)
+    return out
 
 
-def _storage_per_cycle(variant: dict[str, Any]) -> list[float]:
-    """A variant's storage time of the launches per cycle, s."""
-    starts = {j["name"]: _seconds(j["startdelay"]) for j in launch_jobs()}
+def _storage_per_cycle(jobs: list[dict[str, Any]]) -> list[float]:
+    """A variant's storage time of the launches per cycle, s: each launch's time from its
+    start to its last completion (the jobs table's ``start_to_finish_s``), over the cycle's
+    launches."""
     per_cycle = [0.0] * CYCLES
-    for w in variant["io"]["workloads"]:
-        cycle = int(w["name"].split("-")[0][1:]) - 1
-        per_cycle[cycle] += w["finished_s"] - starts[w["name"]]
+    for j in jobs:
+        cycle = int(j["job"].split("-")[0][1:]) - 1
+        per_cycle[cycle] += j["start_to_finish_s"]
     return per_cycle
 
 
@@ -253,12 +268,14 @@ def warmup_runs(work: Path) -> list[dict[str, Any]]:
     """Per lever value and cycle: HPB's gain (storage time off - on), s, and the run's hit
     ratio; lever "default" is every lever at its central value."""
     report = run_kept(work, "launch-warmup.toml", warmup_scenario())
-    variants = {v["name"]: v for v in report["variants"]}
-    off = _storage_per_cycle(variants.pop("hpb-off"))
+    tables = native.report_rows(report)
+    jobs = _jobs(report, tables)
+    ratios = {r["variant"]: r["hit_ratio"] for r in tables["hpb"]}
+    off = _storage_per_cycle(jobs.pop("hpb-off"))
     out = []
-    for name, v in variants.items():
+    for name, variant_jobs in jobs.items():
         lever, value = name.split("=")
-        on = _storage_per_cycle(v)
+        on = _storage_per_cycle(variant_jobs)
         for c in range(CYCLES):
             out.append(
                 {
@@ -266,7 +283,7 @@ def warmup_runs(work: Path) -> list[dict[str, Any]]:
                     "value": int(value),
                     "cycle": c + 1,
                     "gain_s": round(off[c] - on[c], 4),
-                    "hit_ratio": round(v["ufs"]["hpb"]["hit_ratio"], 4),
+                    "hit_ratio": round(ratios[name], 4),
                 }
             )
     return out
@@ -295,8 +312,10 @@ def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], s
     for name in pixel.TRACES:
         stem = pixel.stem(name)
         report = run_kept(work, f"pixel-{stem}.toml", pixel_scenario((traces / name).resolve()))
+        by_variant = measures(report)
         for v in report["variants"]:
-            read, hpb = v["io"]["read"], v["ufs"]["hpb"]
+            read, m = v["io"]["read"], by_variant[v["name"]]
+            hpb = m["hpb"]
             out.append(
                 {
                     "trace": stem,
@@ -304,11 +323,11 @@ def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], s
                     "reads": read["count"],
                     "read_avg_us": round(read["mean_us"], 3) if read["count"] else None,
                     "read_p99_us": round(read["p99_us"], 3) if read["count"] else None,
-                    "hit_cnt": hpb["stats"]["hit_cnt"] if hpb else 0,
-                    "miss_cnt": hpb["stats"]["miss_cnt"] if hpb else 0,
-                    "map_req_cnt": hpb["stats"]["map_req_cnt"] if hpb else 0,
-                    "outside_lu": hpb["counters"]["outside_lu"] if hpb else 0,
-                    "energy_mj": round(v["ufs"]["energy_mj"], 3),
+                    "hit_cnt": hpb["hit_cnt"],
+                    "miss_cnt": hpb["miss_cnt"],
+                    "map_req_cnt": hpb["map_req_cnt"],
+                    "outside_lu": hpb["outside_lu"],
+                    "energy_mj": round(m["ufs"]["energy_mj"], 3),
                 }
             )
     return out, None

@@ -39,6 +39,8 @@ const PLAT_NR: usize = 29 << PLAT_BITS;
 /// One job as fio reports it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FioJobStats {
+    /// When the job started (its `startdelay`), from the run's start.
+    pub start_ns: u64,
     /// The job's runtime in fio's sense (module doc, step 3).
     pub runtime_ms: u64,
     pub read: Option<FioDirStats>,
@@ -70,6 +72,7 @@ pub fn job_stats(job: &FioJob, w: &WorkloadReport, run_end: Nanos) -> FioJobStat
     };
     let us = (end - start).0 / 1_000;
     FioJobStats {
+        start_ns: start.0,
         runtime_ms: us.div_ceil(1_000),
         read: dir_stats(&w.read, job.bs),
         write: dir_stats(&w.write, job.bs),
