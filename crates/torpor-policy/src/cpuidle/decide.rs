@@ -154,12 +154,13 @@ pub struct Decision {
     pub entered: i64,
 }
 
-/// A governor on a platform, driven step by step as the cpuidle core drives it.
-pub struct Stepper {
+/// A governor on a platform, driven step by step as the cpuidle core drives it: any variant
+/// by name (`G` = `dyn Governor`), or one concrete governor whose state a test reads.
+pub struct Stepper<G: ?Sized = dyn Governor> {
     platform: Platform,
     dev: Device,
     kernel: Kernel,
-    governor: Box<dyn Governor>,
+    governor: Box<G>,
     step: u64,
 }
 
@@ -184,7 +185,47 @@ impl Stepper {
             step: 0,
         })
     }
+}
 
+impl<G: Governor> Stepper<G> {
+    /// Enables the governor `build` makes (its `enable`) on `platform`.
+    pub fn with(platform: Platform, build: impl FnOnce(&Platform, &mut Device) -> G) -> Self {
+        let mut dev = Device::new(platform.state_count());
+        let governor = Box::new(build(&platform, &mut dev));
+        Stepper {
+            platform,
+            dev,
+            kernel: Kernel::default(),
+            governor,
+            step: 0,
+        }
+    }
+
+    /// The governor, to read its state.
+    pub fn governor(&self) -> &G {
+        &self.governor
+    }
+}
+
+impl<G: Governor + ?Sized> Stepper<G> {
+    /// What the kernel helpers return, and how often the governor called them.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The cpuidle device the governor reads and writes.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// The device and the governor, for a test that sets a learned state by hand.
+    #[cfg(test)]
+    pub(crate) fn parts_mut(&mut self) -> (&mut Device, &mut G) {
+        (&mut self.dev, &mut self.governor)
+    }
+}
+
+impl<G: Governor + ?Sized> Stepper<G> {
     pub fn platform(&self) -> &Platform {
         &self.platform
     }

@@ -20,8 +20,8 @@ use super::v6_14::{self, Teo614};
 use super::v6_19::{self, Teo619};
 use super::v7_0::Teo70;
 use crate::cpuidle::decide::text::{decisions, parse_header, sequence};
-use crate::cpuidle::decide::Step;
-use crate::cpuidle::{Device, Governor, Kernel, Platform};
+use crate::cpuidle::decide::{Step, Stepper};
+use crate::cpuidle::{Device, Governor, Platform};
 
 const A: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "POLL", "exit_latency_ns": 0, "target_residency_ns": 0, "polling": true}, {"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000}, {"name": "C6", "exit_latency_ns": 100000, "target_residency_ns": 600000}]}"#;
 const B: &str = r#"{"format": "idle-decide/1", "tick_ns": 4000000, "states": [{"name": "WFI", "exit_latency_ns": 1000, "target_residency_ns": 1000}, {"name": "CORE", "exit_latency_ns": 10000, "target_residency_ns": 12000}, {"name": "CLUSTER", "exit_latency_ns": 400000, "target_residency_ns": 2000000}]}"#;
@@ -36,63 +36,28 @@ fn decide(name: &str, header: &str, steps: &[&str]) -> Vec<(usize, bool)> {
     decisions(name, &text)
 }
 
-/// Drives one concrete governor the way `decide::Sequence` does (checked against it by
-/// `the_driver_matches_the_sequence_reader`), so a test can look at the governor's state.
-struct Drive<G> {
-    p: Platform,
-    dev: Device,
-    k: Kernel,
-    g: G,
-}
+/// One concrete governor driven as the cpuidle core drives it ([`Stepper`], the protocol
+/// every sequence runs through), so a test can look at the governor's state.
+struct Drive<G>(Stepper<G>);
 
 impl<G: Governor> Drive<G> {
     fn new(header: &str, build: fn(&Platform, &mut Device) -> G) -> Self {
-        let p = parse_header(header);
-        let mut dev = Device::new(p.state_count());
-        let g = build(&p, &mut dev);
-        Drive {
-            p,
-            dev,
-            k: Kernel::default(),
-            g,
-        }
+        Drive(Stepper::with(parse_header(header), build))
+    }
+
+    fn g(&self) -> &G {
+        self.0.governor()
+    }
+
+    fn g_mut(&mut self) -> &mut G {
+        self.0.parts_mut().1
     }
 
     fn step(&mut self, line: &str) -> (usize, bool) {
         let s: Step = serde_json::from_str(line).unwrap();
-        self.k.sleep_length_ns = s.sleep_length_ns;
-        self.k.delta_tick_ns = s.delta_tick_ns.unwrap_or(if s.tick_stopped {
-            s.sleep_length_ns
-        } else {
-            s.sleep_length_ns.min(self.p.tick_ns)
-        });
-        self.k.latency_req_ns = s.latency_req_ns;
-        self.k.tick_stopped = s.tick_stopped;
-        self.dev.disabled.iter_mut().for_each(|d| *d = false);
-        for &i in &s.disabled {
-            self.dev.disabled[i] = true;
-        }
-        let mut stop_tick = true;
-        let idx = self
-            .g
-            .select(&self.p, &mut self.dev, &mut self.k, &mut stop_tick);
-        let entered = s.entered.unwrap_or(idx as i64);
-        if s.got_tick {
-            self.k.got_idle_tick = true;
-        }
-        if entered < 0 {
-            self.dev.last_residency_ns = 0;
-        } else {
-            self.dev.last_residency_ns = s.residency_ns as u64;
-            if self.p.states[entered as usize].polling {
-                self.dev.poll_time_limit = s.poll_time_limit;
-            }
-            let span = s.span_ns.unwrap_or(s.residency_ns) as u64;
-            self.k.clock_ns = self.k.clock_ns.wrapping_add(span);
-            self.g
-                .reflect(&self.p, &mut self.dev, &mut self.k, entered as usize);
-        }
-        (idx, stop_tick)
+        self.0.check(&s).unwrap();
+        let d = self.0.run(&s);
+        (d.idx, d.stop_tick)
     }
 
     fn steps(&mut self, lines: &[&str]) -> Vec<(usize, bool)> {
@@ -132,6 +97,7 @@ fn the_names_resolve_to_the_three_variants() {
     }
 }
 
+/// A variant chosen by name (as `idle decide` does) decides as the concrete governor does.
 #[test]
 fn the_driver_matches_the_sequence_reader() {
     let mut steps: Vec<&str> = L.to_vec();
@@ -160,27 +126,30 @@ fn first_select_learns_from_the_zeroed_device() {
     // end: not polling, 10 ms >= 4 ms -> (1, stop).
     let mut d = Drive::new(B, Teo612::new);
     assert_eq!(d.steps(&step), vec![(1, true)]);
-    assert_eq!(d.k.sleep_length_calls, 1);
-    assert_eq!((hits(&d.g.state_bins), d.g.total), (vec![1024, 0, 0], 1024));
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
+    assert_eq!(
+        (hits(&d.g().state_bins), d.g().total),
+        (vec![1024, 0, 0], 1024)
+    );
 
     // 6.14: lat = 1000 (WFI, the zeroed last_state_idx), measured 0 < 1000 -> 0/2 = 0 and
     // S += 1024. Hit in bin 0; T = 0 - 0 + 1024. Candidate CORE: 12000 < 15000 and
     // 2*S = 2048 >= T = 1024 -> returned without the sleep length, tick kept.
     let mut d = Drive::new(B, Teo614::new);
     assert_eq!(d.steps(&step), vec![(1, false)]);
-    assert_eq!(d.k.sleep_length_calls, 0);
-    assert_eq!(d.g.sleep_length_ns, i64::MAX);
+    assert_eq!(d.0.kernel().sleep_length_calls, 0);
+    assert_eq!(d.g().sleep_length_ns, i64::MAX);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.total, d.g.short_idles),
+        (hits(&d.g().state_bins), d.g().total, d.g().short_idles),
         (vec![1024, 0, 0], 1024, 1024)
     );
 
     // 6.19: the same arithmetic (S = 1024, h0 = 1024, T = 0 + 1024) and the same skip.
     let mut d = Drive::new(B, Teo619::new);
     assert_eq!(d.steps(&step), vec![(1, false)]);
-    assert_eq!(d.k.sleep_length_calls, 0);
+    assert_eq!(d.0.kernel().sleep_length_calls, 0);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.total, d.g.short_idles),
+        (hits(&d.g().state_bins), d.g().total, d.g().short_idles),
         (vec![1024, 0, 0], 1024, 1024)
     );
 
@@ -212,10 +181,10 @@ fn learning_over_several_steps_differs_between_generations() {
         d.steps(&L),
         vec![(2, true), (1, false), (1, false), (1, false), (1, false)]
     );
-    assert_eq!(hits(&d.g.state_bins), vec![601, 0, 0]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 2366, 1024]);
-    assert_eq!((d.g.total, d.g.tick_hits), (3991, 0));
-    assert_eq!(d.k.sleep_length_calls, 1);
+    assert_eq!(hits(&d.g().state_bins), vec![601, 0, 0]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 2366, 1024]);
+    assert_eq!((d.g().total, d.g().tick_hits), (3991, 0));
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
 
     // 6.14.
     // s1 update: S d(1024) = 896, measured 25000 (halved: lat 100000 > 50000) -> S = 1920.
@@ -235,10 +204,10 @@ fn learning_over_several_steps_differs_between_generations() {
         d.steps(&L),
         vec![(2, true), (1, false), (1, false), (1, true), (1, true)]
     );
-    assert_eq!(hits(&d.g.state_bins), vec![601, 0, 1024]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 2366, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![601, 0, 1024]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 2366, 0]);
     assert_eq!(
-        (d.g.total, d.g.short_idles, d.g.tick_intercepts),
+        (d.g().total, d.g().short_idles, d.g().tick_intercepts),
         (3991, 1287, 0)
     );
 
@@ -260,10 +229,10 @@ fn learning_over_several_steps_differs_between_generations() {
         d.steps(&L),
         vec![(2, true), (1, false), (1, false), (1, false), (1, true)]
     );
-    assert_eq!(hits(&d.g.state_bins), vec![601, 0, 1024]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 2366, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![601, 0, 1024]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 2366, 0]);
     assert_eq!(
-        (d.g.total, d.g.short_idles, d.g.tick_intercepts),
+        (d.g().total, d.g().short_idles, d.g().tick_intercepts),
         (3991, 1287, 2366)
     );
 
@@ -314,7 +283,7 @@ fn early_returns_without_a_choice() {
     }
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&only_c6);
-    assert_eq!(d.k.sleep_length_calls, 0);
+    assert_eq!(d.0.kernel().sleep_length_calls, 0);
 }
 
 /// Intercepts in bin 0 pull the choice to state 0: v6.12 still fetches the sleep length to
@@ -332,20 +301,20 @@ fn intercepts_down_to_state_0() {
     // candidate was 2 -> fetch the sleep length, keep the tick: (0, keep).
     let mut d = Drive::new(A, Teo612::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (0, false)]);
-    assert_eq!(d.k.sleep_length_calls, 2);
-    assert_eq!(d.g.sleep_length_ns, 10_000_000);
+    assert_eq!(d.0.kernel().sleep_length_calls, 2);
+    assert_eq!(d.g().sleep_length_ns, 10_000_000);
 
     // 6.14 s1: S = 896 + 1024 (500 is short); same bins -> POLL; 2*1920 >= T 1920 -> skip.
     let mut d = Drive::new(A, Teo614::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (0, false)]);
-    assert_eq!(d.k.sleep_length_calls, 1);
-    assert_eq!(d.g.sleep_length_ns, i64::MAX);
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
+    assert_eq!(d.g().sleep_length_ns, i64::MAX);
 
     // 6.19 s1: i0 = 1024, TI = 1024 (500 <= tick); lookup i=1: sum 0, idx 1, 0 > 1024 no;
     // i=0: sum 1024, idx 0, 2048 > 1024 stop. Short idles dominate -> (0, keep), no fetch.
     let mut d = Drive::new(A, Teo619::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (0, false)]);
-    assert_eq!(d.k.sleep_length_calls, 1);
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
 }
 
 #[test]
@@ -377,16 +346,16 @@ fn latency_limits() {
         );
         let mut d = Drive::new(B, Teo614::new);
         assert_eq!(d.steps(&[s0, &s1]), vec![(2, true), want], "limit {limit}");
-        assert_eq!(d.k.sleep_length_calls, calls, "limit {limit}");
+        assert_eq!(d.0.kernel().sleep_length_calls, calls, "limit {limit}");
         let mut d = Drive::new(B, Teo619::new);
         assert_eq!(d.steps(&[s0, &s1]), vec![(2, true), want], "limit {limit}");
-        assert_eq!(d.k.sleep_length_calls, calls, "limit {limit}");
+        assert_eq!(d.0.kernel().sleep_length_calls, calls, "limit {limit}");
     }
     // 6.12 has no latency skip: idx 0 after the clamp returns before the fetch.
     let s1 = r#"{"sleep_length_ns": 10000000, "latency_req_ns": 7500, "residency_ns": 5000000}"#;
     let mut d = Drive::new(B, Teo612::new);
     assert_eq!(d.steps(&[s0, s1]), vec![(2, true), (0, false)]);
-    assert_eq!(d.k.sleep_length_calls, 1);
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
 }
 
 #[test]
@@ -463,16 +432,19 @@ fn rejected_entries_teach_nothing() {
     let mut d = Drive::new(A, Teo612::new);
     assert_eq!(d.steps(&steps[..1]), vec![(2, true)]);
     assert_eq!(d.steps(&steps[1..]), vec![(2, true)]);
-    assert_eq!((hits(&d.g.state_bins), d.g.total), (vec![1024, 0, 0], 1024));
+    assert_eq!(
+        (hits(&d.g().state_bins), d.g().total),
+        (vec![1024, 0, 0], 1024)
+    );
     let mut d = Drive::new(A, Teo614::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true)]);
-    assert_eq!((d.g.total, d.g.short_idles), (1024, 1024));
+    assert_eq!((d.g().total, d.g().short_idles), (1024, 1024));
     let mut d = Drive::new(A, Teo619::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true)]);
-    assert_eq!((d.g.total, d.g.short_idles), (1024, 1024));
+    assert_eq!((d.g().total, d.g().short_idles), (1024, 1024));
     // Only s1 reflected: the next update learns from it (1000 in C6 -> intercept in bin 0).
     d.step(steps[1]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![1024, 0, 0]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![1024, 0, 0]);
 }
 
 #[test]
@@ -488,13 +460,13 @@ fn the_entered_state_supplies_the_exit_latency() {
     d.steps(&steps);
     // S = d(1024) = 896, nothing added; i1 = 1024.
     assert_eq!(
-        (d.g.short_idles, intercepts(&d.g.state_bins)),
+        (d.g().short_idles, intercepts(&d.g().state_bins)),
         (896, vec![0, 1024, 0])
     );
     let mut d = Drive::new(A, Teo619::new);
     d.steps(&steps);
     assert_eq!(
-        (d.g.short_idles, intercepts(&d.g.state_bins)),
+        (d.g().short_idles, intercepts(&d.g().state_bins)),
         (896, vec![0, 1024, 0])
     );
 }
@@ -518,20 +490,23 @@ fn poll_time_limit_and_the_unread_tick_flag() {
     // s2 update: S 784; hit in bin 2: h2 896 + 1024 = 1920; C1's 29000 never lands in i1.
     let mut d = Drive::new(A, Teo614::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true), (2, true)]);
-    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 1920]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 0, 0]);
-    assert_eq!((d.g.short_idles, d.dev.poll_time_limit), (784, false));
-    assert!(!d.k.got_idle_tick);
+    assert_eq!(hits(&d.g().state_bins), vec![784, 0, 1920]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 0, 0]);
+    assert_eq!(
+        (d.g().short_idles, d.0.device().poll_time_limit),
+        (784, false)
+    );
+    assert!(!d.0.kernel().got_idle_tick);
 
     // 6.12: time_span = sleep length (10 ms) at both reflects -> measured U64_MAX; C6 < tick
     // and TICK <= 10 ms -> virtual timer bin, TICK <= U64_MAX -> tick hits:
     // TH 1024, then d(1024) + 1024 = 1920; bins only decay.
     let mut d = Drive::new(A, Teo612::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true), (2, true)]);
-    assert_eq!(d.g.tick_hits, 1920);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 0, 0]);
+    assert_eq!(d.g().tick_hits, 1920);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 0, 0]);
     // T = h0 d(d(1024)) = 784 + TH 1920.
-    assert_eq!(d.g.total, 784 + 1920);
+    assert_eq!(d.g().total, 784 + 1920);
 
     // 6.19: the flag is read at s0's reflect (tick_wakeup), and the poll limit waits in the
     // device for s1's update: S 896; measured S64_MAX -> hit in bin 2; T = 896 + 1024 = 1920;
@@ -541,10 +516,10 @@ fn poll_time_limit_and_the_unread_tick_flag() {
     //   2048 > 1024 stop. 2*784 < 2704 -> fetch; TI 1024 > 1352 + 338 fails -> (1, stop).
     let mut d = Drive::new(A, Teo619::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true), (1, true)]);
-    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 896]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 1024, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![784, 0, 896]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 1024, 0]);
     assert_eq!(
-        (d.g.total, d.g.total_tick, d.g.tick_intercepts),
+        (d.g().total, d.g().total_tick, d.g().tick_intercepts),
         (2704, 896, 1024)
     );
 }
@@ -564,10 +539,10 @@ fn tick_wake_ups() {
     //   dominate: h2 = 1920 and nothing else (no intercept, no TI).
     let mut d = Drive::new(A, Teo619::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true), (2, true)]);
-    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 1920]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 0, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![784, 0, 1920]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 0, 0]);
     assert_eq!(
-        (d.g.total, d.g.total_tick, d.g.tick_intercepts),
+        (d.g().total, d.g().total_tick, d.g().tick_intercepts),
         (2704, 1920, 0)
     );
 
@@ -575,14 +550,14 @@ fn tick_wake_ups() {
     // hits in bin 2: h2 1024, then 896 + 1024.
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&steps);
-    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 1920]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 0, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![784, 0, 1920]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 0, 0]);
 
     // 6.12: the same safety net lands in tick_hits (virtual bin): TH 1024, then 1920.
     let mut d = Drive::new(A, Teo612::new);
     d.steps(&steps);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.tick_hits),
+        (hits(&d.g().state_bins), d.g().tick_hits),
         (vec![784, 0, 0], 1920)
     );
 
@@ -594,8 +569,8 @@ fn tick_wake_ups() {
     ];
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&genuine);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 1024, 0]);
-    assert!(!d.g.artificial_wakeup);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 1024, 0]);
+    assert!(!d.g().artificial_wakeup);
 }
 
 /// v6.12 measures the time from select to reflect (`span_ns`) against the sleep length: at or
@@ -609,7 +584,7 @@ fn time_span_against_the_sleep_length() {
         d.steps(&[&s0, L[1]]);
         // Below: measured 25000 -> intercept i1. At: U64_MAX -> virtual bin, TH += 1024.
         assert_eq!(
-            (d.g.state_bins[1].intercepts, d.g.tick_hits),
+            (d.g().state_bins[1].intercepts, d.g().tick_hits),
             (want_i1, want_th),
             "{span}"
         );
@@ -633,14 +608,14 @@ fn negative_sleep_length() {
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&steps);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.short_idles),
+        (hits(&d.g().state_bins), d.g().short_idles),
         (vec![1920, 0, 0], 1920)
     );
     // 6.12: time_span 1000 >= -5 -> measured U64_MAX, but still no target <= -5 and
     // TICK <= -5 fails -> hit in bin 0.
     let mut d = Drive::new(A, Teo612::new);
     d.steps(&steps);
-    assert_eq!(hits(&d.g.state_bins), vec![1920, 0, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![1920, 0, 0]);
 }
 
 /// A residency of -1 (a clock going backwards) is U64_MAX in `last_residency_ns`: before v6.19
@@ -655,21 +630,21 @@ fn a_wrapped_residency() {
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&steps);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.short_idles),
+        (hits(&d.g().state_bins), d.g().short_idles),
         (vec![896, 0, 1024], 896)
     );
     // 6.19: -1 < lat 100000 -> -1/2 = 0 (not -1): short; 0 <= target 0 -> wake-up bin 0,
     // timer bin 2 -> intercept in bin 0, and 0 <= tick -> TI 1024.
     let mut d = Drive::new(A, Teo619::new);
     d.steps(&steps);
-    assert_eq!(intercepts(&d.g.state_bins), vec![1024, 0, 0]);
-    assert_eq!((d.g.short_idles, d.g.tick_intercepts), (1920, 1024));
+    assert_eq!(intercepts(&d.g().state_bins), vec![1024, 0, 0]);
+    assert_eq!((d.g().short_idles, d.g().tick_intercepts), (1920, 1024));
     // 6.12: the clock moved by -1 too: time_span = -1 < 10 ms; measured huge -> virtual
     // timer bin, TICK <= huge -> TH 1024.
     let mut d = Drive::new(A, Teo612::new);
     d.steps(&steps);
-    assert_eq!((d.g.time_span_ns, d.g.tick_hits), (100, 1024));
-    assert_eq!(hits(&d.g.state_bins), vec![896, 0, 0]);
+    assert_eq!((d.g().time_span_ns, d.g().tick_hits), (100, 1024));
+    assert_eq!(hits(&d.g().state_bins), vec![896, 0, 0]);
 }
 
 #[test]
@@ -714,10 +689,10 @@ fn short_idles_fade_out_only_in_v6_19() {
     let steps = vec![long; 43];
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&steps);
-    assert_eq!(d.g.short_idles, 7);
+    assert_eq!(d.g().short_idles, 7);
     let mut d = Drive::new(A, Teo619::new);
     d.steps(&steps);
-    assert_eq!(d.g.short_idles, 0);
+    assert_eq!(d.g().short_idles, 0);
 }
 
 /// A tick wake-up after a select that skipped the sleep length (KTIME_MAX > tick): before
@@ -735,18 +710,18 @@ fn tick_wake_up_without_a_sleep_length() {
     // h0 784, i1 d(1024) = 896 (not 1920 as without the tick), T = 784 + 896 + 0 + 1024.
     let mut d = Drive::new(A, Teo612::new);
     d.steps(&steps);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 896, 0]);
-    assert_eq!((d.g.tick_hits, d.g.total), (1024, 2704));
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 896, 0]);
+    assert_eq!((d.g().tick_hits, d.g().total), (1024, 2704));
     // 6.14: artificial -> U64_MAX; timer bin 2 (every target <= KTIME_MAX) -> hit h2 = 1024.
     let mut d = Drive::new(A, Teo614::new);
     d.steps(&steps);
-    assert_eq!(hits(&d.g.state_bins), vec![784, 0, 1024]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 896, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![784, 0, 1024]);
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 896, 0]);
     // 6.19: TT 1024, 3072 > 2*2704 fails -> an ordinary intercept (29000 in bin 1), TI grows.
     let mut d = Drive::new(A, Teo619::new);
     d.steps(&steps);
-    assert_eq!(intercepts(&d.g.state_bins), vec![0, 1920, 0]);
-    assert_eq!((d.g.total_tick, d.g.tick_intercepts), (1024, 1920));
+    assert_eq!(intercepts(&d.g().state_bins), vec![0, 1920, 0]);
+    assert_eq!((d.g().total_tick, d.g().tick_intercepts), (1024, 1920));
 }
 
 /// When the deepest target residency is at least a tick, v6.12 has no tick_hits bin.
@@ -763,13 +738,13 @@ fn no_tick_hits_bin_when_the_deepest_state_outlasts_a_tick() {
     let mut d = Drive::new(deep, Teo612::new);
     assert_eq!(d.steps(&steps), vec![(2, true), (2, true)]);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.tick_hits, d.g.total),
+        (hits(&d.g().state_bins), d.g().tick_hits, d.g().total),
         (vec![896, 0, 1024], 0, 1920)
     );
     let mut d = Drive::new(A, Teo612::new);
     d.steps(&steps);
     assert_eq!(
-        (hits(&d.g.state_bins), d.g.tick_hits, d.g.total),
+        (hits(&d.g().state_bins), d.g().tick_hits, d.g().total),
         (vec![896, 0, 0], 1024, 1920)
     );
 }
@@ -785,12 +760,12 @@ const F: &str = r#"{"format": "idle-decide/1", "states": [{"exit_latency_ns": 0,
 macro_rules! learned {
     ($header:expr, $build:expr, $intercepts:expr, $total:expr, $tick_intercepts:expr) => {{
         let mut d = Drive::new($header, $build);
-        d.dev.last_state_idx = -1;
+        d.0.parts_mut().0.last_state_idx = -1;
         for (i, v) in $intercepts.iter().enumerate() {
-            d.g.state_bins[i].intercepts = *v;
+            d.g_mut().state_bins[i].intercepts = *v;
         }
-        d.g.total = $total;
-        d.g.tick_intercepts = $tick_intercepts;
+        d.g_mut().total = $total;
+        d.g_mut().tick_intercepts = $tick_intercepts;
         d
     }};
 }
@@ -809,13 +784,13 @@ fn v7_0_a_hit_needs_the_wake_up_after_the_timer() {
     let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
     assert_eq!(d.steps(&early)[0], (2, false));
     assert_eq!(
-        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (hits(&d.g().state_bins), intercepts(&d.g().state_bins)),
         (vec![0, 0, 0], vec![0, 0, 1024])
     );
-    assert_eq!(d.g.tick_intercepts, 0);
+    assert_eq!(d.g().tick_intercepts, 0);
     let mut d = learned!(A, Teo619::new, [0u32; 0], 0, 0);
     d.steps(&early);
-    assert_eq!(hits(&d.g.state_bins), vec![0, 0, 1024]);
+    assert_eq!(hits(&d.g().state_bins), vec![0, 0, 1024]);
     // 10040000 in C6: measured 9990000; 10000000 - 9990000 = 10000 < 50000 -> hit in v7.0.
     let late = [
         r#"{"sleep_length_ns": 10000000, "residency_ns": 10040000}"#,
@@ -823,7 +798,7 @@ fn v7_0_a_hit_needs_the_wake_up_after_the_timer() {
     ];
     let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
     d.steps(&late);
-    assert_eq!(hits(&d.g.state_bins), vec![0, 0, 1024]);
+    assert_eq!(hits(&d.g().state_bins), vec![0, 0, 1024]);
 }
 
 #[test]
@@ -838,21 +813,21 @@ fn v7_0_a_lone_tick_wake_up_is_a_hit_in_the_timer_bin() {
         L[1],
     ];
     let mut d = learned!(A, Teo70::new, [0u32; 0], 0, 0);
-    d.g.state_bins[0].hits = 1024;
+    d.g_mut().state_bins[0].hits = 1024;
     assert_eq!(d.steps(&steps)[0], (2, false));
     assert_eq!(
-        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (hits(&d.g().state_bins), intercepts(&d.g().state_bins)),
         (vec![896, 0, 1024], vec![0, 0, 0])
     );
-    assert_eq!((d.g.total_tick, d.g.tick_intercepts), (1024, 0));
+    assert_eq!((d.g().total_tick, d.g().tick_intercepts), (1024, 0));
     let mut d = learned!(A, Teo619::new, [0u32; 0], 0, 0);
-    d.g.state_bins[0].hits = 1024;
+    d.g_mut().state_bins[0].hits = 1024;
     d.steps(&steps);
     assert_eq!(
-        (hits(&d.g.state_bins), intercepts(&d.g.state_bins)),
+        (hits(&d.g().state_bins), intercepts(&d.g().state_bins)),
         (vec![896, 0, 0], vec![0, 1024, 0])
     );
-    assert_eq!(d.g.tick_intercepts, 1024);
+    assert_eq!(d.g().tick_intercepts, 1024);
 }
 
 #[test]
@@ -894,7 +869,7 @@ fn v7_0_the_lookup_reaches_the_busiest_bin() {
     assert_eq!(d.steps(&step), vec![(1, true)]);
     let mut d = learned!(E, Teo70::new, [400u32, 250, 251], 1000, 0);
     assert_eq!(d.steps(&step), vec![(0, false)]);
-    assert_eq!(d.k.sleep_length_calls, 1);
+    assert_eq!(d.0.kernel().sleep_length_calls, 1);
 
     // F, intercepts 0, 400, 300, 301 below candidate 4, T = 1100: idx_int 1001, 2002 > 1100.
     // Busiest bin 1 (400; 301 < 400). v6.19: i=3: 301 (602 > 1001 no); i=2: 601 (1202 > 1001)
@@ -914,14 +889,14 @@ fn v7_0_first_select_on_the_zeroed_device() {
     // -> POLL; 2*S >= T -> (0, keep) without the sleep length. v6.19 books a hit: (2, stop).
     let mut d = Drive::new(A, Teo70::new);
     assert_eq!(d.steps(&[L[0]]), vec![(0, false)]);
-    assert_eq!(intercepts(&d.g.state_bins), vec![1024, 0, 0]);
-    assert_eq!(d.k.sleep_length_calls, 0);
+    assert_eq!(intercepts(&d.g().state_bins), vec![1024, 0, 0]);
+    assert_eq!(d.0.kernel().sleep_length_calls, 0);
     assert_eq!(decide("teo@6.19", A, &[L[0]]), vec![(2, true)]);
     // B: WFI's latency 1000 -> 0 - 0 < 500 holds: a hit h0 as in v6.19, so the same choices.
     let step = [r#"{"sleep_length_ns": 10000000, "residency_ns": 5000000, "disabled": [2]}"#];
     let mut d = Drive::new(B, Teo70::new);
     assert_eq!(d.steps(&step), vec![(1, false)]);
-    assert_eq!(hits(&d.g.state_bins), vec![1024, 0, 0]);
+    assert_eq!(hits(&d.g().state_bins), vec![1024, 0, 0]);
     // Paths no v7.0 change touches: one enabled state; latency 0.
     let only_c6 = [r#"{"sleep_length_ns": 10000000, "residency_ns": 5000000, "disabled": [0, 1]}"#];
     assert_eq!(decide("teo@7.0", A, &only_c6), vec![(2, false)]);
