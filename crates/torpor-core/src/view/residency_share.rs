@@ -37,6 +37,12 @@ pub struct Shares {
     pub all: Vec<Share>,
 }
 
+/// `time_ns` as a percentage of `span_ns` (100 x time in integers, then one division: every
+/// residency share torpor shows is this one computation).
+pub fn percent_of(time_ns: u64, span_ns: f64) -> f64 {
+    (100 * time_ns) as f64 / span_ns
+}
+
 /// The shares of `cpus` over a run of `duration_s`.
 pub fn shares(cpus: &[CpuStates], duration_s: f64) -> Shares {
     let run_ns = duration_s * 1e9;
@@ -48,7 +54,7 @@ pub fn shares(cpus: &[CpuStates], duration_s: f64) -> Shares {
                 .iter()
                 .map(|s| Share {
                     state: s.name.clone(),
-                    pct: (100 * s.time_ns) as f64 / run_ns,
+                    pct: percent_of(s.time_ns, run_ns),
                 })
                 .collect();
             (c.cpu, states)
@@ -66,7 +72,7 @@ pub fn shares(cpus: &[CpuStates], duration_s: f64) -> Shares {
                 .sum();
             Share {
                 state: n.name.clone(),
-                pct: (100 * total) as f64 / (run_ns * cpus.len() as f64),
+                pct: percent_of(total, run_ns * cpus.len() as f64),
             }
         })
         .collect();

@@ -29,6 +29,8 @@
 
 use serde_json::{Map, Value};
 
+use super::residency_share::percent_of;
+
 /// One row: column name to value, in the table's column order.
 pub type Row = Map<String, Value>;
 
@@ -234,10 +236,7 @@ fn state_row(
     let mut r = head;
     r.insert("state".into(), Value::from(state));
     r.insert("time_s".into(), Value::from(time_ns as f64 / 1e9));
-    r.insert(
-        "time_pct".into(),
-        Value::from((100 * time_ns) as f64 / span_ns),
-    );
+    r.insert("time_pct".into(), Value::from(percent_of(time_ns, span_ns)));
     r.insert("energy_mj".into(), energy_mj);
     r.extend(extra);
     r
