@@ -201,6 +201,12 @@ def cancel() -> None:
     _native.cancel()
 
 
+def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of ``claims`` hold, fail and are not checkable (keys "hold", "fail",
+    "not checkable"), counted by the core from each claim's ``ok``."""
+    return json.loads(_native.verdict_counts(json.dumps([{"ok": c["ok"]} for c in claims])))
+
+
 def bench(seconds: float) -> list[dict[str, Any]]:
     """Times the engine's hot loops for about ``seconds`` each."""
     return json.loads(_native.bench(seconds))

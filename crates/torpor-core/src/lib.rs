@@ -7,6 +7,7 @@
 pub mod cpu;
 pub mod drivers;
 pub mod error;
+pub mod experiments;
 pub mod input;
 pub mod metrics;
 pub mod output_file;

@@ -38,6 +38,8 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["report"],
     &["view"],
+    // The seeds' claims and their verdicts on the built-in experiments' runs.
+    &["experiments"],
     &["drivers"],
 ];
 

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use torpor_core::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::drivers::run::{Limits, Override, Progress, RunError, Watch};
+use torpor_core::experiments::claim::VerdictCounts;
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::report::Report;
 use torpor_core::view::apst as apst_view;
@@ -240,6 +241,19 @@ fn json_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
         "<report>: expected JSON-like values, got {}",
         obj.get_type().name()?
     )))
+}
+
+/// How many of `claims_json`'s claims (a JSON list of objects with `ok`: true, false or null)
+/// hold, fail and cannot be checked, as JSON.
+#[pyfunction]
+fn verdict_counts(claims_json: &str) -> PyResult<String> {
+    #[derive(serde::Deserialize)]
+    struct Verdict {
+        ok: Option<bool>,
+    }
+    let verdicts: Vec<Verdict> = serde_json::from_str(claims_json)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    to_json(&VerdictCounts::of(verdicts.into_iter().map(|v| v.ok)))
 }
 
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
@@ -695,6 +709,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
+    m.add_function(wrap_pyfunction!(verdict_counts, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torpor import native
+
 
 def claim(
     seed: str,
@@ -30,11 +32,7 @@ def claim(
 
 
 def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
-    return {
-        "hold": sum(c["ok"] is True for c in claims),
-        "fail": sum(c["ok"] is False for c in claims),
-        "not checkable": sum(c["ok"] is None for c in claims),
-    }
+    return native.verdict_counts(claims)
 
 
 def verdict_text(claims: list[dict[str, Any]]) -> str:
