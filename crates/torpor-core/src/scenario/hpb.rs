@@ -262,19 +262,16 @@ impl HpbPolicy {
         entries_per_srgn: u32,
         queue_depth: u32,
     ) -> Result<(), (String, String)> {
-        let Err(what) = self.hcm_params().validate(entries_per_srgn, queue_depth) else {
+        let Err(err) = self.hcm_params().validate(entries_per_srgn, queue_depth) else {
             return Ok(());
         };
-        let named = |key: &str| {
-            what.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .any(|w| w == key)
-        };
-        let written = self
-            .hcm_keys()
-            .into_iter()
-            .filter_map(|(k, v)| v.map(|v| (k, v)))
-            .filter(|(k, _)| named(k))
-            .min_by_key(|(k, _)| what.find(k));
+        let keys = self.hcm_keys();
+        let written = err.keys.iter().find_map(|key| {
+            keys.iter()
+                .find(|(k, _)| k == key)
+                .and_then(|&(k, v)| v.map(|v| (k, v)))
+        });
+        let what = err.expected;
         Err(match written {
             Some((key, v)) => (
                 format!("policy.hpb.{key}"),

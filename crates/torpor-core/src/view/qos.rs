@@ -29,7 +29,7 @@ use crate::cpu::platform::{CpuPlatform, StateLevel};
 use crate::qos::cpu_latency::{
     CpuLatencyQos, CPU_LATENCY_DEFAULT_US, RESUME_LATENCY_NO_CONSTRAINT_US,
 };
-use crate::qos::latency_tolerance::NO_CONSTRAINT;
+use crate::qos::latency_tolerance::{RefusedTolerance, NO_CONSTRAINT};
 use crate::scenario::qos::{NamedAction, ToleranceWrite};
 
 /// Every variant's timeline.
@@ -188,7 +188,7 @@ pub fn nvme_timeline(
     ctrl: &NvmeController,
     params: &ApstParams,
     writes: &[ToleranceWrite],
-) -> Result<Vec<NvmeStep>, (usize, String)> {
+) -> Result<Vec<NvmeStep>, (usize, RefusedTolerance)> {
     let mut driver = ToleranceDriver::new(params);
     let mut config = apst::build(ctrl, params);
     let mut steps = vec![nvme_step(&driver, &config, true, 0, Request::default())];

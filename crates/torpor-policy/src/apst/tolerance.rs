@@ -14,7 +14,7 @@
 
 use super::psd::NvmeController;
 use crate::apst::{self, ApstConfig, ApstParams};
-use crate::qos::latency_tolerance::{nvme_ps_max_latency_us, LatencyTolerance};
+use crate::qos::latency_tolerance::{nvme_ps_max_latency_us, LatencyTolerance, RefusedTolerance};
 use crate::time::Nanos;
 
 /// One reprogramming: when, the new limit (`u64::MAX`: none) and what the builder produced.
@@ -56,7 +56,7 @@ impl ToleranceDriver {
 
     /// A write of `value` (as `parse_sysfs` returns it): the new limit when it changed (the
     /// driver then rebuilds and sends the table, step 3); an error when the kernel refuses it.
-    pub fn write(&mut self, value: i64) -> Result<Option<u64>, String> {
+    pub fn write(&mut self, value: i64) -> Result<Option<u64>, RefusedTolerance> {
         let Some(tolerance) = self.lt.update_user(value)? else {
             return Ok(None);
         };
@@ -86,7 +86,7 @@ pub fn table_changes(
     ctrl: &NvmeController,
     params: &ApstParams,
     writes: &[(Nanos, i64)],
-) -> Result<Vec<TableChange>, (usize, String)> {
+) -> Result<Vec<TableChange>, (usize, RefusedTolerance)> {
     let mut driver = ToleranceDriver::new(params);
     let mut out = Vec::new();
     for (i, &(at, value)) in writes.iter().enumerate() {

@@ -45,22 +45,44 @@ impl Default for HcmParams {
     }
 }
 
+/// A violated HCM constraint: the parameters it relates, in the order its words name them
+/// (so that a scenario error can point at the first one the user wrote), and what it expects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HcmParamError {
+    pub keys: &'static [&'static str],
+    pub expected: String,
+}
+
+impl std::fmt::Display for HcmParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.expected)
+    }
+}
+
+impl std::error::Error for HcmParamError {}
+
 impl HcmParams {
     /// The constraints the sysfs stores enforce, checked on the whole set: `queue_depth` is the
     /// LU's SCSI queue depth (`inflight_map_req <= queue_depth - 1`; `u32::MAX` before the
     /// device is known), `entries_per_srgn` bounds the normalization shift
     /// (`<= log2(entries_per_srgn)`).
-    pub fn validate(&self, entries_per_srgn: u32, queue_depth: u32) -> Result<(), String> {
+    pub fn validate(&self, entries_per_srgn: u32, queue_depth: u32) -> Result<(), HcmParamError> {
         let p = self;
         let max_shift = entries_per_srgn.trailing_zeros();
-        let checks: [(bool, String); 7] = [
-            (p.activation_thld > 0, "activation_thld > 0".into()),
+        let checks: [(bool, &'static [&'static str], String); 7] = [
+            (
+                p.activation_thld > 0,
+                &["activation_thld"],
+                "activation_thld > 0".into(),
+            ),
             (
                 (1..=max_shift).contains(&p.normalization_factor),
+                &["normalization_factor"],
                 format!("normalization_factor in 1..={max_shift}"),
             ),
             (
                 p.eviction_thld_exit > p.activation_thld,
+                &["eviction_thld_exit", "activation_thld"],
                 format!(
                     "eviction_thld_exit > activation_thld ({})",
                     p.activation_thld
@@ -68,6 +90,7 @@ impl HcmParams {
             ),
             (
                 p.eviction_thld_enter > p.eviction_thld_exit,
+                &["eviction_thld_enter", "eviction_thld_exit"],
                 format!(
                     "eviction_thld_enter > eviction_thld_exit ({})",
                     p.eviction_thld_exit
@@ -76,14 +99,17 @@ impl HcmParams {
             (
                 p.timeout_polling_interval_ms > 0
                     && p.read_timeout_ms >= 2 * p.timeout_polling_interval_ms,
+                &["timeout_polling_interval_ms", "read_timeout_ms"],
                 "timeout_polling_interval_ms > 0 and read_timeout_ms >= 2 × it".into(),
             ),
             (
                 p.read_timeout_expiries > 0,
+                &["read_timeout_expiries"],
                 "read_timeout_expiries > 0".into(),
             ),
             (
                 p.inflight_map_req > 0 && p.inflight_map_req < queue_depth,
+                &["inflight_map_req"],
                 if queue_depth == u32::MAX {
                     "inflight_map_req of at least 1 (and below the LU's queue depth)".into()
                 } else {
@@ -91,8 +117,8 @@ impl HcmParams {
                 },
             ),
         ];
-        match checks.into_iter().find(|(ok, _)| !ok) {
-            Some((_, what)) => Err(what),
+        match checks.into_iter().find(|(ok, _, _)| !ok) {
+            Some((_, keys, expected)) => Err(HcmParamError { keys, expected }),
             None => Ok(()),
         }
     }
@@ -124,7 +150,7 @@ mod tests {
     #[test]
     fn each_constraint_is_enforced() {
         let d = HcmParams::default();
-        let v = |p: HcmParams| p.validate(1024, 32).unwrap_err();
+        let v = |p: HcmParams| p.validate(1024, 32).unwrap_err().expected;
         assert_eq!(
             v(HcmParams {
                 activation_thld: 0,

@@ -93,6 +93,20 @@ impl Default for LatencyTolerance {
     }
 }
 
+/// A user request the sysfs store refuses: a negative value other than [`NO_CONSTRAINT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefusedTolerance {
+    pub value: i64,
+}
+
+impl std::fmt::Display for RefusedTolerance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: a negative latency tolerance is refused", self.value)
+    }
+}
+
+impl std::error::Error for RefusedTolerance {}
+
 impl LatencyTolerance {
     /// An NVMe controller just initialised: the user request at `min(default_ps_max_latency_us,
     /// S32_MAX)` (step 5).
@@ -120,9 +134,9 @@ impl LatencyTolerance {
 
     /// A value written to the sysfs file, as [`parse_sysfs`] returns it (step 2); the new
     /// aggregate when it changed.
-    pub fn update_user(&mut self, value: i64) -> Result<Option<i64>, String> {
+    pub fn update_user(&mut self, value: i64) -> Result<Option<i64>, RefusedTolerance> {
         if value < 0 && value != NO_CONSTRAINT {
-            return Err(format!("{value}: a negative latency tolerance is refused"));
+            return Err(RefusedTolerance { value });
         }
         let changed = match (self.user, value < 0) {
             (false, true) => false,

@@ -161,7 +161,7 @@ impl VariantRun<'_> {
         let writes: Vec<(Nanos, i64)> = writes.iter().map(|w| (w.at, w.value)).collect();
         // Every value passed the sysfs store's parsing; the driver refuses nothing else.
         tolerance::table_changes(ctrl, params, &writes)
-            .map_err(|(_, message)| self.at("qos.request", message))
+            .map_err(|(_, refused)| self.at("qos.request", refused.to_string()))
     }
 }
 

@@ -66,7 +66,7 @@ impl VariantRun<'_> {
         let drive = self.drive(nvme)?;
         let writes = self.tolerance_writes()?;
         let steps = nvme_timeline(&drive.controller, &s.policy.apst.resolved(), &writes)
-            .map_err(|(_, message)| self.at("qos.request", message))?;
+            .map_err(|(_, refused)| self.at("qos.request", refused.to_string()))?;
         Ok(VariantQos {
             name,
             device: drive.label,
