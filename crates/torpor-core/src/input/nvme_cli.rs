@@ -25,7 +25,7 @@
 //!
 //! Algorithm:
 //! 1. Check the syntax with serde_json, whose errors carry a line and column.
-//! 2. Walk the accepted text again with a small scanner ([`Scanner`]) that records, for the root
+//! 2. Walk the accepted text again with a small scanner (`Scanner`) that records, for the root
 //!    object and each `psds` element, every key's byte offset and its value's raw text.
 //!    `serde_json::Value` keeps no positions, and a text search for a key name would be fooled
 //!    by the same key in another object or inside a string; walking the real structure is

@@ -230,7 +230,7 @@ pub fn find(id: &str) -> Option<Result<NvmePreset, InputError>> {
 }
 
 /// What to add after "no built-in preset has this id": the closest NVMe ids, if any is close,
-/// then where the list is (see [`super::suggest_preset`]).
+/// then where the list is (see `suggest_preset`).
 pub fn suggestion(id: &str) -> String {
     super::suggest_preset(KIND, id)
 }

@@ -27,7 +27,7 @@ pub struct DriveSpec {
     /// PS0's active power when the drive reports no ACTP, likewise.
     pub ps0_active: Option<preset::Estimate>,
     /// The built-in preset whose figures (PS0 powers, service times) the drive uses: the
-    /// preset itself, or the one a dump was matched to ([`matching_preset`]).
+    /// preset itself, or the one a dump was matched to (`matching_preset`).
     pub preset: Option<String>,
     /// Assumptions made while reading the input, for the user to see.
     pub notes: Vec<String>,
@@ -109,7 +109,7 @@ pub fn from_preset(id: &str) -> Option<Result<DriveSpec, InputError>> {
 /// A drive from the text of the user's `nvme id-ctrl -o json` or `smartctl -a` output
 /// (`label` names it in errors). A dump carries no timing and rarely PS0's idle or active
 /// power, so:
-/// 1. When a built-in preset describes the same drive ([`matching_preset`]), its PS0 powers
+/// 1. When a built-in preset describes the same drive (`matching_preset`), its PS0 powers
 ///    and service times are used, and a note names it.
 /// 2. Otherwise PS0's idle and active power, where the drive reports none, come from the rule
 ///    every preset follows ([`nvme_estimate`]), with their range, and the client defaults

@@ -17,12 +17,13 @@
 //! The anchors, the only per-state package powers found published for client x86 parts:
 //! - Intel's Core 2 Duo mobile datasheet (35 W TDP) gives each state's maximum package power:
 //!   C1 13.5 W (0.39 of TDP), C2 12.9 W (0.37), C3 7.7 W (0.22), C4 1.2 W (0.034); reproduced
-//!   at http://smote.cs.berkeley.edu:8000/tracenv/wiki/PowerProportionalKernel. These are
+//!   at <http://smote.cs.berkeley.edu:8000/tracenv/wiki/PowerProportionalKernel>. These are
 //!   the upper ends of rules 2-4.
 //! - Legit Reviews measured a Core i7-4770K (Haswell, 84 W TDP) idling with Intel XTU's
 //!   package power: 5 W with C6/C7 disabled (C1E/C3 the deepest, 0.060 of TDP) and 2 W with
-//!   them (0.024), http://www.legitreviews.com/what-enabling-c6c7-low-power-states-do-on-the-
-//!   core-i7-4770k-haswell-cpu_2217/3. These are rule 3's central value and rule 4's, and the
+//!   them (0.024),
+//!   <http://www.legitreviews.com/what-enabling-c6c7-low-power-states-do-on-the-core-i7-4770k-haswell-cpu_2217/3>.
+//!   These are rule 3's central value and rule 4's, and the
 //!   lower ends of rules 2 and 3.
 //! - Rule 2's central value is the geometric mean of its ends; rule 4's lower end is a fifth of
 //!   its central value, for the package C8-C10 of mobile parts, which also gate most of the

@@ -185,7 +185,7 @@ impl std::fmt::Display for Who<'_> {
     }
 }
 
-/// The writer: give it to [`crate::cpu::system::run_traced`], then [`FtraceWriter::finish`].
+/// The writer: give it to a CPU system's `traced`, run the world, then [`FtraceWriter::finish`].
 pub struct FtraceWriter<W: Write> {
     sink: Sink<W>,
     form: Form,

@@ -5,14 +5,14 @@
 //! Written from Perfetto's schema (`protos/perfetto/trace/trace.proto`, `trace_packet.proto`,
 //! `ftrace/*.proto`, `interned_data/interned_data.proto`; the field numbers are those of
 //! Perfetto v50+, all of them stable since they were added). Steps:
-//! 1. The file is a `Trace`: a series of `packet` fields, read one at a time ([`stream`]);
+//! 1. The file is a `Trace`: a series of `packet` fields, read one at a time (`stream`);
 //!    a `compressed_packets` (zlib) or `zstd_compressed_packets` packet is inflated as a
 //!    stream and its packets read in place.
 //! 2. Per packet: a packet sequence that clears its incremental state drops its interned
 //!    kernel symbols, then its `interned_data.kernel_symbols` are added (timer functions,
 //!    when the trace was taken with `symbolize_ksyms`); `previous_packet_dropped` and
 //!    `ftrace_stats` (the kernel's overruns at the start and the end) are counted.
-//! 3. An `ftrace_events` bundle is one CPU's events ([`bundle`]), decoded and queued per CPU.
+//! 3. An `ftrace_events` bundle is one CPU's events (`bundle`), decoded and queued per CPU.
 //! 4. The CPUs' queues are merged by timestamp (ties: the lower CPU first, as for trace.dat).
 //!    Bundles of different CPUs arrive interleaved, each CPU's in time order, so an event is
 //!    handed out once every CPU that has had events either has a queued one or has already

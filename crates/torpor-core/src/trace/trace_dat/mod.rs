@@ -9,13 +9,13 @@
 //! (told apart by the option's length).
 //!
 //! Steps:
-//! 1. The metadata ([`layout`]): version, byte order, page size, compression, the ring
-//!    buffer's headers, the event formats ([`format`]), the symbol tables ([`symbols`]), the
+//! 1. The metadata (`layout`): version, byte order, page size, compression, the ring
+//!    buffer's headers, the event formats (`format`), the symbol tables (`symbols`), the
 //!    options (trace clock, OFFSET, TSC2NSEC, CPU count) and where each CPU's data lies.
 //! 2. Per event format torpor decodes (the text reader's events, by name), its fields are
-//!    found by name ([`decode`]); a format that lacks one is refused when a record of that
+//!    found by name (`decode`); a format that lacks one is refused when a record of that
 //!    event is met. Records of other events are counted by name and skipped.
-//! 3. Each CPU's data is read page by page ([`ring`]); the CPUs' next records are merged by
+//! 3. Each CPU's data is read page by page (`ring`); the CPUs' next records are merged by
 //!    timestamp with a heap (ties go to the lower CPU, as `trace-cmd report` orders them).
 //!    Timestamps become nanoseconds: TSC2NSEC's multiplier and shift when the file has them,
 //!    then the OFFSET option added. A counter clock (`counter`, `x86-tsc`) without TSC2NSEC is
