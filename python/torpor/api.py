@@ -37,9 +37,9 @@ import pandas as pd
 
 from torpor import InputError, arguments, native
 
-#: A drive's time between power states, as the CLI's residency table names it (the core's
-#: ``transition``).
-BETWEEN_STATES = "entry/exit"
+#: A drive's time between power states, as the core's residency table names it (the
+#: report's ``transition``).
+BETWEEN_STATES = native.BETWEEN_STATES
 
 #: What :func:`run` accepts as a scenario.
 Scenario = str | os.PathLike[str] | Mapping[str, Any]

@@ -17,6 +17,9 @@ from torpor import _native
 #: The most IOs a scenario's jobs may issue before ``run_*`` refuses it (``max_ios``).
 DEFAULT_MAX_IOS: int = _native.DEFAULT_MAX_IOS
 
+#: An NVMe drive's time between power states, as the core's residency table names it.
+BETWEEN_STATES: str = _native.BETWEEN_STATES
+
 #: ``progress(variant, variants, name, now_s, until_s)``, called about ten times a second.
 ProgressFn = Callable[[int, int, str, float, "float | None"], None]
 

@@ -689,6 +689,7 @@ fn run_bench(py: Python<'_>, seconds: f64) -> PyResult<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("DEFAULT_MAX_IOS", Limits::DEFAULT_MAX_IOS)?;
+    m.add("BETWEEN_STATES", torpor_core::view::rows::BETWEEN_STATES)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_presets, m)?)?;

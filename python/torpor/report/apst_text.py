@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torpor import native
+
 
 def _num(x: float) -> str:
     """One decimal below 1000, whole numbers with thousands separators above."""
@@ -97,30 +99,22 @@ def fio_latency_lines(name: str, lat: dict[str, Any], seconds: float) -> list[st
     ]
 
 
-def residency_table(variant: dict[str, Any]) -> Table:
-    """Time, entries and energy per power state, plus the transitions between them."""
-    nvme = variant["nvme"]
-    total = nvme["duration_ns"] or 1
-    table = Table(title=Text(f"{variant['name']}: power states"), title_justify="left")
+def residency_table(name: str, rows: list[dict[str, Any]]) -> Table:
+    """Time, entries and energy per power state, plus the time between them: the drive's rows
+    of the core's residency table for the variant ``name``."""
+    table = Table(title=Text(f"{name}: power states"), title_justify="left")
     for col in ("state", "time %", "time ms", "entries", "energy mJ"):
         table.add_column(col, justify="left" if col == "state" else "right")
-    for st in nvme["power_states"]:
-        if st["time_ns"] == 0 and st["entries"] == 0:
+    for r in rows:
+        if r["state"] != native.BETWEEN_STATES and r["time_s"] == 0 and r["entries"] == 0:
             continue
         table.add_row(
-            st["name"],
-            f"{100 * st['time_ns'] / total:.2f}",
-            f"{st['time_ns'] / 1e6:.1f}",
-            str(st["entries"]),
-            f"{st['energy_mj']:.1f}",
+            r["state"],
+            f"{r['time_pct']:.2f}",
+            f"{r['time_s'] * 1e3:.1f}",
+            str(r["entries"]),
+            f"{r['energy_mj']:.1f}",
         )
-    table.add_row(
-        "entry/exit",
-        f"{100 * nvme['transition_ns'] / total:.2f}",
-        f"{nvme['transition_ns'] / 1e6:.1f}",
-        str(nvme["transitions"]),
-        f"{nvme['transition_energy_mj']:.1f}",
-    )
     return table
 
 
@@ -226,6 +220,7 @@ def print_run(
         console.print(Text(caption))
     if not detail:
         return
+    residency = native.report_rows(report)["residency"]
     for v in report["variants"]:
         console.print()
         console.print(Text(v["name"], style="bold"))
@@ -240,4 +235,5 @@ def print_run(
             f"avg power={nvme['avg_power_mw']:.1f} mW",
             markup=False,
         )
-        console.print(residency_table(v))
+        rows = [r for r in residency if r["variant"] == v["name"] and r["component"] == "nvme"]
+        console.print(residency_table(v["name"], rows))

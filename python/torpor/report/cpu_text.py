@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torpor import native
+
 
 def _us(ns: float) -> str:
     return f"{ns / 1000:.1f}"
@@ -43,25 +45,29 @@ def print_cpu_run(console: Console, report: dict[str, Any], detail: bool = True)
     console.print(table)
     if not detail:
         return
+    residency = native.report_rows(report)["residency"]
     for v in variants:
         cpu = v["cpu"]
-        span_ns = v["duration_s"] * 1e9
         console.print()
         head = f"{v['name']} ({cpu['governor']}, cpufreq {cpu['cpufreq']}, HZ={cpu['hz']})"
         console.print(Text(head, style="bold"))
         states = Table(box=box.SIMPLE_HEAD, padding=(0, 1))
         for col in ("cpu", "state", "entries", "time %", "above", "below"):
             states.add_column(col, justify="left" if col == "state" else "right")
-        for c in cpu["cpus"]:
-            states.add_row(str(c["cpu"]), "(running)", "", f"{100 * c['busy_ns'] / span_ns:.1f}")
-            for s in c["states"]:
+        # The core's residency rows: each CPU's running time, then its idle states.
+        for r in residency:
+            if r["variant"] != v["name"] or r["component"] != "cpu":
+                continue
+            if r["state"] == "running":
+                states.add_row(str(r["cpu"]), "(running)", "", f"{r['time_pct']:.1f}")
+            else:
                 states.add_row(
                     "",
-                    Text(s["name"]),
-                    f"{s['entries']:,}",
-                    f"{100 * s['time_ns'] / span_ns:.1f}",
-                    f"{s['above']:,}",
-                    f"{s['below']:,}",
+                    Text(r["state"]),
+                    f"{r['entries']:,}",
+                    f"{r['time_pct']:.1f}",
+                    f"{r['above']:,}",
+                    f"{r['below']:,}",
                 )
         console.print(states)
         if any(c["freq_changes"] for c in cpu["cpus"]):

@@ -17,16 +17,17 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from torpor import native
 from torpor.experiments import apst, devfreq, hpb, qos, teo
-from torpor.report import system_text, ufs_text
+from torpor.report import system_text
 from torpor.report.notes import run_notes
 
 # Same results, same bytes: fixed SVG element ids (and no creation date, in `_svg`).
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
 
 _VERDICT = {True: "holds", False: "fails", None: "not checkable"}
-#: A drive's time between power states, as the CLI's residency table names it.
-_BETWEEN = "entry/exit"
+#: A drive's time between power states, as the core's residency table names it.
+_BETWEEN = native.BETWEEN_STATES
 # The IO path figure's bars per task: its parts at these percentiles of the report.
 _IO_BARS = ("p50_us", "p99_us")
 _STYLE = """
@@ -179,27 +180,20 @@ def _page(title: str, body: list[str]) -> str:
 
 
 def _residency(report: dict[str, Any]) -> str:
-    """Share of the run per power state, one bar per variant."""
-    variants = [v for v in report["variants"] if v.get("nvme")]
+    """Share of the run per power state, one bar per variant: the drives' rows of the core's
+    residency table."""
+    variants = [v["name"] for v in report["variants"] if v.get("nvme")]
+    rows = [r for r in native.report_rows(report)["residency"] if r["component"] == "nvme"]
     fig = _figure(10, 0.6 * len(variants) + 1.6)
     ax = fig.subplots()
-    names = [v["name"] for v in variants]
     left = [0.0] * len(variants)
-    # The time between states as the CLI's residency table names it.
-    states = [s["name"] for s in variants[0]["nvme"]["power_states"]] + [_BETWEEN]
+    # The first variant's states, in its order (each power state, then the time between).
+    states = [r["state"] for r in rows if r["variant"] == variants[0]]
+    share = {(r["variant"], r["state"]): r["time_pct"] for r in rows}
     for state in states:
-        shares = []
-        for v in variants:
-            nvme = v["nvme"]
-            total = nvme["duration_ns"] or 1
-            ns = (
-                nvme["transition_ns"]
-                if state == _BETWEEN
-                else next(s["time_ns"] for s in nvme["power_states"] if s["name"] == state)
-            )
-            shares.append(100 * ns / total)
+        shares = [share[(v, state)] for v in variants]
         if any(shares):
-            ax.barh(names, shares, left=left, label=state)
+            ax.barh(variants, shares, left=left, label=state)
             left = [a + b for a, b in zip(left, shares, strict=True)]
     ax.set_xlabel("% of the run")
     _legend_above(fig, ax, len(states))
@@ -311,6 +305,7 @@ def freq_timeline(variants: list[dict[str, Any]], until_s: float | None = None) 
 
 def _ufs_run_page(report: dict[str, Any]) -> str:
     head = ["variant", "IOs", "mean us", "p99 us", "max us", "MB/s", "low clock %", "avg mW"]
+    io_rows = {r["variant"]: r for r in native.report_rows(report)["summary"].get("io", [])}
     rows = [
         [
             v["name"],
@@ -318,7 +313,7 @@ def _ufs_run_page(report: dict[str, Any]) -> str:
             f"{v['io']['all']['mean_us']:,.1f}",
             f"{v['io']['all']['p99_us']:,.1f}",
             f"{v['io']['all']['max_us']:,.1f}",
-            f"{ufs_text.bandwidth_mbs(v):,.1f}",
+            f"{io_rows[v['name']]['bw_mbs'] or 0.0:,.1f}",
             f"{v['ufs']['low_clock_pct']:.1f}",
             f"{v['ufs']['avg_power_mw']:,.1f}",
         ]

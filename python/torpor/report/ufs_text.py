@@ -11,19 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from torpor import native
 from torpor.report.apst_text import _num, fio_latency_lines
-
-
-def bandwidth_mbs(variant: dict[str, Any]) -> float:
-    """MB/s (10^6 bytes per second) over the variant's span, as fio's BW in MB/s."""
-    secs = variant["duration_s"]
-    return variant["io"]["bytes"] / secs / 1e6 if secs else 0.0
 
 
 def print_ufs_run(
     console: Console, report: dict[str, Any], detail: bool = True, caption: str = ""
 ) -> None:
     variants = report["variants"]
+    tables = native.report_rows(report)
+    # MB/s (10^6 bytes per second) over each variant's span, as fio's BW in MB/s.
+    bw_mbs = {r["variant"]: r["bw_mbs"] for r in tables["summary"].get("io", [])}
     devices = sorted({v["ufs"]["device"] for v in variants})
     spans = sorted({v["duration_s"] for v in variants})
     title = Text(
@@ -44,7 +42,7 @@ def print_ufs_run(
             shown(lat["mean_us"]),
             shown(lat["p99_us"]),
             shown(lat["max_us"]),
-            shown(bandwidth_mbs(v)),
+            shown(bw_mbs.get(v["name"]) or 0.0),
             f"{ufs['low_clock_pct']:.1f}",
             f"{ufs['avg_power_mw']:.1f}",
             f"{c['scale_ups']}/{c['scale_downs']}",
@@ -74,7 +72,10 @@ def print_ufs_run(
         )
         for line in map_lines(ufs):
             console.print(f"  {line}", markup=False)
-        console.print(state_table(v))
+        rows = [
+            r for r in tables["residency"] if r["variant"] == v["name"] and r["component"] == "ufs"
+        ]
+        console.print(state_table(rows, ufs["energy_mj"]))
 
 
 def map_lines(ufs: dict[str, Any]) -> list[str]:
@@ -125,19 +126,18 @@ def policy_line(ufs: dict[str, Any]) -> str:
     return f"{levels}; {scaling}; {boost}"
 
 
-def state_table(variant: dict[str, Any]) -> Table:
-    """Time and energy per device state (busy, idle, hibern8, clock-gated, scaling)."""
-    ufs = variant["ufs"]
-    total = sum(s["time_ns"] for s in ufs["states"]) or 1
+def state_table(rows: list[dict[str, Any]], energy_mj: float) -> Table:
+    """Time and energy per device state (busy, idle, hibern8, clock-gated, scaling): the
+    device's rows of the core's residency table, then the device's whole energy."""
     table = Table(box=box.SIMPLE, padding=(0, 1))
     for col in ("state", "time %", "entries", "mJ"):
         table.add_column(col, justify="right" if col != "state" else "left")
-    for s in ufs["states"]:
+    for r in rows:
         table.add_row(
-            s["name"],
-            f"{100 * s['time_ns'] / total:.2f}",
-            f"{s['entries']:,}",
-            f"{s['energy_mj']:.3f}",
+            r["state"],
+            f"{r['time_pct']:.2f}",
+            f"{r['entries']:,}",
+            f"{r['energy_mj']:.3f}",
         )
-    table.add_row("all", "100.00", "", f"{ufs['energy_mj']:.3f}")
+    table.add_row("all", "100.00", "", f"{energy_mj:.3f}")
     return table

@@ -11,9 +11,10 @@
 //!    appear over the variants (a variant's own order: cpu, io, nvme, ufs, system).
 //!    A measure the run could not give (power where a state or OPP has no figure, HPB's
 //!    hit ratio without HPB) is null.
-//! 2. [`residency`]: one row per variant and state: of CPUs (each CPU's `running` time, then
-//!    its idle states) when the run had CPUs, else of an NVMe drive (its power states, then
-//!    the time between states).
+//! 2. [`residency`]: one row per variant, component and state: of CPUs (each CPU's `running`
+//!    time, then its idle states), of an NVMe drive (its power states, then the time between
+//!    states), of a UFS device (its states); a whole machine has its CPUs' rows and its
+//!    device's.
 //! 3. [`sweep_measures`]: one row per variant, the measures a sweep constrains and ranks:
 //!    the device's power (the NVMe drive, else the UFS device, else the CPUs'), IO latency,
 //!    APST's counts, and with CPUs beside a device the whole machine's power and the latency
@@ -250,8 +251,7 @@ fn cpu_residency(v: &Value, cpu: &Value, out: &mut Vec<Row>) {
     let known = at(cpu, "power_known").as_bool().unwrap_or(false);
     for c in at(cpu, "cpus").as_array().into_iter().flatten() {
         let head = || {
-            let mut r = Row::new();
-            r.insert("variant".into(), at(v, "name").clone());
+            let mut r = component_head(v, "cpu");
             r.insert("cpu".into(), at(c, "cpu").clone());
             r
         };
@@ -278,11 +278,7 @@ fn cpu_residency(v: &Value, cpu: &Value, out: &mut Vec<Row>) {
 /// An NVMe drive's power states and the time between them, shares of its run.
 fn nvme_residency(v: &Value, nvme: &Value, out: &mut Vec<Row>) {
     let total = at(nvme, "duration_ns").as_u64().unwrap_or(0).max(1) as f64;
-    let head = || {
-        let mut r = Row::new();
-        r.insert("variant".into(), at(v, "name").clone());
-        r
-    };
+    let head = || component_head(v, "nvme");
     for s in at(nvme, "power_states").as_array().into_iter().flatten() {
         let name = at(s, "name").as_str().unwrap_or_default();
         let time = at(s, "time_ns").as_u64().unwrap_or(0);
@@ -309,14 +305,54 @@ fn nvme_residency(v: &Value, nvme: &Value, out: &mut Vec<Row>) {
     ));
 }
 
-/// The residency table of `report` (its JSON form).
+/// A UFS device's states (busy, idle, hibern8, clock-gated, scaling), shares of the time they
+/// account for together (the device's whole run).
+fn ufs_residency(v: &Value, ufs: &Value, out: &mut Vec<Row>) {
+    let states = at(ufs, "states")
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let accounted: u64 = states
+        .iter()
+        .map(|s| at(s, "time_ns").as_u64().unwrap_or(0))
+        .sum();
+    let total = accounted.max(1) as f64;
+    for s in states {
+        let name = at(s, "name").as_str().unwrap_or_default();
+        let time = at(s, "time_ns").as_u64().unwrap_or(0);
+        let entries = copied(s, &[("entries", "entries")]);
+        out.push(state_row(
+            component_head(v, "ufs"),
+            name,
+            time,
+            total,
+            at(s, "energy_mj").clone(),
+            entries,
+        ));
+    }
+}
+
+/// A residency row's start: the variant and the component (`cpu`, `nvme` or `ufs`).
+fn component_head(v: &Value, component: &str) -> Row {
+    let mut r = Row::new();
+    r.insert("variant".into(), at(v, "name").clone());
+    r.insert("component".into(), Value::from(component));
+    r
+}
+
+/// The residency table of `report` (its JSON form): per variant, its CPUs' rows, then its
+/// drive's or UFS device's.
 pub fn residency(report: &Value) -> Vec<Row> {
     let mut out = vec![];
     for v in at(report, "variants").as_array().into_iter().flatten() {
         if !at(v, "cpu").is_null() {
             cpu_residency(v, at(v, "cpu"), &mut out);
-        } else if !at(v, "nvme").is_null() {
+        }
+        if !at(v, "nvme").is_null() {
             nvme_residency(v, at(v, "nvme"), &mut out);
+        }
+        if !at(v, "ufs").is_null() {
+            ufs_residency(v, at(v, "ufs"), &mut out);
         }
     }
     out
@@ -742,6 +778,40 @@ mod tests {
             (r[1]["state"].clone(), r[1]["entries"].clone()),
             (json!(BETWEEN_STATES), json!(3))
         );
+    }
+
+    #[test]
+    fn a_whole_machine_has_its_cpus_rows_then_its_device_s() {
+        // One CPU busy 1 s of a 4 s run; a UFS device 3 s busy and 1 s in hibern8: by hand
+        // 25 % running, 75 % busy (of the device's 4 s), 25 % hibern8.
+        let report = json!({"variants": [{
+            "name": "m", "duration_s": 4.0,
+            "cpu": {"power_known": true, "cpus": [{
+                "cpu": 0, "busy_ns": 1_000_000_000u64, "busy_energy_mj": 1.0, "states": []}]},
+            "ufs": {"states": [
+                {"name": "busy", "time_ns": 3_000_000_000u64, "energy_mj": 6.0, "entries": 5},
+                {"name": "hibern8", "time_ns": 1_000_000_000u64, "energy_mj": 0.1, "entries": 4}]}
+        }]});
+        let r = residency(&report);
+        let got: Vec<(Value, Value, Value)> = r
+            .iter()
+            .map(|r| {
+                (
+                    r["component"].clone(),
+                    r["state"].clone(),
+                    r["time_pct"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (json!("cpu"), json!("running"), json!(25.0)),
+                (json!("ufs"), json!("busy"), json!(75.0)),
+                (json!("ufs"), json!("hibern8"), json!(25.0)),
+            ]
+        );
+        assert_eq!(r[2]["entries"], 4);
     }
 
     #[test]
