@@ -130,10 +130,10 @@ def run(
     ``avg_power_mw``, and the tasks' IO as they saw it, ``io_<part>_<stat>`` from ``cpu.io``,
     e.g. ``io_total_p99_us``;
     ``io_path`` has it per task and part). ``latency`` has one row per variant and direction
-    (``read``, ``write``, ``all``); ``residency`` one per variant and power state of a drive
-    (plus ``entry/exit``, the time between states, as the CLI's table names it), or per
-    variant, CPU and idle state (plus ``running``) of CPUs, with its energy and the idle
-    misses (``above``: too deep, ``below``: too shallow). ``max_ios`` and ``progress`` are as
+    (``read``, ``write``, ``all``); ``residency`` one per variant, ``component`` and state: per
+    CPU and idle state (plus ``running``), with its energy and the idle misses (``above``:
+    too deep, ``below``: too shallow), then per power state of a drive (plus ``entry/exit``,
+    the time between states, as the CLI's table names it) or state of a UFS device. ``max_ios`` and ``progress`` are as
     in :func:`torpor.native.run_scenario_file`.
 
     A wrong argument (a set as an override, bytes as the scenario, ``max_ios=-1``, ...)
