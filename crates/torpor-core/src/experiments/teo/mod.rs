@@ -138,7 +138,7 @@ pub struct TeoFigures {
     pub teo_util_draws_more: Vec<String>,
     /// Jankbench under menu: vsyncs per frame, and the vsyncs of a run.
     pub menu_frame_vsyncs: f64,
-    pub run_vsyncs: f64,
+    pub run_vsyncs: u64,
     pub seed_frame_gain_pct: f64,
     pub seed_frame_ms: f64,
     pub seed_jank_pct: f64,
@@ -204,7 +204,7 @@ fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, Missing> {
         against_menu,
         teo_util_draws_more,
         menu_frame_vsyncs: 1000.0 * frame_ms(runs.row(JANKBENCH, "menu")?)? / vsync_us,
-        run_vsyncs: (1e6 * inputs.duration_s as f64 / vsync_us).round_ties_even(),
+        run_vsyncs: (1e6 * inputs.duration_s as f64 / vsync_us).round_ties_even() as u64,
         seed_frame_gain_pct: seed(&SEED_SCORE_GAIN, JANKBENCH)?,
         seed_frame_ms: SEED_FRAME_MS,
         seed_jank_pct: SEED_JANK_PCT,
