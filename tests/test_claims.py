@@ -74,3 +74,23 @@ def test_the_assumptions_varied_are_the_idle_ranges_and_the_transition_share():
         {"transition_share": 1.0},
     ]
     assert list(ends)[1] == "PS0 idle power at the high end of its range (WD SN530 350-1050 mW)"
+
+
+def test_malformed_or_incomplete_inputs_are_a_value_error():
+    import pytest
+
+    from torpor import native
+
+    # Not the inputs' shape (no "ends", no "tables"): serde's error, as ValueError.
+    with pytest.raises(ValueError, match="missing field"):
+        native.judge_apst({"runs": []})
+    # The right shape without the runs a rule reads: the core's typed error, not a panic.
+    with pytest.raises(ValueError, match="inputs have no run of geekbench under menu"):
+        native.judge_teo(
+            {
+                "runs": [],
+                "revert": [],
+                "vsync_us": 16667,
+                "duration_s": 20,
+            }
+        )
