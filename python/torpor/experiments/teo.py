@@ -276,23 +276,27 @@ def revert_scenario(duration: str = DURATION) -> dict[str, Any]:
     }
 
 
+def _cluster_pct(cpus: list[dict[str, Any]], duration_s: float) -> float:
+    """The cluster state's share of `cpus`' time over a run of `duration_s`, percent (the
+    core's platform share of those CPUs)."""
+    shares = native.residency_shares(cpus, duration_s)["all"]
+    return next(s["pct"] for s in shares if s["state"] == "CLUSTER_SLEEP_0")
+
+
 def revert_runs(duration: str = DURATION) -> list[dict[str, Any]]:
     """Per governor: the cluster state's share of the run on the lightly busy CPU and on the
-    cluster's idle ones, and the cluster's power."""
+    cluster's idle ones (their platform share, ``view::residency_share``), and the cluster's
+    power."""
     report = native.run_scenario_text(tomli_w.dumps(revert_scenario(duration)), "<teo revert>")
     out = []
     for v in report["variants"]:
-        span = v["duration_s"] * 1e9
         cpus = [c for c in v["cpu"]["cpus"] if c["cpu"] in (0, 1, 2, 3)]
-        cluster_pct = [
-            100 * next(s["time_ns"] for s in c["states"] if s["name"] == "CLUSTER_SLEEP_0") / span
-            for c in cpus
-        ]
+        span_s = v["duration_s"]
         out.append(
             {
                 "governor": v["name"],
-                "cluster_state_pct_cpu0": round(cluster_pct[0], 3),
-                "cluster_state_pct_others": round(sum(cluster_pct[1:]) / 3, 3),
+                "cluster_state_pct_cpu0": round(_cluster_pct(cpus[:1], span_s), 3),
+                "cluster_state_pct_others": round(_cluster_pct(cpus[1:], span_s), 3),
                 "avg_power_mw": round(v["cpu"]["avg_power_mw"], 3),
             }
         )
