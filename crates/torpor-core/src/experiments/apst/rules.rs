@@ -45,7 +45,8 @@ fn chains_text(old: &TableView, new: &TableView) -> String {
 }
 
 /// Kioxia BG4, "virtually identical" tables. Rule: the same idle transition state (ITPS) in
-/// every entry, and each pair of non-zero idle times (ITPT) within a factor 1.25.
+/// every entry (as many entries in both), and each pair of non-zero idle times (ITPT) within a
+/// factor 1.25.
 pub(super) fn tables_identical(tables: &Tables) -> Result<Claim, Missing> {
     let (old, new) = both(tables, BG4)?;
     let pairs = || old.table.entries.iter().zip(&new.table.entries);

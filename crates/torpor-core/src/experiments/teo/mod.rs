@@ -170,7 +170,7 @@ fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, Missing> {
         if runs.row(w, "teo-util")?.avg_power_mw > menu.avg_power_mw {
             teo_util_draws_more.push(w.to_owned());
         }
-        let mut t = AgainstMenu {
+        let mut table = AgainstMenu {
             power: BTreeMap::new(),
             score: BTreeMap::new(),
             latency: BTreeMap::new(),
@@ -182,22 +182,23 @@ fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, Missing> {
             } else {
                 perc_diff(r.work_ms_per_s, menu.work_ms_per_s)
             };
-            t.power
+            table
+                .power
                 .insert(gov.to_owned(), perc_diff(r.avg_power_mw, menu.avg_power_mw));
-            t.score.insert(gov.to_owned(), score);
+            table.score.insert(gov.to_owned(), score);
             for base in &menu.tasks {
                 let got = r
                     .tasks
                     .iter()
                     .find(|t| t.task == base.task)
                     .ok_or_else(|| Missing::new(format!("task {} under {gov}", base.task)))?;
-                t.latency.entry(base.task.clone()).or_default().insert(
+                table.latency.entry(base.task.clone()).or_default().insert(
                     gov.to_owned(),
                     perc_diff(got.latency_avg_us, base.latency_avg_us),
                 );
             }
         }
-        against_menu.insert(w.to_owned(), t);
+        against_menu.insert(w.to_owned(), table);
     }
     let vsync_us = inputs.vsync_us as f64;
     Ok(TeoFigures {
