@@ -55,39 +55,25 @@ def test_case2_s_seed_figure_is_the_seed_s_bandwidths():
     assert markdown._SEED_CASE2 == "+2.75 %"
 
 
-def _teo_rows(util_more: set[str], frame_ms: float, missed: int) -> list[dict[str, Any]]:
-    rows = []
-    for w in teo.WORKLOADS:
-        for g in teo.GOVERNORS:
-            power = 110.0 if g == "teo-util" and w in util_more else 100.0
-            rows.append(
-                {
-                    "workload": w,
-                    "governor": g,
-                    "avg_power_mw": power,
-                    "frame_ms": frame_ms if w == "jankbench" else None,
-                    "frames_missed": missed if w == "jankbench" else None,
-                }
-            )
-    return rows
+def _teo_figures(util_more: list[str], frame_vsyncs: float) -> dict[str, Any]:
+    return {"teo_util_draws_more": util_more, "menu_frame_vsyncs": frame_vsyncs, "run_vsyncs": 1200}
 
 
-def test_teo_util_s_power_is_stated_from_the_rows():
-    every = set(teo.WORKLOADS)
-    assert markdown._teo_util_power(_teo_rows(every, 20.0, 0)) == (
+def test_teo_util_s_power_is_stated_from_the_figures():
+    every = list(teo.WORKLOADS)
+    assert markdown._teo_util_power(_teo_figures(every, 1.0)) == (
         "so teo-util draws more on every stand-in"
     )
-    assert markdown._teo_util_power(_teo_rows(set(), 20.0, 0)) == (
+    assert markdown._teo_util_power(_teo_figures([], 1.0)) == (
         "yet teo-util draws no more than menu on any stand-in"
     )
-    some = markdown._teo_util_power(_teo_rows({"geekbench"}, 20.0, 0))
-    assert some == "so teo-util draws more on geekbench (not on the others)"
+    some = markdown._teo_util_power(_teo_figures(["geekbench", "speedometer"], 1.0))
+    assert some == "so teo-util draws more on geekbench, speedometer (not on the others)"
 
 
-def test_jankbench_s_frames_are_stated_from_the_rows():
-    # 25 ms frames at 60 Hz (16.667 ms): 1.5 vsyncs; 20 s hold 1200 vsyncs.
-    text = markdown._jank(_teo_rows(set(), 25.0, 300))
+def test_jankbench_s_frames_are_stated_from_the_figures_and_the_run():
+    rows = [{"workload": "jankbench", "governor": "menu", "frames_missed": 300}]
+    text = markdown._jank(rows, _teo_figures([], 1.49997))
     assert text == "so under menu a frame takes about 1.5 vsyncs and 300 of the run's 1200 " + (
         "vsyncs are missed"
     )
-    assert "about 2.0 vsyncs and 12 of" in markdown._jank(_teo_rows(set(), 33.334, 12))

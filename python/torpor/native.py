@@ -210,6 +210,21 @@ def verdict_counts(claims: list[dict[str, Any]]) -> dict[str, int]:
     return json.loads(_native.verdict_counts(json.dumps([{"ok": c["ok"]} for c in claims])))
 
 
+def judge_apst(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 000's judgement by the core: ``claims`` (each with its robustness) and
+    ``figures`` (the derived numbers the reports quote), from ``inputs``: ``runs`` (the
+    central grid's rows), ``ends`` (``[{"name", "runs"}]``, each power assumption's end) and
+    ``tables`` (per drive, each builder's ``apst`` view). Malformed inputs raise ValueError."""
+    return json.loads(_native.judge_apst(json.dumps(inputs)))
+
+
+def judge_teo(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 002's judgement by the core (``claims``, ``figures``) from ``inputs``: ``runs``
+    (the rows, with their ``_tasks``), ``revert`` (the revert case's rows), ``vsync_us`` and
+    ``duration_s``. Malformed inputs raise ValueError."""
+    return json.loads(_native.judge_teo(json.dumps(inputs)))
+
+
 def bench(seconds: float) -> list[dict[str, Any]]:
     """Times the engine's hot loops for about ``seconds`` each."""
     return json.loads(_native.bench(seconds))

@@ -46,12 +46,8 @@ def run_apst(out: Path, console: Console | None, shared: Progress | None = None)
             grids[name] = apst.runs(lambda: progress.advance(task), **overrides)
         progress.remove_task(task)
     rows = grids.pop("central")
-    tabs = apst.tables()
-    claims = apst.robustness(
-        apst.claims(rows, tabs),
-        {end: apst.claims(end_rows, tabs) for end, end_rows in grids.items()},
-    )
-    results: dict[str, Any] = {"experiment": "apst", "claims": claims, "runs": rows}
+    judgement = apst.judge(rows, grids, apst.tables())
+    results: dict[str, Any] = {"experiment": "apst", "claims": judgement["claims"], "runs": rows}
     from torpor.report import html  # matplotlib: loaded only when a report is drawn
 
     # The seed's picture: the SN530 on workflow 7, where the two builders differ most.
@@ -61,26 +57,26 @@ def run_apst(out: Path, console: Console | None, shared: Progress | None = None)
         overrides_json=json.dumps({"run.timeline": "1s"}),
     )
     page = html.apst_page(results, picture)
-    _publish(out, results, markdown.apst_report(results, tabs), page, len(rows), console)
+    report_md = markdown.apst_report(results, judgement["figures"])
+    _publish(out, results, report_md, page, len(rows), console)
     return results, page
 
 
 def run_teo(out: Path, console: Console | None) -> Outcome:
     rows = teo.runs()
     revert = teo.revert_runs()
-    claims = claims_lib.not_assessed(
-        [*teo.claims(rows), teo.claim_revert(revert)], teo.ROBUST_BASIS
-    )
+    judgement = teo.judge(rows, revert)
     results: dict[str, Any] = {
         "experiment": "teo",
-        "claims": claims,
+        "claims": judgement["claims"],
         "runs": teo.public(rows),
         "revert": revert,
     }
     from torpor.report import html
 
     page = html.teo_page(results, rows)
-    _publish(out, results, markdown.teo_report(results, rows), page, len(rows), console)
+    report_md = markdown.teo_report(results, rows, judgement["figures"])
+    _publish(out, results, report_md, page, len(rows), console)
     return results, page
 
 

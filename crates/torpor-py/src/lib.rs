@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use torpor_core::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::drivers::run::{Limits, Override, Progress, RunError, Watch};
+use torpor_core::experiments;
 use torpor_core::experiments::claim::VerdictCounts;
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::report::Report;
@@ -254,6 +255,32 @@ fn verdict_counts(claims_json: &str) -> PyResult<String> {
     let verdicts: Vec<Verdict> = serde_json::from_str(claims_json)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     to_json(&VerdictCounts::of(verdicts.into_iter().map(|v| v.ok)))
+}
+
+/// Seed 000's verdicts: `inputs_json` is what `torpor reproduce apst` collected (the core's
+/// `ApstInputs`); returns the judgement (claims with robustness, figures) as JSON. Malformed
+/// inputs, a programming error of the caller, raise ValueError.
+#[pyfunction]
+fn judge_apst(inputs_json: &str) -> PyResult<String> {
+    judged(inputs_json, experiments::apst::judge)
+}
+
+/// Seed 002's verdicts (and the v6.11 revert's), as [`judge_apst`] for `TeoInputs`.
+#[pyfunction]
+fn judge_teo(inputs_json: &str) -> PyResult<String> {
+    judged(inputs_json, experiments::teo::judge)
+}
+
+/// `judge` applied to the inputs read from `json`, the judgement as JSON; a malformed input
+/// or a missing row raises ValueError.
+fn judged<I: serde::de::DeserializeOwned, J: Serialize>(
+    json: &str,
+    judge: fn(I) -> Result<J, experiments::missing::Missing>,
+) -> PyResult<String> {
+    let value_error =
+        |e: &dyn std::fmt::Display| pyo3::exceptions::PyValueError::new_err(e.to_string());
+    let inputs: I = serde_json::from_str(json).map_err(|e| value_error(&e))?;
+    to_json(&judge(inputs).map_err(|e| value_error(&e))?)
 }
 
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
@@ -711,6 +738,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
     m.add_function(wrap_pyfunction!(verdict_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_apst, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_teo, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;

@@ -11,7 +11,8 @@ the merged util-awareness), today's ``teo`` and the ``oracle``.
 Each stand-in is a handful of tasks pinned to CPUs whose shape follows what the benchmark
 does; their numbers are torpor's choices, not measurements (no per-thread trace of these
 benchmarks is public): the claims are about orderings and signs, which is what such stand-ins
-can test, with bounds wide enough for a stand-in's guessed shape.
+can test, with bounds wide enough for a stand-in's guessed shape (the rules are the core's:
+``experiments::teo``).
 
 Every run scales frequency with ``schedutil`` (ASSUMPTION: the seed does not name its cpufreq
 governor; schedutil is Android's and mainline's default for such SoCs), so a burst's work takes
@@ -23,7 +24,6 @@ led to) and the frames the UI thread missed.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import tomli_w
@@ -181,33 +181,6 @@ WORKLOADS: dict[str, tuple[str, list[dict[str, Any]]]] = {
 FRAME_THREAD = "RenderThread"
 FRAME_HEAD = "UI thread"
 
-#: The workloads the seed calls latency-sensitive (its Geekbench; PCMark's wake-up latency is
-#: the other table where util-awareness halves latency).
-LATENCY_SENSITIVE = ("geekbench", "pcmark-web")
-
-#: The seed's figures (teo_util_v4, the version merged), per workload: too deep %, too shallow
-#: %, power mW, and its perc_diff of power against menu.
-SEED_FIGURES = {
-    "geekbench": {"too_deep": (14.994, 9.649, 4.02), "too_shallow": (2.497, 5.963, 14.598)},
-    "pcmark-web": {"too_deep": (24.814, 11.65, 3.662), "too_shallow": (3.101, 8.578, 18.692)},
-    "jankbench": {"too_deep": (26.00, 11.00, 2.54), "too_shallow": (4.74, 11.89, 21.93)},
-}
-#: teo_util_v4's total power against menu (perc_diff), each workload's power table.
-SEED_POWER_DIFF = {
-    "geekbench": 6.7,
-    "pcmark-web": 2.71,
-    "jankbench": -16.08,
-    "speedometer": 3.05,
-}
-#: teo_util_v4's score against menu, percent, higher is better: Geekbench 5's multicore score,
-#: PCMark's PcmaWebV2Score, Speedometer 2's score, and Jankbench's mean frame duration
-#: (13.9 -> 12.6 ms, -9.0 %, as an improvement of 9.0 %).
-SEED_SCORE_GAIN = {"geekbench": 1.36, "pcmark-web": 0.15, "jankbench": 9.0, "speedometer": 1.83}
-#: The seed's phone under menu (its Jankbench tables: mean_duration and jank_perc of
-#: menu_60hz): the mean frame, ms, and the jank, % of frames.
-SEED_FRAME_MS = 13.9
-SEED_JANK_PCT = 1.5
-
 #: Simulated time per run.
 DURATION_S = 20
 DURATION = f"{DURATION_S}s"
@@ -275,164 +248,6 @@ def row(rows: list[dict[str, Any]], workload: str, governor: str) -> dict[str, A
     return next(r for r in rows if r["workload"] == workload and r["governor"] == governor)
 
 
-def perc_diff(value: float, base: float) -> float:
-    """The seed's perc_diff: the change against menu, in percent."""
-    return 100.0 * (value - base) / base if base else math.nan
-
-
-def _claim(claim: str, seed_value: str, torpor_value: str, ok: bool | None) -> dict[str, Any]:
-    return claims_lib.claim(SEED, claim, seed_value, torpor_value, ok)
-
-
-def _order(rows: list[dict[str, Any]], key: str, workload: str) -> tuple[float, float, float]:
-    return (
-        row(rows, workload, "menu")[key],
-        row(rows, workload, "teo@5.13")[key],
-        row(rows, workload, "teo-util")[key],
-    )
-
-
-def claim_too_deep(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: on every workload, too deep % strictly falls menu > teo@5.13 > teo-util.
-    got, ok, breaks = [], True, []
-    for w in WORKLOADS:
-        m, t, u = _order(rows, "too_deep_pct", w)
-        ok &= m > t > u
-        got.append(f"{w} {m:.1f} / {t:.1f} / {u:.1f}")
-        if not m > t > u:
-            breaks.append(f"{w} ({m:.3f} / {t:.3f} / {u:.3f})")
-    seed = "; ".join(
-        f"{w} {a:g} / {b:g} / {c:g}" for w, f in SEED_FIGURES.items() for a, b, c in [f["too_deep"]]
-    )
-    why = f"; the order breaks on {', '.join(breaks)}" if breaks else ""
-    return _claim(
-        "Too-deep sleeps: menu > teo > teo-util (percent of idle periods, each workload)",
-        seed,
-        "; ".join(got) + why,
-        ok,
-    )
-
-
-def claim_too_shallow(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: on every workload, too shallow % strictly rises menu < teo@5.13 < teo-util.
-    got, ok = [], True
-    for w in WORKLOADS:
-        m, t, u = _order(rows, "too_shallow_pct", w)
-        ok &= m < t < u
-        got.append(f"{w} {m:.1f} / {t:.1f} / {u:.1f}")
-    seed = "; ".join(
-        f"{w} {a:g} / {b:g} / {c:g}"
-        for w, f in SEED_FIGURES.items()
-        for a, b, c in [f["too_shallow"]]
-    )
-    return _claim(
-        "Too-shallow sleeps: the reverse order, menu < teo < teo-util",
-        seed,
-        "; ".join(got),
-        ok,
-    )
-
-
-def claim_latency(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: on each latency-sensitive workload, teo-util's gmean wake-up latency is below
-    # menu's (the seed: -30 % to -55 % for the tasks it lists).
-    got, ok = [], True
-    for w in LATENCY_SENSITIVE:
-        m = row(rows, w, "menu")["wakeup_latency_gmean_us"]
-        u = row(rows, w, "teo-util")["wakeup_latency_gmean_us"]
-        ok &= u < m
-        got.append(f"{w} {perc_diff(u, m):+.1f}%")
-    return _claim(
-        "teo-util lowers wake-up latency on the latency-sensitive workloads (gmean, vs menu)",
-        "Geekbench -30.3%/-32.7%; PCMark -54.9%/-42.3%/-25.5% (per task)",
-        "; ".join(got),
-        ok,
-    )
-
-
-#: How far a stand-in may exaggerate a seed figure before its agreement stops counting: the
-#: shapes are guesses, so a sign and a magnitude up to this many times the seed's pass.
-EXAGGERATION = 3.0
-
-
-def power_diffs(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """teo-util's power against menu, percent, per workload."""
-    return {
-        w: perc_diff(row(rows, w, "teo-util")["avg_power_mw"], row(rows, w, "menu")["avg_power_mw"])
-        for w in WORKLOADS
-    }
-
-
-def score_gains(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """teo-util's score proxy against menu, percent, higher is better: work per second, or for
-    Jankbench the mean frame time's fall."""
-    out = {}
-    for w in WORKLOADS:
-        u, m = row(rows, w, "teo-util"), row(rows, w, "menu")
-        if w == "jankbench":
-            out[w] = -perc_diff(u["frame_ms"], m["frame_ms"])
-        else:
-            out[w] = perc_diff(u["work_ms_per_s"], m["work_ms_per_s"])
-    return out
-
-
-def _within(got: float, seed: float) -> bool:
-    """Same sign as the seed's figure, and no larger than EXAGGERATION times it."""
-    return got * seed > 0 and abs(got) <= EXAGGERATION * abs(seed)
-
-
-def _outside(got: dict[str, float], seed: dict[str, float]) -> tuple[list[str], str]:
-    """The workloads whose figure is not `_within` the seed's, and the words that name them
-    ("" when none)."""
-    off = [w for w, g in got.items() if not _within(g, seed[w])]
-    why = f"; outside the seed's direction or {EXAGGERATION:g}x its size: {', '.join(off)}"
-    return off, why if off else ""
-
-
-def claim_power_mixed(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: teo-util's power against menu rises on some workload and falls on another, and on
-    # each workload it moves the seed's way by at most EXAGGERATION times the seed's change
-    # (the seed: +6.7 % Geekbench, +2.71 % PCMark, -16.08 % Jankbench, +3.05 % Speedometer).
-    diffs = power_diffs(rows)
-    mixed = any(d > 0 for d in diffs.values()) and any(d < 0 for d in diffs.values())
-    off, why = _outside(diffs, SEED_POWER_DIFF)
-    return _claim(
-        "teo-util's power effect is mixed: higher on some workloads, lower on others (vs menu)",
-        ", ".join(f"{w} {d:+g}%" for w, d in SEED_POWER_DIFF.items()),
-        ", ".join(f"{w} {d:+.1f}%" for w, d in diffs.items()) + why,
-        mixed and not off,
-    )
-
-
-def claim_benchmark_scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: on every workload teo-util's score proxy beats menu's (more work per second; a
-    # shorter mean frame on Jankbench), by at most EXAGGERATION times the seed's gain
-    # (the seed: GB5 multicore +1.36 %, PCMark +0.15 %, Jankbench frame -9.0 %, Speedometer
-    # +1.83 %).
-    gains = score_gains(rows)
-    off, why = _outside(gains, SEED_SCORE_GAIN)
-    return _claim(
-        "Benchmark scores (Geekbench, PCMark, Speedometer) and Jankbench frame times improve "
-        "with teo-util (vs menu)",
-        "GB5 multicore +1.36%; PCMark +0.15%; Speedometer +1.83%; Jankbench mean frame -9.0%",
-        "work per second: "
-        + ", ".join(f"{w} {g:+.2f}%" for w, g in gains.items() if w != "jankbench")
-        + f"; Jankbench mean frame {-gains['jankbench']:+.2f}%"
-        + why,
-        not off,
-    )
-
-
-def claims(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        claim_too_deep(rows),
-        claim_too_shallow(rows),
-        claim_latency(rows),
-        claim_power_mixed(rows),
-        claim_benchmark_scores(rows),
-    ]
-
-
 #: The revert of v6.11 (spec-cpu.md §3.5): a HiKey960's little cluster, whose cluster state
 #: needs all four CPUs in it, with one CPU lightly but steadily busy (a 10 ms periodic task of
 #: 250 us: 2.5 %, util ~11 against the threshold capacity >> 6 = 7 of 462) and three CPUs
@@ -461,55 +276,39 @@ def revert_scenario(duration: str = DURATION) -> dict[str, Any]:
     }
 
 
+def _cluster_pct(cpus: list[dict[str, Any]], duration_s: float) -> float:
+    """The cluster state's share of `cpus`' time over a run of `duration_s`, percent (the
+    core's platform share of those CPUs)."""
+    shares = native.residency_shares(cpus, duration_s)["all"]
+    return next(s["pct"] for s in shares if s["state"] == "CLUSTER_SLEEP_0")
+
+
 def revert_runs(duration: str = DURATION) -> list[dict[str, Any]]:
     """Per governor: the cluster state's share of the run on the lightly busy CPU and on the
-    cluster's idle ones, and the cluster's power."""
+    cluster's idle ones (their platform share, ``view::residency_share``), and the cluster's
+    power."""
     report = native.run_scenario_text(tomli_w.dumps(revert_scenario(duration)), "<teo revert>")
     out = []
     for v in report["variants"]:
-        span = v["duration_s"] * 1e9
         cpus = [c for c in v["cpu"]["cpus"] if c["cpu"] in (0, 1, 2, 3)]
-        cluster_pct = [
-            100 * next(s["time_ns"] for s in c["states"] if s["name"] == "CLUSTER_SLEEP_0") / span
-            for c in cpus
-        ]
+        span_s = v["duration_s"]
         out.append(
             {
                 "governor": v["name"],
-                "cluster_state_pct_cpu0": round(cluster_pct[0], 3),
-                "cluster_state_pct_others": round(sum(cluster_pct[1:]) / 3, 3),
+                "cluster_state_pct_cpu0": round(_cluster_pct(cpus[:1], span_s), 3),
+                "cluster_state_pct_others": round(_cluster_pct(cpus[1:], span_s), 3),
                 "avg_power_mw": round(v["cpu"]["avg_power_mw"], 3),
             }
         )
     return out
 
 
-def claim_revert(revert: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: under teo-util the lightly busy CPU spends (almost) no time in the cluster state
-    # (< 1 % of the run) while teo@6.12 uses it (> 10 %), and teo-util draws more power.
-    u = next(r for r in revert if r["governor"] == "teo-util")
-    t = next(r for r in revert if r["governor"] == "teo@6.12")
-    ok = (
-        u["cluster_state_pct_cpu0"] < 1.0
-        and t["cluster_state_pct_cpu0"] > 10.0
-        and u["avg_power_mw"] > t["avg_power_mw"]
-    )
-    return claims_lib.claim(
-        "spec §3.5",
-        "With util-awareness a lightly utilized CPU never enters the cluster state, which costs "
-        "power (the reason for the v6.11 revert)",
-        "reported by Vincent Guittot and Qais Yousef; no figure published",
-        f"cluster state on CPU0: teo-util {u['cluster_state_pct_cpu0']:.1f}% vs teo@6.12 "
-        f"{t['cluster_state_pct_cpu0']:.1f}%; power {u['avg_power_mw']:.1f} vs "
-        f"{t['avg_power_mw']:.1f} mW",
-        ok,
+def judge(rows: list[dict[str, Any]], revert: list[dict[str, Any]]) -> dict[str, Any]:
+    """The core's judgement of the seed's claims and the revert's: ``claims`` (robustness not
+    assessed) and ``figures`` (what the report quotes)."""
+    return native.judge_teo(
+        {"runs": rows, "revert": revert, "vsync_us": VSYNC_US, "duration_s": DURATION_S}
     )
 
-
-#: Why the claims carry no robustness (``robust_basis``).
-ROBUST_BASIS = (
-    "not assessed: the stand-ins' shapes are torpor's guesses with no stated range to rerun "
-    "at; the rules test orderings and signs, with bounds wide enough for a guessed shape"
-)
 
 verdict_text = claims_lib.verdict_text

@@ -23,32 +23,31 @@ def _robust(claim: dict[str, Any]) -> str:
     return claim["hinges_on"] or "no: fails at the central value and at every end"
 
 
-def _pct(old: float, new: float) -> str:
-    if old == 0:
-        return "n/a"
-    return f"{(new - old) / old:+.1%}"
+def _change(fraction: float | None) -> str:
+    """A relative change the core worked out ("n/a": none, the old figure being zero)."""
+    return "n/a" if fraction is None else f"{fraction:+.1%}"
 
 
-def _drive_section(device: str, rows: list[dict[str, Any]], tabs: dict[str, Any]) -> str:
+def _drive_section(device: str, rows: list[dict[str, Any]], figures: dict[str, Any]) -> str:
     name = apst.DRIVES[device]
     out = [f"### {name} (`{device}`)", ""]
     for alg in apst.ALGORITHMS:
-        sched = apst.schedule_text(tabs[device][alg])
-        out.append(f"- {alg} table: {sched}")
+        out.append(f"- {alg} table: {figures['schedules'][device][alg]}")
     out.append("")
     body = []
     for w in apst.WORKFLOWS:
         old = apst.row(rows, device, w, "legacy")
         new = apst.row(rows, device, w, "v5.14")
+        change = figures["changes"][device][str(w)]
         body.append(
             [
                 str(w),
                 f"{old['avg_power_mw']:.1f}",
                 f"{new['avg_power_mw']:.1f}",
-                _pct(old["avg_power_mw"], new["avg_power_mw"]),
+                _change(change["power"]),
                 f"{old['lat_mean_us']:.1f}",
                 f"{new['lat_mean_us']:.1f}",
-                _pct(old["lat_mean_us"], new["lat_mean_us"]),
+                _change(change["latency"]),
                 f"{old['lat_p99_us']:.1f}",
                 f"{new['lat_p99_us']:.1f}",
                 f"{old['lat_p999_us']:.1f}",
@@ -95,31 +94,19 @@ def _claims(claims: list[dict[str, Any]]) -> str:
     )
 
 
-def _drives_without_idlp(tabs: dict[str, Any]) -> list[str]:
-    """The drives none of whose operational states reports idle power (IDLP)."""
+#: How a figure of torpor's stands against the seed's (the core's ``Against``), as a verb for
+#: a plural and a singular subject.
+_AGAINST = {
+    "above": ("exceed", "exceeds"),
+    "below": ("fall short of", "falls short of"),
+    "matches": ("match", "matches"),
+}
+
+
+def divergences(figures: dict[str, Any]) -> list[str]:
+    """Where the model and the seed part ways, stated from the core's figures of this run."""
     out = []
-    for d in apst.DRIVES:
-        states = tabs[d]["v5.14"]["device"]["controller"]["power_states"]
-        operational = [s for s in states if not s["non_operational"]]
-        if all(s.get("idle_power_mw") is None for s in operational):
-            out.append(apst.DRIVES[d])
-    return out
-
-
-def _compare(value: float, seed: float, plural: bool, tolerance: float = 0.05) -> str:
-    """How ``value`` stands against the seed's figure (within ``tolerance`` is a match), as a
-    verb for a plural or singular subject."""
-    if value > seed * (1 + tolerance):
-        return "exceed" if plural else "exceeds"
-    if value < seed * (1 - tolerance):
-        return "fall short of" if plural else "falls short of"
-    return "match" if plural else "matches"
-
-
-def divergences(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[str]:
-    """Where the model and the seed part ways, stated from this run's numbers."""
-    out = []
-    no_idlp = _drives_without_idlp(tabs)
+    no_idlp = figures["drives_without_idlp"]
     if no_idlp:
         who = (
             f"None of the {len(apst.DRIVES)} drives"
@@ -133,45 +120,42 @@ def divergences(rows: list[dict[str, Any]], tabs: dict[str, Any]) -> list[str]:
             "drive idles in PS0, which is why every power claim is also checked at both ends "
             "of the ranges (the robust column)."
         )
-    savings = apst.sn530_savings(rows).values()
-    lo, hi = min(savings), max(savings)
+    lo, hi = figures["sn530_smallest_saving"], figures["sn530_largest_saving"]
+    seed_saving = figures["seed_sn530_saving"]
     out.append(
         f"WD SN530 savings on workflows 4-6 are {lo:.0%}-{hi:.0%}: they "
-        f"{_compare(hi, apst.SEED_SN530_SAVING, plural=True)} the seed's "
-        f'"up to {apst.SEED_SN530_SAVING:.0%}".'
+        f"{_AGAINST[figures['sn530_against_seed']][0]} the seed's "
+        f'"up to {seed_saving:.0%}".'
     )
-    w, worst = apst.pm991_worst_increase(rows)
+    w, worst = figures["pm991_worst"]["workflow"], figures["pm991_worst"]["value"]
+    seed_increase = figures["seed_pm991_increase"]
     word = "an increase" if worst > 0 else "no increase"
     out.append(
         f"Samsung PM991 worst case is workflow {w} with {word} of {worst:+.1%}: it "
-        f"{_compare(worst, apst.SEED_PM991_INCREASE, plural=False)} the seed's "
-        f'"up to {apst.SEED_PM991_INCREASE:.0%}".'
+        f"{_AGAINST[figures['pm991_against_seed']][1]} the seed's "
+        f'"up to {seed_increase:.0%}".'
     )
-    intel = "intel-760p-ssdpekkw256g8"
-    seed_ms = apst.SEED_W7_MS[intel][1]
-    new_ms = apst.row(rows, intel, 7, "v5.14")["lat_mean_us"] / 1000
-    sched = apst.schedule(tabs[intel]["v5.14"])
-    if sched:
-        ps = sched[0][0]
-        exlat = tabs[intel]["v5.14"]["device"]["controller"]["power_states"][ps]["exit_lat_us"]
-        exlat_ms = exlat / 1000
+    w7 = figures["intel_w7"]
+    if w7:
         verdict = (
             "so the seed's figure cannot come from the declared latencies: the real drive wakes "
             "slower than its descriptor says, or the host adds delay"
-            if exlat_ms < seed_ms / 2
+            if w7["declared_too_short"]
             else "which can account for the seed's figure"
         )
         out.append(
             f"Latency is device-side with the declared, maximum entry and exit latencies. "
-            f"Intel 760p workflow 7 under v5.14: {new_ms:.2f} ms mean here against the seed's "
-            f"~{seed_ms:g} ms; the declared exit latency of PS{ps}, its first target, is "
-            f"{exlat_ms:g} ms, "
+            f"Intel 760p workflow 7 under v5.14: {w7['mean_ms']:.2f} ms mean here against the "
+            f"seed's ~{w7['seed_ms']:g} ms; the declared exit latency of "
+            f"PS{w7['first_target_ps']}, its first target, is {w7['exit_latency_ms']:g} ms, "
             f"{verdict}."
         )
     return out
 
 
-def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
+def apst_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
+    """Seed 000's page: the claims, where the model and the seed part ways, and per drive its
+    tables and runs; ``figures`` are the core's (``judge_apst``)."""
     rows = results["runs"]
     claims = results["claims"]
     parts = [
@@ -214,7 +198,7 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
         "## Where the model and the seed part ways",
         "",
     ]
-    parts += [f"- {d}" for d in divergences(rows, tabs)]
+    parts += [f"- {d}" for d in divergences(figures)]
     parts += [
         f"- Not checked: {c['claim']} ({c['torpor_value'].removeprefix('not checkable: ')})."
         for c in claims
@@ -222,21 +206,18 @@ def apst_report(results: dict[str, Any], tabs: dict[str, Any]) -> str:
     ]
     parts += ["", "## Per drive", ""]
     for device in apst.DRIVES:
-        parts += [_drive_section(device, rows, tabs), ""]
+        parts += [_drive_section(device, rows, figures), ""]
     return "\n".join(parts)
 
 
-def _pct_diff(value: float, base: float) -> str:
-    return f"{100 * (value - base) / base:+.2f}%" if base else "-"
+def _perc_diff(percent: float | None) -> str:
+    """A perc_diff the core worked out ("-": none, menu's figure being zero)."""
+    return "-" if percent is None else f"{percent:+.2f}%"
 
 
-def _teo_util_power(rows: list[dict[str, Any]]) -> str:
-    """Where teo-util draws more power than menu, stated from the runs."""
-    more = [
-        w
-        for w in teo.WORKLOADS
-        if teo.row(rows, w, "teo-util")["avg_power_mw"] > teo.row(rows, w, "menu")["avg_power_mw"]
-    ]
+def _teo_util_power(figures: dict[str, Any]) -> str:
+    """Where teo-util draws more power than menu, stated from the core's figures."""
+    more = figures["teo_util_draws_more"]
     if len(more) == len(teo.WORKLOADS):
         return "so teo-util draws more on every stand-in"
     if not more:
@@ -244,21 +225,20 @@ def _teo_util_power(rows: list[dict[str, Any]]) -> str:
     return "so teo-util draws more on " + ", ".join(more) + " (not on the others)"
 
 
-def _jank(rows: list[dict[str, Any]]) -> str:
+def _jank(rows: list[dict[str, Any]], figures: dict[str, Any]) -> str:
     """Jankbench's frames under menu, stated from the run: vsyncs per frame and the frames
     the UI thread missed, of the run's vsyncs."""
-    menu = teo.row(rows, "jankbench", "menu")
-    vsyncs = 1000 * menu["frame_ms"] / teo.VSYNC_US
-    periods = round(1e6 * teo.DURATION_S / teo.VSYNC_US)
+    missed = teo.row(rows, "jankbench", "menu")["frames_missed"]
     return (
-        f"so under menu a frame takes about {vsyncs:.1f} vsyncs and {menu['frames_missed']} "
-        f"of the run's {periods} vsyncs are missed"
+        f"so under menu a frame takes about {figures['menu_frame_vsyncs']:.1f} vsyncs and "
+        f"{missed} of the run's {figures['run_vsyncs']} vsyncs are missed"
     )
 
 
-def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def teo_report(results: dict[str, Any], rows: list[dict[str, Any]], figures: dict[str, Any]) -> str:
     """Seed 002's tables from torpor's runs: per workload the idle misses, the power and each
-    task's wake-up latency against menu, then the cluster-state case behind the revert."""
+    task's wake-up latency against menu, then the cluster-state case behind the revert;
+    ``figures`` are the core's (``judge_teo``)."""
     claims = results["claims"]
     parts = [
         "# cpuidle: teo util-awareness (seed 002) on a simulated Pixel 6",
@@ -290,16 +270,17 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "- The stand-ins are built from the benchmarks' shapes, not from traces of them: absolute "
         "percentages differ from the seed's; the claims compare orderings.",
         "- The seed's power changes came with performance changes (Jankbench's frames "
-        f"{teo.SEED_SCORE_GAIN['jankbench']:g} % shorter). In torpor an idle governor reaches "
+        f"{figures['seed_frame_gain_pct']:g} % shorter). In torpor an idle governor reaches "
         "the frequency only through the time a wake-up takes: PELT utilization is "
         "frequency-invariant, so schedutil's choice for a given burst does not depend on how "
         "deep the CPU slept; a shallower state costs idle power and gives back a shorter "
-        f"wake-up, {_teo_util_power(rows)}.",
+        f"wake-up, {_teo_util_power(figures)}.",
         "- Jankbench's frames: each stage of the stand-in's chain (UI thread, then "
         "RenderThread) runs at the OPP schedutil picks for it, which stretches a periodic burst "
         "to about 80 % of its period (the 1.25 headroom over a frequency-invariant "
-        f"utilization), {_jank(rows)}; the seed's phone had {teo.SEED_FRAME_MS:g} ms frames "
-        f"and {teo.SEED_JANK_PCT:g} % jank. Its kernel had what torpor leaves out: "
+        f"utilization), {_jank(rows, figures)}; the seed's phone had "
+        f"{figures['seed_frame_ms']:g} ms frames and {figures['seed_jank_pct']:g} % jank. "
+        "Its kernel had what torpor leaves out: "
         "task placement (energy-aware scheduling), Android's boosts (uclamp, which torpor "
         "models but these stand-ins do not set), thermal limits. Only the change against menu "
         "is compared.",
@@ -310,6 +291,7 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     parts += [f"- **{name}**: {doc}" for name, (doc, _) in teo.WORKLOADS.items()]
     for w in teo.WORKLOADS:
         menu = teo.row(rows, w, "menu")
+        against = figures["against_menu"][w]
         parts += ["", f"## {w}", "", "Idle misses", ""]
         parts.append(
             _table(
@@ -332,7 +314,7 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                     [
                         g,
                         f"{teo.row(rows, w, g)['avg_power_mw']:.1f}",
-                        _pct_diff(teo.row(rows, w, g)["avg_power_mw"], menu["avg_power_mw"]),
+                        _perc_diff(against["power"][g]),
                     ]
                     for g in teo.GOVERNORS
                 ],
@@ -344,21 +326,19 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             r = teo.row(rows, w, g)
             if w == "jankbench":
                 value = f"mean frame {r['frame_ms']:.2f} ms, {r['frames_missed']} missed"
-                diff = _pct_diff(r["frame_ms"], menu["frame_ms"])
             else:
                 value = f"{r['work_ms_per_s']:.1f} ms of work per s"
-                diff = _pct_diff(r["work_ms_per_s"], menu["work_ms_per_s"])
-            score_rows.append([g, value, diff])
+            score_rows.append([g, value, _perc_diff(against["score"][g])])
         parts.append(_table(["governor", "value", "perc_diff"], score_rows))
         parts += ["", "Task wake-up latency (mean per task)", ""]
         latency_rows = []
         for task in [t["task"] for t in menu["_tasks"]]:
-            base = next(t["latency_avg_us"] for t in menu["_tasks"] if t["task"] == task)
             for g in teo.GOVERNORS:
                 got = next(
                     t["latency_avg_us"] for t in teo.row(rows, w, g)["_tasks"] if t["task"] == task
                 )
-                latency_rows.append([task, g, f"{got:.2f}us", _pct_diff(got, base)])
+                diff = _perc_diff(against["latency"][task][g])
+                latency_rows.append([task, g, f"{got:.2f}us", diff])
         parts.append(_table(["comm", "governor", "value", "perc_diff"], latency_rows))
     revert = results["revert"]
     parts += [

@@ -9,3 +9,7 @@
 
 pub mod claim;
 pub mod format;
+pub mod missing;
+
+pub mod apst;
+pub mod teo;
