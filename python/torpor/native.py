@@ -256,3 +256,10 @@ def idle_replay(
     ``governors`` is a comma-separated list (ValueError if a name is unknown or repeated);
     ``platform`` a CPU preset id or a platform TOML path."""
     return json.loads(_native.idle_replay(trace, governors, platform, hz))
+
+
+def judge_qos(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 004's claims judged by the core from ``inputs`` (``burst_us``, the central
+    ``runs`` rows and ``burst_ends``: ``burst_us`` and ``runs`` at each end of cyclictest's
+    burst): ``{"claims": [...]}``, each claim with its robustness."""
+    return json.loads(_native.judge_qos(json.dumps(inputs)))

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use torpor_core::apst::{ApstAlgorithm, ApstParams};
 use torpor_core::drivers::run::{Limits, Override, Progress, RunError, Watch};
+use torpor_core::experiments;
 use torpor_core::experiments::claim::VerdictCounts;
 use torpor_core::input::{nvme_preset as preset, nvme_source as source};
 use torpor_core::report::Report;
@@ -254,6 +255,27 @@ fn verdict_counts(claims_json: &str) -> PyResult<String> {
     let verdicts: Vec<Verdict> = serde_json::from_str(claims_json)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     to_json(&VerdictCounts::of(verdicts.into_iter().map(|v| v.ok)))
+}
+
+/// Seed 004's verdicts (`torpor_core::experiments::qos`) from `inputs_json`, the rows the
+/// Python side collected; malformed inputs or a missing row raise `ValueError`.
+#[pyfunction]
+fn judge_qos(inputs_json: &str) -> PyResult<String> {
+    judge(inputs_json, experiments::qos::judge)
+}
+
+/// An experiment's judgement of the inputs in `inputs_json`, as JSON. The inputs are the
+/// Python side's own data: a serde error or a row the rules need that is missing is a
+/// programming error there, raised as `ValueError`.
+fn judge<I, J, E>(inputs_json: &str, judge: impl FnOnce(I) -> Result<J, E>) -> PyResult<String>
+where
+    I: serde::de::DeserializeOwned,
+    J: Serialize,
+    E: std::fmt::Display,
+{
+    let value_error = |e: String| pyo3::exceptions::PyValueError::new_err(e);
+    let inputs: I = serde_json::from_str(inputs_json).map_err(|e| value_error(e.to_string()))?;
+    to_json(&judge(inputs).map_err(|e| value_error(e.to_string()))?)
 }
 
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
@@ -710,6 +732,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(cancel, m)?)?;
     m.add_function(wrap_pyfunction!(verdict_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_qos, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;

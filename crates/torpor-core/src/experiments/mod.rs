@@ -9,3 +9,5 @@
 
 pub mod claim;
 pub mod format;
+pub mod qos;
+pub mod row_lookup;
