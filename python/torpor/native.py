@@ -263,3 +263,10 @@ def judge_qos(inputs: dict[str, Any]) -> dict[str, Any]:
     ``runs`` rows and ``burst_ends``: ``burst_us`` and ``runs`` at each end of cyclictest's
     burst): ``{"claims": [...]}``, each claim with its robustness."""
     return json.loads(_native.judge_qos(json.dumps(inputs)))
+
+
+def judge_devfreq(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 001's claims judged by the core from ``inputs`` (the ``runs`` rows, the
+    ``variants`` and ``sensitivity`` summaries, the sensitivity runs' ``assumptions``: name
+    and cases): ``{"claims": [...], "figures": {...}}`` (the gains the report quotes)."""
+    return json.loads(_native.judge_devfreq(json.dumps(inputs)))

@@ -90,12 +90,12 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> Outc
     work = out / "inputs"
     rows, extra = devfreq.runs(work)
     pixel_rows, pixel_timelines, pixel_note = devfreq.pixel_runs(traces, work)
-    results = devfreq.results(rows, extra, pixel_rows, pixel_note)
+    results, figures = devfreq.results(rows, extra, pixel_rows, pixel_note)
     from torpor.report import html
 
     timelines = [*extra["timelines"].values(), *pixel_timelines.values()]
     page = html.devfreq_page(results, timelines)
-    _publish(out, results, markdown.devfreq_report(results), page, len(rows), console)
+    _publish(out, results, markdown.devfreq_report(results, figures), page, len(rows), console)
     if console is not None and pixel_note:
         console.print(f"devfreq: Pixel 6a traces {pixel_note}")
     return results, page

@@ -8,6 +8,7 @@
 //! so that every front end gives the same verdicts.
 
 pub mod claim;
+pub mod devfreq;
 pub mod format;
 pub mod qos;
 pub mod row_lookup;
