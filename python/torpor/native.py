@@ -270,3 +270,10 @@ def judge_devfreq(inputs: dict[str, Any]) -> dict[str, Any]:
     ``variants`` and ``sensitivity`` summaries, the sensitivity runs' ``assumptions``: name
     and cases): ``{"claims": [...], "figures": {...}}`` (the gains the report quotes)."""
     return json.loads(_native.judge_devfreq(json.dumps(inputs)))
+
+
+def judge_hpb(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 003's claims judged by the core from ``inputs`` (the iozone ``runs``, the
+    ``launch`` and ``warmup`` rows, ``working_set_regions``): ``{"claims": [...], "figures":
+    {...}}`` (the seed's tables and the warm-up curves the reports quote)."""
+    return json.loads(_native.judge_hpb(json.dumps(inputs)))

@@ -270,6 +270,12 @@ fn judge_devfreq(inputs_json: &str) -> PyResult<String> {
     judge(inputs_json, experiments::devfreq::judge)
 }
 
+/// Seed 003's verdicts and figures (`torpor_core::experiments::hpb`), as [`judge_qos`].
+#[pyfunction]
+fn judge_hpb(inputs_json: &str) -> PyResult<String> {
+    judge(inputs_json, experiments::hpb::judge)
+}
+
 /// An experiment's judgement of the inputs in `inputs_json`, as JSON. The inputs are the
 /// Python side's own data: a serde error or a row the rules need that is missing is a
 /// programming error there, raised as `ValueError`.
@@ -740,6 +746,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verdict_counts, m)?)?;
     m.add_function(wrap_pyfunction!(judge_qos, m)?)?;
     m.add_function(wrap_pyfunction!(judge_devfreq, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_hpb, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;

@@ -746,13 +746,13 @@ def hpb_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
 
     iozone = [
         [
-            f"{gb} GB",
-            f"{bw(gb, True):.1f}",
-            f"{hpb.SEED_IOZONE[gb][0]}",
-            f"{bw(gb, False):.1f}",
-            f"{hpb.SEED_IOZONE[gb][1]}",
+            f"{s['range_gb']} GB",
+            f"{bw(s['range_gb'], True):.1f}",
+            f"{s['hpb_on_mbs']}",
+            f"{bw(s['range_gb'], False):.1f}",
+            f"{s['hpb_off_mbs']}",
         ]
-        for gb in hpb.RANGES_GB
+        for s in figures["seed_iozone"]
     ]
     detail = [
         [
@@ -773,18 +773,18 @@ def hpb_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
     def launch_s(cycle: int, on: bool) -> float:
         return float(next(r for r in launch if r["cycle"] == cycle and r["hpb"] == on)["storage_s"])
 
-    cycles = sorted({r["cycle"] for r in launch})
+    cycles = [d["cycle"] for d in figures["launch"]]
     launch_rows = [
         [
-            str(c),
-            f"{launch_s(c, False):.2f}",
-            f"{launch_s(c, True):.2f}",
-            f"{launch_s(c, True) - launch_s(c, False):+.2f}",
-            f"{hpb.SEED_LAUNCH[c - 1][0]}",
-            f"{hpb.SEED_LAUNCH[c - 1][1]}",
-            f"{hpb.SEED_LAUNCH[c - 1][1] - hpb.SEED_LAUNCH[c - 1][0]:+.1f}",
+            str(d["cycle"]),
+            f"{launch_s(d['cycle'], False):.2f}",
+            f"{launch_s(d['cycle'], True):.2f}",
+            f"{d['hpb_minus_off_s']:+.2f}",
+            f"{s['baseline_s']}",
+            f"{s['hpb_s']}",
+            f"{s['hpb_minus_baseline_s']:+.1f}",
         ]
-        for c in cycles
+        for d, s in zip(figures["launch"], figures["seed_launch"], strict=True)
     ]
     return "\n".join(
         [
@@ -861,7 +861,7 @@ def hpb_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
             "",
             _table(
                 ["lever", "value", *[f"cycle {c}" for c in cycles], "half at", "hit ratio"],
-                _hpb_warmup_rows(results["warmup"]),
+                _hpb_warmup_rows(results["warmup"], figures),
             ),
             "",
             "## Pixel 6a app traces with HPB (what-if)",
@@ -871,24 +871,23 @@ def hpb_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
     )
 
 
-def _hpb_warmup_rows(warmup: list[dict[str, Any]]) -> list[list[str]]:
-    """One row per lever value, then the seed's gains."""
-    settings = list(dict.fromkeys((r["lever"], r["value"]) for r in warmup))
+def _hpb_warmup_rows(warmup: list[dict[str, Any]], figures: dict[str, Any]) -> list[list[str]]:
+    """One row per lever value (its gains and half cycle the core's), then the seed's gains."""
     rows = []
-    for lever, value in settings:
-        gains = hpb.warmup_curve(warmup, lever, value)
+    for curve in figures["warmup"]:
+        lever, value = curve["lever"], curve["value"]
         hit = next(r["hit_ratio"] for r in warmup if (r["lever"], r["value"]) == (lever, value))
         rows.append(
             [
                 f"`{lever}`",
                 "defaults" if lever == "default" else str(value),
-                *[f"{g:.2f}" for g in gains],
-                str(hpb.half_gain_cycle(gains)),
+                *[f"{g:.2f}" for g in curve["gains_s"]],
+                str(curve["half_gain_cycle"]),
                 f"{hit:.3f}",
             ]
         )
-    seed = list(hpb.SEED_GAINS)
-    rows.append(["seed", "", *[f"{g:g}" for g in seed], str(hpb.half_gain_cycle(seed)), ""])
+    seed = figures["seed_gains_s"]
+    rows.append(["seed", "", *[f"{g:g}" for g in seed], str(figures["seed_half_gain_cycle"]), ""])
     return rows
 
 

@@ -10,5 +10,6 @@
 pub mod claim;
 pub mod devfreq;
 pub mod format;
+pub mod hpb;
 pub mod qos;
 pub mod row_lookup;
