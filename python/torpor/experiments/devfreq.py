@@ -34,6 +34,10 @@ Readings of the seed, stated where they are chosen:
   the CPUs at 0 us only from its first scale-up (it starts released, as after probe), so whether
   a run ever scales up moves the fio thread's wake-ups, and the bandwidth, by far more than the
   boost does.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::devfreq``, through ``native.judge_devfreq``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ range with the others at their defaults (``warmup_runs``): the device's recommen
 (misses of its map cache in a region before it recommends the region; the heuristic is not
 public; default 1, "at the first miss", on which the budget fit above rests), the HPB
 workqueue's latency, and the LU's active-region budget as a host short of memory would run it.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::hpb``, through ``native.judge_hpb``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations

@@ -32,6 +32,10 @@ written at 279 us ("any value between 1 to 279", the seed). Readings, stated whe
   ``qcom-msm8916`` preset's ESTIMATE (docs/cpu-platform.md: the C x V^2 x f rule for its OPPs,
   the idle-state rule for WFI and spc, spc being the preset's CPU_SLEEP_0), so only the ordering
   of the configurations' energy is compared.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::qos``, through ``native.judge_qos``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations
