@@ -36,6 +36,15 @@ pub enum CpuOf {
     Platform(String),
 }
 
+impl std::fmt::Display for CpuOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuOf::Cpu(n) => write!(f, "cpu{n}"),
+            CpuOf::Platform(name) => write!(f, "cpu {name:?}"),
+        }
+    }
+}
+
 /// A `runs` row of results.json: one configuration and CPU (or the platform).
 #[derive(Clone, Debug, Deserialize)]
 pub struct QosRow {
@@ -118,7 +127,7 @@ fn row<'a>(rows: &'a [QosRow], config: &str, cpu: &CpuOf) -> Result<&'a QosRow, 
     find(
         rows,
         |r| r.config == config && r.cpu == *cpu,
-        || format!("config {config}, cpu {cpu:?}"),
+        || format!("config {config}, {cpu}"),
     )
 }
 
@@ -418,9 +427,6 @@ mod tests {
         let mut gone = central;
         gone.retain(|r| r.cpu != CpuOf::Platform("all".into()));
         let err = claims(&gone).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "no row for config none, cpu Platform(\"all\")"
-        );
+        assert_eq!(err.to_string(), "no row for config none, cpu \"all\"");
     }
 }
