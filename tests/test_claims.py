@@ -85,7 +85,7 @@ def test_malformed_or_incomplete_inputs_are_a_value_error():
     with pytest.raises(ValueError, match="missing field"):
         native.judge_apst({"runs": []})
     # The right shape without the runs a rule reads: the core's typed error, not a panic.
-    with pytest.raises(ValueError, match="inputs have no run of geekbench under menu"):
+    with pytest.raises(ValueError, match="no row for run of geekbench under menu"):
         native.judge_teo(
             {
                 "runs": [],

@@ -175,27 +175,16 @@ def test_warmed_cycles_send_every_launch_read_as_hpb_read(results: dict) -> None
     # evicted: in cycles 2-6 each of the 72000 reads is an HPB READ taking the QD1 time with no
     # map lookup, plus a hibern8 exit per launch. HPB's gain is the HPB-off storage time less
     # that (within 0.5 %: rounding of the stored seconds).
-    from torpor.experiments import hpb
-
     exit_s = central(PRESET["latency"]["hibern8_exit_us"]) * 1e-6
     all_hpb = (12 * 3000 + 24 * 1500) * qd1_read_s() + 36 * exit_s
-    gains = hpb.warmup_curve(results["warmup"], "default", 0)
+    default = sorted(
+        (r["cycle"], r["gain_s"]) for r in results["warmup"] if r["lever"] == "default"
+    )
+    gains = [g for _, g in default]
     for cycle in range(2, 7):
         off = next(r for r in results["launch"] if r["cycle"] == cycle and not r["hpb"])
         hand = off["storage_s"] - all_hpb
         assert abs(gains[cycle - 1] - hand) <= 0.005 * off["storage_s"], (cycle, gains, hand)
-
-
-def test_half_gain_cycle_by_hand() -> None:
-    from torpor.experiments import hpb
-
-    # Seed: 7.5, 2.2, 10.6, 15.8, 13.9, 19.3; plateau (15.8 + 13.9 + 19.3) / 3 = 16.33, half
-    # 8.17: cycle 3 (10.6) is the first at or above it.
-    assert hpb.SEED_GAINS == (7.5, 2.2, 10.6, 15.8, 13.9, 19.3)
-    assert hpb.half_gain_cycle(hpb.SEED_GAINS) == 3
-    # Half of plateau 2 is 1: reached at cycle 2; no gain at all: never.
-    assert hpb.half_gain_cycle([0.0, 1.0, 1.5, 2.0, 2.0, 2.0]) == 2
-    assert hpb.half_gain_cycle([0.0] * 6) == 7
 
 
 PIXEL = ROOT.parent / "shared" / "real-data" / "blockio" / "acsl-pixel6a"

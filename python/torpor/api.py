@@ -133,8 +133,8 @@ def run(
     (``read``, ``write``, ``all``); ``residency`` one per variant, ``component`` and state: per
     CPU and idle state (plus ``running``), with its energy and the idle misses (``above``:
     too deep, ``below``: too shallow), then per power state of a drive (plus ``entry/exit``,
-    the time between states, as the CLI's table names it) or state of a UFS device. ``max_ios`` and ``progress`` are as
-    in :func:`torpor.native.run_scenario_file`.
+    the time between states, as the CLI's table names it) or state of a UFS device.
+    ``max_ios`` and ``progress`` are as in :func:`torpor.native.run_scenario_file`.
 
     A wrong argument (a set as an override, bytes as the scenario, ``max_ios=-1``, ...)
     raises :class:`torpor.InputError` saying what was expected, as bad input does.

@@ -274,3 +274,24 @@ def idle_replay(
     ``governors`` is a comma-separated list (ValueError if a name is unknown or repeated);
     ``platform`` a CPU preset id or a platform TOML path."""
     return json.loads(_native.idle_replay(trace, governors, platform, hz))
+
+
+def judge_qos(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 004's claims judged by the core from ``inputs`` (``burst_us``, the central
+    ``runs`` rows and ``burst_ends``: ``burst_us`` and ``runs`` at each end of cyclictest's
+    burst): ``{"claims": [...]}``, each claim with its robustness."""
+    return json.loads(_native.judge_qos(json.dumps(inputs)))
+
+
+def judge_devfreq(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 001's claims judged by the core from ``inputs`` (the ``runs`` rows, the
+    ``variants`` and ``sensitivity`` summaries, the sensitivity runs' ``assumptions``: name
+    and cases): ``{"claims": [...], "figures": {...}}`` (the gains the report quotes)."""
+    return json.loads(_native.judge_devfreq(json.dumps(inputs)))
+
+
+def judge_hpb(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Seed 003's claims judged by the core from ``inputs`` (the iozone ``runs``, the
+    ``launch`` and ``warmup`` rows, ``working_set_regions``): ``{"claims": [...], "figures":
+    {...}}`` (the seed's tables and the warm-up curves the reports quote)."""
+    return json.loads(_native.judge_hpb(json.dumps(inputs)))

@@ -86,12 +86,12 @@ def run_devfreq(out: Path, console: Console | None, traces: Path | None) -> Outc
     work = out / "inputs"
     rows, extra = devfreq.runs(work)
     pixel_rows, pixel_timelines, pixel_note = devfreq.pixel_runs(traces, work)
-    results = devfreq.results(rows, extra, pixel_rows, pixel_note)
+    results, figures = devfreq.results(rows, extra, pixel_rows, pixel_note)
     from torpor.report import html
 
     timelines = [*extra["timelines"].values(), *pixel_timelines.values()]
     page = html.devfreq_page(results, timelines)
-    _publish(out, results, markdown.devfreq_report(results), page, len(rows), console)
+    _publish(out, results, markdown.devfreq_report(results, figures), page, len(rows), console)
     if console is not None and pixel_note:
         console.print(f"devfreq: Pixel 6a traces {pixel_note}")
     return results, page
@@ -106,11 +106,11 @@ def run_hpb(out: Path, console: Console | None, traces: Path | None) -> Outcome:
     launch = hpb.launch_runs(work)
     pixel, pixel_note = hpb.pixel_runs(traces, work)
     warmup = hpb.warmup_runs(work)
-    results = hpb.results(rows, detail, launch, warmup, pixel, pixel_note)
+    results, figures = hpb.results(rows, detail, launch, warmup, pixel, pixel_note)
     from torpor.report import html
 
-    page = html.hpb_page(results)
-    _publish(out, results, markdown.hpb_report(results), page, len(rows), console)
+    page = html.hpb_page(results, figures)
+    _publish(out, results, markdown.hpb_report(results, figures), page, len(rows), console)
     if console is not None and pixel_note:
         console.print(f"hpb: Pixel 6a traces {pixel_note}")
     return results, page

@@ -262,25 +262,46 @@ fn verdict_counts(claims_json: &str) -> PyResult<String> {
 /// inputs, a programming error of the caller, raise ValueError.
 #[pyfunction]
 fn judge_apst(inputs_json: &str) -> PyResult<String> {
-    judged(inputs_json, experiments::apst::judge)
+    judge(inputs_json, experiments::apst::judge)
 }
 
 /// Seed 002's verdicts (and the v6.11 revert's), as [`judge_apst`] for `TeoInputs`.
 #[pyfunction]
 fn judge_teo(inputs_json: &str) -> PyResult<String> {
-    judged(inputs_json, experiments::teo::judge)
+    judge(inputs_json, experiments::teo::judge)
 }
 
-/// `judge` applied to the inputs read from `json`, the judgement as JSON; a malformed input
-/// or a missing row raises ValueError.
-fn judged<I: serde::de::DeserializeOwned, J: Serialize>(
-    json: &str,
-    judge: fn(I) -> Result<J, experiments::missing::Missing>,
-) -> PyResult<String> {
-    let value_error =
-        |e: &dyn std::fmt::Display| pyo3::exceptions::PyValueError::new_err(e.to_string());
-    let inputs: I = serde_json::from_str(json).map_err(|e| value_error(&e))?;
-    to_json(&judge(inputs).map_err(|e| value_error(&e))?)
+/// Seed 004's verdicts (`torpor_core::experiments::qos`) from `inputs_json`, the rows the
+/// Python side collected; malformed inputs or a missing row raise `ValueError`.
+#[pyfunction]
+fn judge_qos(inputs_json: &str) -> PyResult<String> {
+    judge(inputs_json, experiments::qos::judge)
+}
+
+/// Seed 001's verdicts and figures (`torpor_core::experiments::devfreq`), as [`judge_qos`].
+#[pyfunction]
+fn judge_devfreq(inputs_json: &str) -> PyResult<String> {
+    judge(inputs_json, experiments::devfreq::judge)
+}
+
+/// Seed 003's verdicts and figures (`torpor_core::experiments::hpb`), as [`judge_qos`].
+#[pyfunction]
+fn judge_hpb(inputs_json: &str) -> PyResult<String> {
+    judge(inputs_json, experiments::hpb::judge)
+}
+
+/// An experiment's judgement of the inputs in `inputs_json`, as JSON. The inputs are the
+/// Python side's own data: a serde error or a row the rules need that is missing is a
+/// programming error there, raised as `ValueError`.
+fn judge<I, J, E>(inputs_json: &str, judge: impl FnOnce(I) -> Result<J, E>) -> PyResult<String>
+where
+    I: serde::de::DeserializeOwned,
+    J: Serialize,
+    E: std::fmt::Display,
+{
+    let value_error = |e: String| pyo3::exceptions::PyValueError::new_err(e);
+    let inputs: I = serde_json::from_str(inputs_json).map_err(|e| value_error(e.to_string()))?;
+    to_json(&judge(inputs).map_err(|e| value_error(e.to_string()))?)
 }
 
 /// Bumped by [`cancel`]: a run stops when the count differs from the one it started with.
@@ -740,6 +761,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verdict_counts, m)?)?;
     m.add_function(wrap_pyfunction!(judge_apst, m)?)?;
     m.add_function(wrap_pyfunction!(judge_teo, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_qos, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_devfreq, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_hpb, m)?)?;
     m.add_function(wrap_pyfunction!(idle_decide, m)?)?;
     m.add_function(wrap_pyfunction!(idle_governors, m)?)?;
     m.add_function(wrap_pyfunction!(idle_stats, m)?)?;

@@ -34,11 +34,14 @@ Readings of the seed, stated where they are chosen:
   the CPUs at 0 us only from its first scale-up (it starts released, as after probe), so whether
   a run ever scales up moves the fio thread's wake-ups, and the bandwidth, by far more than the
   boost does.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::devfreq``, through ``native.judge_devfreq``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +63,6 @@ STARTDELAYS = (0, 20, 40, 60, 80)
 RUNTIME_S = 10
 #: The run covers the last job's end.
 DURATION = f"{STARTDELAYS[-1] + RUNTIME_S}s"
-
-#: The seed's figures: case 1 clat (min, max, avg) us, case 2 bandwidth MB/s, boost on / off.
-SEED_CLAT = {True: (141, 872, 550), False: (210, 899, 635)}
-SEED_BW = {True: 388.6, False: 378.2}
-
-#: Case 1 needs the mean clat to improve by more than this (the seed: ">10%").
-CASE1_MIN_GAIN_PCT = 10.0
-#: Case 2: "about 5 %" in the cover letter (388.6 vs 378.2 MB/s is +2.75 %): a gain of at least
-#: 1 % and at most 10 % ("a few percent, not a different device").
-CASE2_GAIN_RANGE_PCT = (1.0, 10.0)
 
 #: Sensitivity runs: each changes [policy.devfreq] from the ufs-qcom profile, for the cases
 #: listed.
@@ -273,132 +266,6 @@ def variant_summary(case: int, name: str, m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _row(rows: list[dict[str, Any]], case: int, boost: bool) -> dict[str, Any]:
-    return next(r for r in rows if r["case"] == case and r["boost"] == boost)
-
-
-def gain_pct(better: float, worse: float) -> float:
-    """How much lower `better` is than `worse`, percent of `worse`."""
-    return 100.0 * (worse - better) / worse if worse else math.nan
-
-
-#: The seed's gains, percent: case 1's mean clat lower with the boost (host-side), case 2's
-#: bandwidth higher.
-SEED_CASE1_GAIN_PCT = gain_pct(SEED_CLAT[True][2], SEED_CLAT[False][2])
-SEED_CASE2_GAIN_PCT = 100.0 * (SEED_BW[True] - SEED_BW[False]) / SEED_BW[False]
-
-
-def claim_case1(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: case 1's mean clat with the boost is more than 10 % below the mean without.
-    on, off = _row(rows, 1, True), _row(rows, 1, False)
-    gain = gain_pct(on["clat_avg_us"], off["clat_avg_us"])
-    return claims_lib.claim(
-        SEED,
-        "Intermittent IO (case 1): the boost improves mean completion latency by more than 10 %",
-        f"avg clat {SEED_CLAT[True][2]} vs {SEED_CLAT[False][2]} us "
-        f"({SEED_CASE1_GAIN_PCT:.1f} % lower)",
-        f"{on['clat_avg_us']:.1f} vs {off['clat_avg_us']:.1f} us ({gain:.1f} % lower; host-side, "
-        f"of which the device {on['clat_device_avg_us']:.1f} vs {off['clat_device_avg_us']:.1f})",
-        gain > CASE1_MIN_GAIN_PCT,
-    )
-
-
-def claim_case2(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: case 2's bandwidth with the boost is 1-10 % above the bandwidth without.
-    on, off = _row(rows, 2, True), _row(rows, 2, False)
-    gain = 100.0 * (on["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
-    lo, hi = CASE2_GAIN_RANGE_PCT
-    return claims_lib.claim(
-        SEED,
-        f"Continuous IO (case 2): the boost raises bandwidth by a few percent ({lo:g}-{hi:g} %)",
-        f"BW {SEED_BW[True]} vs {SEED_BW[False]} MB/s ({SEED_CASE2_GAIN_PCT:+.2f} %)",
-        f"{on['bw_mbs']:.1f} vs {off['bw_mbs']:.1f} MB/s ({gain:+.2f} %)",
-        lo <= gain <= hi,
-    )
-
-
-def claim_intermittent_beats_continuous(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: the relative gain of case 1 (latency) exceeds that of case 2 (bandwidth).
-    c1 = gain_pct(_row(rows, 1, True)["clat_avg_us"], _row(rows, 1, False)["clat_avg_us"])
-    on, off = _row(rows, 2, True), _row(rows, 2, False)
-    c2 = 100.0 * (on["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
-    return claims_lib.claim(
-        SEED,
-        "The mechanism gains more under intermittent than under continuous IO",
-        f"case 1 -{SEED_CASE1_GAIN_PCT:.1f} % latency vs case 2 {SEED_CASE2_GAIN_PCT:+.2f} % "
-        "bandwidth",
-        f"case 1 {c1:.1f} % lower latency vs case 2 {c2:+.2f} % bandwidth",
-        c1 > c2,
-    )
-
-
-def claim_low_clock(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: without the boost, case 1 spends most of the run (> 50 %) at the lowest clock, and
-    # the boost cuts that share by at least half: the hysteresis the cover letter draws.
-    on, off = _row(rows, 1, True), _row(rows, 1, False)
-    ok = off["low_clock_pct"] > 50.0 and on["low_clock_pct"] <= off["low_clock_pct"] / 2
-    return claims_lib.claim(
-        SEED,
-        "Without the boost, intermittent IO is served at the low frequency (the timeline's "
-        '"low frequency" stretch); with it, at the high one',
-        "drawn as an ASCII timeline, no figure",
-        f"at the lowest clock: {off['low_clock_pct']:.1f} % of the run without, "
-        f"{on['low_clock_pct']:.1f} % with",
-        ok,
-    )
-
-
-def claim_hardware() -> dict[str, Any]:
-    return claims_lib.claim(
-        SEED,
-        "Measured on a Snapdragon (1+3+4) phone with UFS 4.1",
-        "fio 3.9 on the phone",
-        "not checkable: torpor runs a UFS 4.0 class preset behind SM8450 clocks and gs101 CPUs "
-        "(the UFS 4.1 device's and the Snapdragon's own figures are not public)",
-        None,
-    )
-
-
-#: The claims checked on the runs, each with the cases it reads (the hardware claim, not
-#: checkable, comes last).
-RULES = (
-    (claim_case1, (1,)),
-    (claim_case2, (2,)),
-    (claim_intermittent_beats_continuous, (1, 2)),
-    (claim_low_clock, (1,)),
-)
-
-
-def claims(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [rule(rows) for rule, _ in RULES] + [claim_hardware()]
-
-
-ROBUST_BASIS = (
-    "the sensitivity runs (each a reading of the seed changed: "
-    + "; ".join(name for name, _, _ in SENSITIVITY)
-    + "), each claim at those that ran the cases it reads"
-)
-
-
-def robust_claims(
-    rows: list[dict[str, Any]], sensitivity: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """``claims(rows)`` with their robustness over the sensitivity runs: each claim evaluated
-    again on each run that covers its cases (boost off and on as the patch does it)."""
-    ends: dict[str, list[dict[str, Any] | None]] = {}
-    for name, _, cases in SENSITIVITY:
-        alt = [
-            {"case": r["case"], "boost": r["variant"] == "boost-on"}
-            | {k: r[k] for k in ("clat_avg_us", "clat_device_avg_us", "bw_mbs", "low_clock_pct")}
-            for r in sensitivity
-            if r["assumption"] == name and r["variant"] in ("boost-off", "boost-on")
-        ]
-        ends[f'the sensitivity run "{name}"'] = [
-            rule(alt) if set(needs) <= set(cases) else None for rule, needs in RULES
-        ] + [None]
-    return claims_lib.robustness(claims(rows), ends, ROBUST_BASIS)
-
-
 def pixel_scenario(trace: Path) -> dict[str, Any]:
     """One Pixel 6a trace replayed at its own timestamps, boost off / next-poll / at-once."""
     variants: list[dict[str, Any]] = []
@@ -463,18 +330,28 @@ def results(
     extra: dict[str, Any],
     pixel_rows: list[dict[str, Any]],
     pixel_note: str | None,
-) -> dict[str, Any]:
-    """results.json: the claims, the `runs` rows, and the rest the report shows."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """results.json (the claims, the `runs` rows, and the rest the report shows) and the
+    figures the report quotes, both judged by the core: each claim with its robustness over
+    the sensitivity runs that ran the cases it reads."""
+    judgement = native.judge_devfreq(
+        {
+            "runs": rows,
+            "variants": extra["variants"],
+            "sensitivity": extra["sensitivity"],
+            "assumptions": [{"name": n, "cases": list(c)} for n, _, c in SENSITIVITY],
+        }
+    )
     return {
         "experiment": "devfreq",
-        "claims": robust_claims(rows, extra["sensitivity"]),
+        "claims": judgement["claims"],
         "runs": rows,
         "variants": extra["variants"],
         "sensitivity": extra["sensitivity"],
         "case2": extra["case2"],
         "pixel": pixel_rows,
         "pixel_note": pixel_note,
-    }
+    }, judgement["figures"]
 
 
 verdict_text = claims_lib.verdict_text

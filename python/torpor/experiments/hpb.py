@@ -31,6 +31,10 @@ range with the others at their defaults (``warmup_runs``): the device's recommen
 (misses of its map cache in a region before it recommends the region; the heuristic is not
 public; default 1, "at the first miss", on which the budget fit above rests), the HPB
 workqueue's latency, and the LU's active-region budget as a host short of memory would run it.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::hpb``, through ``native.judge_hpb``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations
@@ -46,46 +50,11 @@ from torpor.experiments.inputs import run_kept
 SEED = "003"
 DEVICE = "ufs21-64gb-class"
 
-#: The seed's iozone table, MB/s: IO range (GB) -> (HPB on, HPB off).
-SEED_IOZONE = {
-    1: (294.8, 300.87),
-    4: (293.51, 179.35),
-    8: (294.85, 162.52),
-    16: (293.45, 156.26),
-    32: (277.4, 153.25),
-}
-RANGES_GB = tuple(SEED_IOZONE)
-#: What the iozone claims' fitted figures were fitted to (``fitted_to``): the FTL's controller
-#: time at the seed's 1 GB HPB-off point, the host's region budget at its 32 GB HPB-on point.
-FITTED_FTL = "the FTL's controller time (ftl.rs), fitted to the seed's 1 GB HPB-off 300.87 MB/s"
-FITTED_BUDGET = (
-    "the host's active-region budget (lu_max_active_regions), fitted to the seed's 32 GB "
-    "HPB-on 277.4 MB/s"
-)
+#: The ranges iozone runs over, GB: the seed's table's (its figures are the core's,
+#: ``torpor_core::experiments::hpb``).
+RANGES_GB = (1, 4, 8, 16, 32)
 
 THREADS = 16
-
-#: The seed's app start-up cycles, s: (baseline, HPB) per cycle.
-SEED_LAUNCH = (
-    (272.4, 264.9),
-    (250.4, 248.2),
-    (226.2, 215.6),
-    (230.6, 214.8),
-    (232.0, 218.1),
-    (231.9, 212.6),
-)
-
-#: Tolerances of the claim rules, each justified where used.
-#: HPB on, 1-16 GB: within 5 % of the seed's ~294 (the model omits the host's HPB work, which
-#: costs the seed 2 % at 1 GB against HPB off; 5 % leaves room for that and the calibration).
-FLAT_TOL = 0.05
-#: HPB off at each range: within 10 % of the seed (the FTL's calibration note bounds the model's
-#: own error at 4.4 %; twice that for the engine's queueing).
-OFF_TOL = 0.10
-#: Parity at 1 GB: on and off within 5 % of each other (seed: 2.0 %).
-PARITY_TOL = 0.05
-#: "About half" at 32 GB: off(32) / off(1) in [0.45, 0.60] (seed 0.509).
-HALF_RANGE = (0.45, 0.60)
 
 # The synthetic launch workload (ESTIMATES, no source gives an app's IO at launch):
 #: 12 games and 24 other apps, as the seed's 36 ("12 game apps and 24 non-game apps").
@@ -333,204 +302,6 @@ def pixel_runs(traces: Path | None, work: Path) -> tuple[list[dict[str, Any]], s
     return out, None
 
 
-def _row(rows: list[dict[str, Any]], gb: int, hpb: bool) -> dict[str, Any]:
-    return next(r for r in rows if r["range_gb"] == gb and r["hpb"] == hpb)
-
-
-def claim_flat(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: with HPB, 1-16 GB each within FLAT_TOL of the seed's HPB-on figure.
-    got = {gb: _row(rows, gb, True)["bw_mbs"] for gb in RANGES_GB[:-1]}
-    ok = all(abs(got[gb] - SEED_IOZONE[gb][0]) <= FLAT_TOL * SEED_IOZONE[gb][0] for gb in got)
-    return claims_lib.claim(
-        SEED,
-        "With HPB, random-read throughput stays flat (~294 MB/s) from 1 to 16 GB",
-        ", ".join(f"{gb} GB {SEED_IOZONE[gb][0]}" for gb in got),
-        ", ".join(f"{gb} GB {v:.1f}" for gb, v in got.items()) + f" (each within {FLAT_TOL:.0%})",
-        ok,
-    )
-
-
-def claim_off_curve(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: without HPB, each range within OFF_TOL of the seed (1 GB is the calibration point).
-    got = {gb: _row(rows, gb, False)["bw_mbs"] for gb in RANGES_GB}
-    ok = all(abs(got[gb] - SEED_IOZONE[gb][1]) <= OFF_TOL * SEED_IOZONE[gb][1] for gb in got)
-    return claims_lib.claim(
-        SEED,
-        "Without HPB, throughput falls as the range outgrows the device's map cache",
-        ", ".join(f"{gb} GB {SEED_IOZONE[gb][1]}" for gb in got),
-        ", ".join(f"{gb} GB {v:.1f}" for gb, v in got.items())
-        + f" (each within {OFF_TOL:.0%}; 1 GB is the FTL's calibration point)",
-        ok,
-        fitted_to=f"{FITTED_FTL} (the 1 GB point of the five)",
-    )
-
-
-def claim_parity(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: at 1 GB, HPB on and off within PARITY_TOL of each other.
-    on, off = _row(rows, 1, True)["bw_mbs"], _row(rows, 1, False)["bw_mbs"]
-    return claims_lib.claim(
-        SEED,
-        "At 1 GB HPB brings nothing: the device's own map cache covers the range",
-        "294.8 on vs 300.87 off",
-        f"{on:.1f} on vs {off:.1f} off",
-        abs(on - off) <= PARITY_TOL * off,
-        fitted_to=f"{FITTED_FTL} (the HPB-off side)",
-    )
-
-
-def claim_half(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: off(32) / off(1) within HALF_RANGE.
-    r = _row(rows, 32, False)["bw_mbs"] / _row(rows, 1, False)["bw_mbs"]
-    lo, hi = HALF_RANGE
-    return claims_lib.claim(
-        SEED,
-        "Without HPB, 32 GB reaches about half the 1 GB throughput",
-        f"153.25 / 300.87 = {153.25 / 300.87:.3f}",
-        f"{r:.3f} (rule: {lo}-{hi})",
-        lo <= r <= hi,
-        fitted_to=f"{FITTED_FTL} (the ratio's denominator)",
-    )
-
-
-def claim_drop_32(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: with HPB, 32 GB is 2-10 % below 16 GB (seed 5.5 %): the host's active-region budget
-    # no longer covers the range. The budget is fitted to this point (module docs).
-    on16, on32 = _row(rows, 16, True)["bw_mbs"], _row(rows, 32, True)["bw_mbs"]
-    drop = 100 * (on16 - on32) / on16
-    seed_drop = 100 * (293.45 - 277.4) / 293.45
-    return claims_lib.claim(
-        SEED,
-        "With HPB, 32 GB dips a little: the host's active regions no longer cover the range",
-        f"277.4 vs 293.45 ({seed_drop:.1f} % lower)",
-        f"{on32:.1f} vs {on16:.1f} ({drop:.1f} % lower; the region budget is FITTED to this "
-        "point: a calibration check)",
-        2.0 <= drop <= 10.0,
-        fitted_to=FITTED_BUDGET,
-    )
-
-
-def _launch(launch: list[dict[str, Any]], cycle: int, hpb: bool) -> float:
-    return float(next(r for r in launch if r["cycle"] == cycle and r["hpb"] == hpb)["storage_s"])
-
-
-def claim_launch_warms(launch: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: with HPB, every later cycle's launch storage time is below cycle 1's, and HPB's gain
-    # (baseline - HPB) at the last cycle exceeds its gain at the first.
-    first = _launch(launch, 1, True)
-    later = [_launch(launch, c, True) for c in range(2, CYCLES + 1)]
-    gain1 = _launch(launch, 1, False) - first
-    gain_last = _launch(launch, CYCLES, False) - later[-1]
-    ok = all(t < first for t in later) and gain_last > gain1
-    return claims_lib.claim(
-        SEED,
-        "App start-up with HPB gets faster over cycles as the host's map cache warms; the gain "
-        "grows",
-        "HPB -7.5 s at cycle 1, -19.3 s at cycle 6 (of ~230-270 s)",
-        f"storage time with HPB {first:.2f} s at cycle 1, {later[-1]:.2f} s at cycle "
-        f"{CYCLES}; gain {gain1:.2f} s -> {gain_last:.2f} s (synthetic launches)",
-        ok,
-    )
-
-
-def warmup_curve(warmup: list[dict[str, Any]], lever: str, value: int) -> list[float]:
-    """HPB's gain per cycle at one lever value, s."""
-    rows = sorted(
-        (r for r in warmup if r["lever"] == lever and r["value"] == value),
-        key=lambda r: r["cycle"],
-    )
-    return [float(r["gain_s"]) for r in rows]
-
-
-def half_gain_cycle(gains: list[float] | tuple[float, ...]) -> int:
-    """The first cycle whose gain reaches half the mean of the last three cycles' (the
-    plateau); CYCLES + 1 when none does."""
-    half = sum(gains[-3:]) / 6
-    return next((c + 1 for c, g in enumerate(gains) if half > 0 and g >= half), CYCLES + 1)
-
-
-#: The seed's gain per cycle (baseline - HPB), s: 7.5, 2.2, 10.6, 15.8, 13.9, 19.3.
-SEED_GAINS = tuple(round(b - h, 1) for b, h in SEED_LAUNCH)
-#: Largest change of any cycle's gain, as a share of the plateau, for a lever that "does not
-#: drive" the warm-up.
-MINOR_SHARE = 0.05
-
-
-def claim_warmup_driver(warmup: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: the device's threshold sets the pace of the warm-up if, across its range, the cycle
-    # where the gain reaches half its plateau moves by 2 cycles or more and some threshold puts
-    # it at the seed's cycle, while the workqueue latency (0-10 ms) changes no cycle's gain by
-    # more than MINOR_SHARE of the default plateau, and a budget that still holds the
-    # launches' span (1248 regions) changes none by more than that either (a smaller budget
-    # caps the plateau; it does not set the pace).
-    thresholds = WARMUP_LEVERS["device_miss_threshold"]
-    default = warmup_curve(warmup, "default", 0)
-    plateau = sum(default[-3:]) / 3
-
-    def spread(lever: str, values: tuple[int, ...]) -> float:
-        curves = [warmup_curve(warmup, lever, v) for v in values]
-        return max(max(col) - min(col) for col in zip(*curves, strict=True)) / plateau
-
-    halves = {
-        t: half_gain_cycle(warmup_curve(warmup, "device_miss_threshold", t)) for t in thresholds
-    }
-    seed_half = half_gain_cycle(SEED_GAINS)
-    matching = [t for t in thresholds if halves[t] == seed_half]
-    pace = max(halves.values()) - min(halves.values())
-    delay = spread("map_work_delay_us", WARMUP_LEVERS["map_work_delay_us"])
-    budget = spread("max_active_regions", (2016, WORKING_SET_REGIONS))
-    small = warmup_curve(warmup, "max_active_regions", min(WARMUP_LEVERS["max_active_regions"]))
-    ok = pace >= 2 and bool(matching) and delay <= MINOR_SHARE and budget <= MINOR_SHARE
-    return claims_lib.claim(
-        SEED,
-        "HPB's launch gain grows over cycles when the device recommends a region only after "
-        "enough misses there; the map work's latency and the host's budget do not set the pace",
-        f"gain per cycle {', '.join(f'{g:g}' for g in SEED_GAINS)} s: half the final gain at "
-        f"cycle {seed_half}",
-        "half the final gain at cycle "
-        + ", ".join(f"{halves[t]} (threshold {t})" for t in thresholds)
-        + f"; the seed's cycle at threshold {', '.join(map(str, matching)) or 'none'}. "
-        f"Workqueue 0-10 ms moves a cycle's gain by {delay:.1%} of the plateau at most, a "
-        f"budget of 2016 or {WORKING_SET_REGIONS} regions by {budget:.1%}; 1000 regions (below "
-        f"the launches' span) hold the gain at {small[0]:.2f}-{max(small):.2f} s in every cycle",
-        ok,
-    )
-
-
-def claim_launch_seconds() -> dict[str, Any]:
-    return claims_lib.claim(
-        SEED,
-        "Start-up time of 36 apps per cycle: 272.4 s falling to 231.9 s (baseline), 264.9 s to "
-        "212.6 s (HPB)",
-        "kernel 4.4, UFS 2.1 64 GB, 8 GB RAM",
-        "not checkable: launch time is mostly CPU and app work, and torpor simulates only the "
-        "storage; the launches' IO is synthetic",
-        None,
-    )
-
-
-def claims(
-    rows: list[dict[str, Any]], launch: list[dict[str, Any]], warmup: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    return [
-        claim_flat(rows),
-        claim_off_curve(rows),
-        claim_parity(rows),
-        claim_half(rows),
-        claim_drop_32(rows),
-        claim_launch_warms(launch),
-        claim_warmup_driver(warmup),
-        claim_launch_seconds(),
-    ]
-
-
-#: Why the claims carry no robustness (``robust_basis``).
-ROBUST_BASIS = (
-    "not assessed: the FTL's estimates (map cache, controller time, read units) have ranges "
-    "in the preset, but the experiment runs them at their central values only; the warm-up "
-    "levers are swept for the pace claim itself, not as ends of a range"
-)
-
-
 def results(
     rows: list[dict[str, Any]],
     detail: list[dict[str, Any]],
@@ -538,17 +309,27 @@ def results(
     warmup: list[dict[str, Any]],
     pixel: list[dict[str, Any]],
     pixel_note: str | None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """results.json and the figures the reports quote (the seed's tables, the warm-up
+    curves), both judged by the core."""
+    judgement = native.judge_hpb(
+        {
+            "runs": rows,
+            "launch": launch,
+            "warmup": warmup,
+            "working_set_regions": WORKING_SET_REGIONS,
+        }
+    )
     return {
         "experiment": "hpb",
-        "claims": claims_lib.not_assessed(claims(rows, launch, warmup), ROBUST_BASIS),
+        "claims": judgement["claims"],
         "runs": rows,
         "detail": detail,
         "launch": launch,
         "warmup": warmup,
         "pixel": pixel,
         "pixel_note": pixel_note,
-    }
+    }, judgement["figures"]
 
 
 verdict_text = claims_lib.verdict_text

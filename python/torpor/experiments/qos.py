@@ -32,6 +32,10 @@ written at 279 us ("any value between 1 to 279", the seed). Readings, stated whe
   ``qcom-msm8916`` preset's ESTIMATE (docs/cpu-platform.md: the C x V^2 x f rule for its OPPs,
   the idle-state rule for WFI and spc, spc being the preset's CPU_SLEEP_0), so only the ordering
   of the configurations' energy is compared.
+
+The seed's figures, the claim rules and the measures the reports quote are the core's
+(``torpor_core::experiments::qos``, through ``native.judge_qos``); this module writes
+the scenarios, runs them and hands their rows over.
 """
 
 from __future__ import annotations
@@ -50,12 +54,6 @@ CONFIGS = ("none", "global", "per-cpu")
 #: What the seed writes: "any value between 1 to 279".
 LIMIT_US = 279
 SPC_US = 280
-#: The seed's cyclictest lines, us: (min, act, avg, max).
-SEED_LATENCY = {"none": (87, 209, 205, 239), "per-cpu": (82, 91, 95, 110)}
-#: "Roughly halves": the ratio of the averages within [0.3, 0.7] (seed: 95 / 205 = 0.46).
-HALF_RANGE = (0.3, 0.7)
-#: cyclictest's min and avg against the seed's: within 30 % either way.
-LATENCY_TOLERANCE = 0.30
 DURATION_S = 10
 CPUS = (0, 1, 2, 3)
 #: The cpuidle governor of the runs: v4.10 had menu and ladder, and cpuidle takes the one
@@ -66,11 +64,6 @@ CPUFREQ = "performance"
 #: cyclictest's burst, us: an ESTIMATE, and the ends of its range (the module's note).
 BURST_US = 20
 BURST_RANGE_US = (5, 50)
-#: What the per-CPU run's figures were fitted to (``fitted_to``; the module's note).
-FITTED_PATH = (
-    "the qcom-msm8916 wake path's timer interrupt and scheduler costs, fitted to the seed's "
-    "WFI-only run (Min 82, Avg 95, Max 110 us)"
-)
 
 
 def _without_nulls(table: dict[str, Any]) -> dict[str, Any]:
@@ -266,103 +259,6 @@ def _signed(ns: float) -> str:
     return ("+" if ns >= 0 else "-") + _duration(abs(ns))
 
 
-def _row(rows: list[dict[str, Any]], config: str, cpu: int | str) -> dict[str, Any]:
-    return next(r for r in rows if r["config"] == config and r["cpu"] == cpu)
-
-
-def claim_halves(rows: list[dict[str, Any]], config: str) -> dict[str, Any]:
-    # Rule: cpu0's average latency under `config` over the unconstrained one within HALF_RANGE.
-    base, got = _row(rows, "none", 0)["lat_avg_us"], _row(rows, config, 0)["lat_avg_us"]
-    ratio = got / base if base else float("nan")
-    lo, hi = HALF_RANGE
-    seed = SEED_LATENCY["per-cpu"][2] / SEED_LATENCY["none"][2]
-    return claims_lib.claim(
-        SEED,
-        f"cpu0's average cyclictest latency roughly halves under the {config} limit",
-        f"Avg 205 -> 95 us ({seed:.2f}; per-CPU; 'similar' with cpu_dma_latency)",
-        f"{base:.1f} -> {got:.1f} us ({ratio:.3f}; rule {lo}-{hi}). The WFI-only average "
-        "is calibration (the path is fitted to it); the unconstrained one is predicted",
-        lo <= ratio <= hi,
-        fitted_to=f"{FITTED_PATH} (the ratio's numerator)" if config == "per-cpu" else None,
-    )
-
-
-def _share(rows: list[dict[str, Any]], config: str, cpu: int, state: str) -> float:
-    return float(_row(rows, config, cpu)["residency_pct"].get(state, 0.0))
-
-
-def claim_others_sleep(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: under the per-CPU limit cpu1-3 each spend more than half the run in spc; under the
-    # global one each spends more than half in WFI.
-    per = [_share(rows, "per-cpu", c, "spc") for c in (1, 2, 3)]
-    glob = [_share(rows, "global", c, "WFI") for c in (1, 2, 3)]
-    return claims_lib.claim(
-        SEED,
-        "Under the per-CPU limit cpu1-3 still sleep in spc; under cpu_dma_latency they stay in WFI",
-        "cpu1-3 ~9.9 s of 10 s in spc (per-CPU); 'nearly stay in WFI' (global)",
-        "spc % per-CPU: "
-        + ", ".join(f"{p:.1f}" for p in per)
-        + "; WFI % global: "
-        + ", ".join(f"{g:.1f}" for g in glob),
-        all(p > 50 for p in per) and all(g > 50 for g in glob),
-    )
-
-
-def claim_energy(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    # Rule: whole-platform energy per-CPU < global, and none <= per-CPU (the limit on one CPU
-    # costs only that CPU's deep idle).
-    e = {c: _row(rows, c, "all")["energy_mj"] for c in CONFIGS}
-    return claims_lib.claim(
-        SEED,
-        "cpu_dma_latency keeps every CPU restless, a big power waste; the per-CPU limit "
-        "costs only cpu0",
-        "no energy figure (idlestat residencies only)",
-        f"platform energy: none {e['none']:.1f}, per-CPU {e['per-cpu']:.1f}, global "
-        f"{e['global']:.1f} mJ (power figures are ESTIMATES; only their order is compared)",
-        e["none"] <= e["per-cpu"] < e["global"],
-    )
-
-
-def claim_latency(rows: list[dict[str, Any]], config: str) -> dict[str, Any]:
-    # Rule: cpu0's min and avg each within LATENCY_TOLERANCE of the seed's, either way.
-    r = _row(rows, config, 0)
-    s_min, _, s_avg, s_max = SEED_LATENCY[config]
-    got = {"min": r["lat_min_us"], "avg": r["lat_avg_us"]}
-    off = {k: got[k] / s - 1 for k, s in (("min", s_min), ("avg", s_avg))}
-    what = (
-        "calibration: the timer interrupt and scheduler are fitted to this run"
-        if config == "per-cpu"
-        else "prediction: spc's exit is the DT's 150 us, not fitted"
-    )
-    label = "without a limit" if config == "none" else "under cpu0's resume-latency limit"
-    wfi = _share(rows, config, 0, "WFI")
-    if abs(off["min"]) > LATENCY_TOLERANCE and _share(rows, config, 0, "spc") > 50:
-        what += (
-            f"; cpu0 spent {wfi:.1f} % of the run in WFI, so no wake-up skipped spc's exit, "
-            f"where the seed's Min {s_min} us is one that did"
-        )
-    return claims_lib.claim(
-        SEED,
-        f"cyclictest's Min and Avg on the DragonBoard 410c {label}",
-        f"Min {s_min} Avg {s_avg} Max {s_max} us",
-        f"Min {got['min']:.0f} ({off['min']:+.0%}) Avg {got['avg']:.0f} ({off['avg']:+.0%}) "
-        f"Max {r['lat_max_us']:.0f} us (rule: within {LATENCY_TOLERANCE:.0%}); {what}",
-        all(abs(v) <= LATENCY_TOLERANCE for v in off.values()),
-        fitted_to=FITTED_PATH if config == "per-cpu" else None,
-    )
-
-
-def claims(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        claim_halves(rows, "per-cpu"),
-        claim_halves(rows, "global"),
-        claim_others_sleep(rows),
-        claim_energy(rows),
-        claim_latency(rows, "none"),
-        claim_latency(rows, "per-cpu"),
-    ]
-
-
 # The second built-in scenario: an NVMe drive under APST workflow 7 whose latency tolerance a
 # holder lowers mid-run.
 NVME_DRIVE = "wdc-pc-sn530-256gb"
@@ -439,29 +335,22 @@ def nvme_runs(work: Path) -> dict[str, Any]:
     }
 
 
-#: What the claims' robustness is checked against (``robust_basis``).
-ROBUST_BASIS = (
-    f"cyclictest's burst (an estimate, {BURST_US} us) at both ends of its "
-    f"{BURST_RANGE_US[0]}-{BURST_RANGE_US[1]} us range; the wake path's costs are drawn over "
-    "their ranges at every wake-up; the estimated powers are not rerun at their ends (only "
-    "their order is compared)"
-)
-
-
-def burst_ends(work: Path) -> dict[str, list[dict[str, Any]]]:
-    """The claims with cyclictest's burst at each end of its range."""
-    return {f"cyclictest's burst at {b} us": claims(runs(work, b)[0]) for b in BURST_RANGE_US}
+def burst_ends(work: Path) -> list[dict[str, Any]]:
+    """The `runs` rows with cyclictest's burst at each end of its range (``burst_us``,
+    ``runs``): the claims' robustness, judged by the core."""
+    return [{"burst_us": b, "runs": runs(work, b)[0]} for b in BURST_RANGE_US]
 
 
 def results(
     rows: list[dict[str, Any]],
     extra: dict[str, Any],
     nvme: dict[str, Any],
-    ends: dict[str, list[dict[str, Any]]],
+    ends: list[dict[str, Any]],
 ) -> dict[str, Any]:
+    judgement = native.judge_qos({"burst_us": BURST_US, "runs": rows, "burst_ends": ends})
     return {
         "experiment": "qos",
-        "claims": claims_lib.robustness(claims(rows), ends, ROBUST_BASIS),
+        "claims": judgement["claims"],
         "runs": rows,
         "cyclictest": extra["cyclictest"],
         "idlestat": {

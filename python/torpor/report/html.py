@@ -1009,15 +1009,19 @@ def devfreq_page(results: dict[str, Any], timelines: list[dict[str, Any]]) -> st
     return _page("torpor: UFS frequency boost (seed 001)", body)
 
 
-def _hpb_plots(rows: list[dict[str, Any]], detail: list[dict[str, Any]]) -> str:
-    """Throughput against range (torpor and the seed, HPB on and off) and HPB's hit ratio."""
+def _hpb_plots(
+    rows: list[dict[str, Any]], detail: list[dict[str, Any]], seed_iozone: list[dict[str, Any]]
+) -> str:
+    """Throughput against range (torpor and the seed's table, ``seed_iozone``, HPB on and off)
+    and HPB's hit ratio."""
     fig = _figure(10, 3.9)
     bw_ax, hit_ax = fig.subplots(1, 2)
     ranges = list(hpb.RANGES_GB)
     for on, label in ((True, "HPB on"), (False, "HPB off")):
         got = [next(r for r in rows if r["range_gb"] == gb and r["hpb"] == on) for gb in ranges]
         bw_ax.plot(ranges, [r["bw_mbs"] for r in got], marker="o", label=f"torpor, {label}")
-        seed = [hpb.SEED_IOZONE[gb][0 if on else 1] for gb in ranges]
+        by_range = {s["range_gb"]: s for s in seed_iozone}
+        seed = [by_range[gb]["hpb_on_mbs" if on else "hpb_off_mbs"] for gb in ranges]
         bw_ax.plot(ranges, seed, marker="x", linestyle="--", label=f"seed, {label}")
     bw_ax.set_xscale("log", base=2)
     bw_ax.set_xticks(ranges, [f"{gb}" for gb in ranges])
@@ -1048,22 +1052,23 @@ def _launch_plot(launch: list[dict[str, Any]]) -> str:
     return _svg(fig)
 
 
-def _warmup_plot(warmup: list[dict[str, Any]]) -> str:
+def _warmup_plot(figures: dict[str, Any]) -> str:
     """HPB's launch gain per cycle: one panel per warm-up lever (the others central), and the
-    seed's."""
+    seed's (the core's ``figures``)."""
+    curves = {(c["lever"], c["value"]): c["gains_s"] for c in figures["warmup"]}
     levers = list(hpb.WARMUP_LEVERS)
     fig = _figure(10, 5.6)
     axes = [ax for row in fig.subplots(2, -(-(len(levers) + 1) // 2), squeeze=False) for ax in row]
     cycles = list(range(1, hpb.CYCLES + 1))
     for ax, lever in zip(axes, levers, strict=False):
         for value in hpb.WARMUP_LEVERS[lever]:
-            ax.plot(cycles, hpb.warmup_curve(warmup, lever, value), marker="o", label=str(value))
+            ax.plot(cycles, curves[(lever, value)], marker="o", label=str(value))
         ax.set_title(lever, fontsize=9)
         ax.set_xlabel("cycle")
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
     seed = axes[len(levers)]
-    seed.plot(cycles, hpb.SEED_GAINS, marker="o", color="black")
+    seed.plot(cycles, figures["seed_gains_s"], marker="o", color="black")
     seed.set_title("seed (whole start-up)", fontsize=9)
     seed.set_xlabel("cycle")
     seed.set_ylim(bottom=0)
@@ -1074,9 +1079,10 @@ def _warmup_plot(warmup: list[dict[str, Any]]) -> str:
     return _svg(fig)
 
 
-def hpb_page(results: dict[str, Any]) -> str:
+def hpb_page(results: dict[str, Any], figures: dict[str, Any]) -> str:
     """Seed 003 reproduced: the claims, throughput against range and the hit ratio, the
-    app-launch cycles and what sets the pace of their warm-up."""
+    app-launch cycles and what sets the pace of their warm-up; ``figures`` are the core's
+    (``native.judge_hpb``)."""
     claims = results["claims"]
     body = [
         "<h1>UFS Host Performance Booster (seed 003), simulated</h1>",
@@ -1084,11 +1090,12 @@ def hpb_page(results: dict[str, Any]) -> str:
         f"<p>Claims: {html.escape(hpb.verdict_text(claims))}.</p>",
         *_claims_table(claims),
         "<h2>Throughput against range, and the hit ratio</h2>",
-        f"<figure>{_hpb_plots(results['runs'], results['detail'])}</figure>",
+        f"<figure>{_hpb_plots(results['runs'], results['detail'], figures['seed_iozone'])}"
+        "</figure>",
         "<h2>App launch cycles (synthetic launches; storage time only)</h2>",
         f"<figure>{_launch_plot(results['launch'])}</figure>",
         "<h2>Warm-up: HPB's launch gain per cycle, one lever moved at a time</h2>",
-        f"<figure>{_warmup_plot(results['warmup'])}</figure>",
+        f"<figure>{_warmup_plot(figures)}</figure>",
     ]
     return _page("torpor: UFS HPB (seed 003)", body)
 

@@ -365,17 +365,12 @@ def teo_report(results: dict[str, Any], rows: list[dict[str, Any]], figures: dic
     return "\n".join(parts) + "\n"
 
 
-def _case1_gain(rows: list[dict[str, Any]], assumption: str | None = None) -> float:
-    """Case 1's mean clat with the patch's boost, percent below the mean without."""
-
-    def avg(variant: str) -> float:
-        return next(
-            r["clat_avg_us"]
-            for r in rows
-            if r["case"] == 1 and r["variant"] == variant and r.get("assumption") == assumption
-        )
-
-    return devfreq.gain_pct(avg("boost-on"), avg("boost-off"))
+def _gain(figures: dict[str, Any], key: str, assumption: str | None, variant: str) -> float:
+    """A run's boost gain against boost-off as the core measured it (``key``:
+    ``case1_clat_gain_pct``, mean clat lower, or ``case2_bw_gain_pct``, bandwidth higher),
+    percent; ``assumption`` names the sensitivity run (None: as run)."""
+    run = next(r for r in figures["runs"] if r["assumption"] == assumption)
+    return float(run[key][variant])
 
 
 def _about(value: float) -> str:
@@ -383,31 +378,20 @@ def _about(value: float) -> str:
     return f"{float(f'{value:.2g}'):g}"
 
 
-def _against(gain: float, seed: float) -> str:
-    """How a gain stands against the seed's: far above (more than twice), above, matching
-    (within 5 %), below."""
-    if gain > 2 * seed:
-        return "is far above"
-    if gain > 1.05 * seed:
-        return "is above"
-    if gain >= 0.95 * seed:
-        return "matches"
-    return "is below"
-
-
-def _case1_divergence(results: dict[str, Any]) -> str:
-    """Case 1's gain against the seed's, and the link times behind it, from the runs and the
-    device's model."""
+def _case1_divergence(figures: dict[str, Any]) -> str:
+    """Case 1's gain against the seed's (the core's ``figures``), and the link times behind
+    it, from the device's model."""
     link = native.ufs_link_times(devfreq.DEVICE, _READ_BYTES)
     lo, hi = link["min"], link["max"]
-    gain = _case1_gain(results["variants"])
+    gain = _gain(figures, "case1_clat_gain_pct", None, "boost-on")
+    seed = figures["seed_case1_gain_pct"]
     return (
         "- Case 1: the gain's size follows the min level's service time: at "
         f"HS-G{lo['gear']} a 64 KiB read crosses the link in ~{_about(lo['link_us'])} us "
         f"against ~{_about(hi['link_us'])} us at HS-G{hi['gear']}, so the device-side gain "
-        f"({gain:.1f} %) {_against(gain, devfreq.SEED_CASE1_GAIN_PCT)} the seed's host-side "
-        f"{devfreq.SEED_CASE1_GAIN_PCT:.1f} %; with HS-G4 kept at the min level it is "
-        f"{_case1_gain(results['sensitivity'], 'min level keeps HS-G4'):.1f} % "
+        f"({gain:.1f} %) {figures['case1_against_seed']} the seed's host-side "
+        f"{seed:.1f} %; with HS-G4 kept at the min level it is "
+        f"{_gain(figures, 'case1_clat_gain_pct', 'min level keeps HS-G4', 'boost-on'):.1f} % "
         "(sensitivity table)."
     )
 
@@ -416,12 +400,14 @@ def _case1_divergence(results: dict[str, Any]) -> str:
 _READ_BYTES = 65536
 
 
-def _bw_gain(boosted: dict[str, Any], off: dict[str, Any]) -> float:
-    return 100.0 * (boosted["bw_mbs"] - off["bw_mbs"]) / off["bw_mbs"]
+def _bw_gain(figures: dict[str, Any], assumption: str | None, variant: str) -> float:
+    """Case 2's bandwidth gain of ``variant`` against boost-off in one run, percent."""
+    return _gain(figures, "case2_bw_gain_pct", assumption, variant)
 
 
-#: The seed's case 2 gain as the report cites it.
-_SEED_CASE2 = f"{devfreq.SEED_CASE2_GAIN_PCT:+.2f} %"
+def _seed_case2(figures: dict[str, Any]) -> str:
+    """The seed's case 2 gain as the report cites it."""
+    return f"{figures['seed_case2_gain_pct']:+.2f} %"
 
 
 def _anatomy(results: dict[str, Any], assumption: str | None = None) -> dict[str, Any]:
@@ -429,13 +415,15 @@ def _anatomy(results: dict[str, Any], assumption: str | None = None) -> dict[str
     return {r["variant"]: r for r in results["case2"] if r.get("assumption") == assumption}
 
 
-def _case2_divergence(results: dict[str, Any]) -> str:
+def _case2_divergence(results: dict[str, Any], figures: dict[str, Any]) -> str:
     """Case 2's bandwidth change against the seed's, and its cause, from the runs."""
     by = _anatomy(results)
-    off, on = by["boost-off"], by["boost-on"]
-    gain = _bw_gain(on, off)
-    if gain >= devfreq.CASE2_GAIN_RANGE_PCT[0]:
-        return f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed {_SEED_CASE2})."
+    off = by["boost-off"]
+    gain = _bw_gain(figures, None, "boost-on")
+    if gain >= figures["case2_gain_range_pct"][0]:
+        return (
+            f"- Case 2: the boost raises bandwidth by {gain:+.2f} % (seed {_seed_case2(figures)})."
+        )
     low = max(off["low_ms_at_job_starts"])
     jobs = len(off["low_ms_at_job_starts"])
     inside = (
@@ -444,13 +432,14 @@ def _case2_divergence(results: dict[str, Any]) -> str:
         else f"{off['scale_downs'] - jobs} more times while jobs run"
     )
     return (
-        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed {_SEED_CASE2}). The clock "
+        f"- Case 2: the boost changes bandwidth by {gain:+.2f} % (seed {_seed_case2(figures)}). "
+        "The clock "
         f"is at the min level at most {low:.1f} ms from a job's start and {inside} (above); "
         "the patch's boost acts at the poll that ends that stretch."
     )
 
 
-def _case2_by_assumption(results: dict[str, Any]) -> list[str]:
+def _case2_by_assumption(results: dict[str, Any], figures: dict[str, Any]) -> list[str]:
     """Case 2's bandwidth under each assumption, with the scale-ups that start ufshcd's CPU
     latency vote, and where the boost moves bandwidth by more than 1 %, why."""
     groups = [
@@ -466,15 +455,16 @@ def _case2_by_assumption(results: dict[str, Any]) -> list[str]:
             [
                 assumption or "ufs-qcom (as run)",
                 f"{off['bw_mbs']:.1f}",
-                f"{on['bw_mbs']:.1f} ({_bw_gain(on, off):+.2f} %)",
-                f"{now['bw_mbs']:.1f} ({_bw_gain(now, off):+.2f} %)",
+                f"{on['bw_mbs']:.1f} ({_bw_gain(figures, assumption, 'boost-on'):+.2f} %)",
+                f"{now['bw_mbs']:.1f} ({_bw_gain(figures, assumption, 'boost-at-once'):+.2f} %)",
                 "/".join(map(str, ups)),
             ]
         )
         for name, r in (("the patch", on), ("at once", now)):
-            if abs(_bw_gain(r, off)) > 1.0 and (off["scale_ups"] == 0) != (r["scale_ups"] == 0):
+            gain = _bw_gain(figures, assumption, r["variant"])
+            if abs(gain) > 1.0 and (off["scale_ups"] == 0) != (r["scale_ups"] == 0):
                 vote_driven.append(
-                    f"{assumption or 'ufs-qcom'} ({name}: {_bw_gain(r, off):+.1f} %, "
+                    f"{assumption or 'ufs-qcom'} ({name}: {gain:+.1f} %, "
                     f"scale-ups {off['scale_ups']} without the boost, {r['scale_ups']} with)"
                 )
     parts = [
@@ -495,7 +485,7 @@ def _case2_by_assumption(results: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _case2_clock(results: dict[str, Any]) -> list[str]:
+def _case2_clock(results: dict[str, Any], figures: dict[str, Any]) -> list[str]:
     """Case 2: where the clock is low, what the polls saw, and what that leaves the boost;
     every figure from the runs."""
     by = _anatomy(results)
@@ -564,37 +554,41 @@ def _case2_clock(results: dict[str, Any]) -> list[str]:
         parts.append(f"- All {jobs} jobs start with the clock at the max level.")
     parts.append(
         f"- Bandwidth: {off['bw_mbs']:.2f} MB/s without the boost, {on['bw_mbs']:.2f} "
-        f"({_bw_gain(on, off):+.2f} %) as the patch, {now['bw_mbs']:.2f} "
-        f"({_bw_gain(now, off):+.2f} %) at once (seed {_SEED_CASE2})."
+        f"({_bw_gain(figures, None, 'boost-on'):+.2f} %) as the patch, {now['bw_mbs']:.2f} "
+        f"({_bw_gain(figures, None, 'boost-at-once'):+.2f} %) at once (seed "
+        f"{_seed_case2(figures)})."
     )
     variants = {r["variant"]: r for r in results["variants"] if r["case"] == 1}
     d_min = variants["boost-off"]["clat_device_avg_us"]
     d_max = variants["boost-on"]["clat_device_avg_us"]
     cycle_max = 65536 / now["bw_mbs"]
     share = cycle_max / (cycle_max + d_min - d_max)
-    needed_ms = 1000 * devfreq.SEED_CASE2_GAIN_PCT / 100 * devfreq.RUNTIME_S / (1 - share)
+    needed_ms = 1000 * figures["seed_case2_gain_pct"] / 100 * devfreq.RUNTIME_S / (1 - share)
     parts.append(
         f"- At the runs' own service times (a 64 KiB read {d_max:.0f} us at the max level, "
         f"{d_min:.0f} us at the min, a read every {cycle_max:.0f} us at the max) the min level "
-        f"moves {100 * share:.0f} % of the max level's data, so {_SEED_CASE2} would take each job "
+        f"moves {100 * share:.0f} % of the max level's data, so {_seed_case2(figures)} would take "
+        "each job "
         f"about {needed_ms:.0f} ms at the min level that the boost removes: "
         f"{needed_ms / period:.0f} polls, where the model has at most one."
     )
-    dd65 = _anatomy(results, "downdifferential 65 (Android's ufs-qcom)")
+    dd65_run = "downdifferential 65 (Android's ufs-qcom)"
+    dd65 = _anatomy(results, dd65_run)
     if dd65:
-        o65, n65 = dd65["boost-off"], dd65["boost-at-once"]
+        o65 = dd65["boost-off"]
         parts.append(
             f"- With 70/65 (Qualcomm's 2025 patch, Android's value) a poll goes down only at "
             f"{o65['down_at_or_below_pct']} % or less; the lowest window at the max level was "
             f"{o65['windows_at_max']['lowest_pct']} % (a job's end), so the clock "
             f"{'never leaves' if o65['scale_downs'] == 0 else 'leaves'} the max level "
             f"({o65['scale_downs']} scale-downs) and the boost changes bandwidth by "
-            f"{_bw_gain(n65, o65):+.2f} % at once."
+            f"{_bw_gain(figures, dd65_run, 'boost-at-once'):+.2f} % at once."
         )
-    parts += ["", *_case2_by_assumption(results), ""]
-    noqos = _anatomy(results, "no CPU latency vote (pm_qos_enable off)")
+    parts += ["", *_case2_by_assumption(results, figures), ""]
+    noqos_run = "no CPU latency vote (pm_qos_enable off)"
+    noqos = _anatomy(results, noqos_run)
     if noqos:
-        q_off, q_now = noqos["boost-off"], noqos["boost-at-once"]
+        q_off = noqos["boost-off"]
         parts.append(
             "- ufshcd's CPU latency vote holds every CPU at 0 us from a scale-up's clock switch "
             "to the next scale-down; torpor's host starts with it released (as after probe), "
@@ -607,15 +601,17 @@ def _case2_clock(results: dict[str, Any]) -> list[str]:
                 if dd65
                 else ""
             )
-            + f". The boost's gain is alike without the vote ({_bw_gain(q_now, q_off):+.2f} % "
+            + f". The boost's gain is alike without the vote "
+            f"({_bw_gain(figures, noqos_run, 'boost-at-once'):+.2f} % "
             "at once): the vote moves absolute bandwidth, not the boost's effect."
         )
     return parts
 
 
-def devfreq_report(results: dict[str, Any]) -> str:
+def devfreq_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
     """Seed 001 from torpor's runs: the claims, the fio cases with the boost off, on (as the
-    patch) and at once, the sensitivity runs, and the Pixel 6a app traces."""
+    patch) and at once, the sensitivity runs, and the Pixel 6a app traces; ``figures`` are the
+    core's (``native.judge_devfreq``)."""
     claims = results["claims"]
     cols = ["case", "variant", "clat min/avg/max us", "p99 us", "BW MB/s", "low clock %", "mJ"]
 
@@ -664,12 +660,12 @@ def devfreq_report(results: dict[str, Any]) -> str:
         "",
         "## Case 2: the clock under continuous reads",
         "",
-        *_case2_clock(results),
+        *_case2_clock(results, figures),
         "",
         "## Where the model and the seed part ways",
         "",
-        _case2_divergence(results),
-        _case1_divergence(results),
+        _case2_divergence(results, figures),
+        _case1_divergence(figures),
         "- Device and host power, hibern8 exit and scale costs are the preset's estimates "
         "(`torpor devices --json` shows their ranges).",
         "",
@@ -718,9 +714,10 @@ def devfreq_report(results: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def hpb_report(results: dict[str, Any]) -> str:
+def hpb_report(results: dict[str, Any], figures: dict[str, Any]) -> str:
     """Seed 003 from torpor's runs: the claims, the iozone table beside the seed's, the device
-    and host side of each run, and the app-launch cycles."""
+    and host side of each run, and the app-launch cycles; ``figures`` (the seed's tables, the
+    warm-up curves) are the core's (``native.judge_hpb``)."""
     claims = results["claims"]
     rows = results["runs"]
 
@@ -729,13 +726,13 @@ def hpb_report(results: dict[str, Any]) -> str:
 
     iozone = [
         [
-            f"{gb} GB",
-            f"{bw(gb, True):.1f}",
-            f"{hpb.SEED_IOZONE[gb][0]}",
-            f"{bw(gb, False):.1f}",
-            f"{hpb.SEED_IOZONE[gb][1]}",
+            f"{s['range_gb']} GB",
+            f"{bw(s['range_gb'], True):.1f}",
+            f"{s['hpb_on_mbs']}",
+            f"{bw(s['range_gb'], False):.1f}",
+            f"{s['hpb_off_mbs']}",
         ]
-        for gb in hpb.RANGES_GB
+        for s in figures["seed_iozone"]
     ]
     detail = [
         [
@@ -756,18 +753,18 @@ def hpb_report(results: dict[str, Any]) -> str:
     def launch_s(cycle: int, on: bool) -> float:
         return float(next(r for r in launch if r["cycle"] == cycle and r["hpb"] == on)["storage_s"])
 
-    cycles = sorted({r["cycle"] for r in launch})
+    cycles = [d["cycle"] for d in figures["launch"]]
     launch_rows = [
         [
-            str(c),
-            f"{launch_s(c, False):.2f}",
-            f"{launch_s(c, True):.2f}",
-            f"{launch_s(c, True) - launch_s(c, False):+.2f}",
-            f"{hpb.SEED_LAUNCH[c - 1][0]}",
-            f"{hpb.SEED_LAUNCH[c - 1][1]}",
-            f"{hpb.SEED_LAUNCH[c - 1][1] - hpb.SEED_LAUNCH[c - 1][0]:+.1f}",
+            str(d["cycle"]),
+            f"{launch_s(d['cycle'], False):.2f}",
+            f"{launch_s(d['cycle'], True):.2f}",
+            f"{d['hpb_minus_off_s']:+.2f}",
+            f"{s['baseline_s']}",
+            f"{s['hpb_s']}",
+            f"{s['hpb_minus_baseline_s']:+.1f}",
         ]
-        for c in cycles
+        for d, s in zip(figures["launch"], figures["seed_launch"], strict=True)
     ]
     return "\n".join(
         [
@@ -844,7 +841,7 @@ def hpb_report(results: dict[str, Any]) -> str:
             "",
             _table(
                 ["lever", "value", *[f"cycle {c}" for c in cycles], "half at", "hit ratio"],
-                _hpb_warmup_rows(results["warmup"]),
+                _hpb_warmup_rows(results["warmup"], figures),
             ),
             "",
             "## Pixel 6a app traces with HPB (what-if)",
@@ -854,24 +851,23 @@ def hpb_report(results: dict[str, Any]) -> str:
     )
 
 
-def _hpb_warmup_rows(warmup: list[dict[str, Any]]) -> list[list[str]]:
-    """One row per lever value, then the seed's gains."""
-    settings = list(dict.fromkeys((r["lever"], r["value"]) for r in warmup))
+def _hpb_warmup_rows(warmup: list[dict[str, Any]], figures: dict[str, Any]) -> list[list[str]]:
+    """One row per lever value (its gains and half cycle the core's), then the seed's gains."""
     rows = []
-    for lever, value in settings:
-        gains = hpb.warmup_curve(warmup, lever, value)
+    for curve in figures["warmup"]:
+        lever, value = curve["lever"], curve["value"]
         hit = next(r["hit_ratio"] for r in warmup if (r["lever"], r["value"]) == (lever, value))
         rows.append(
             [
                 f"`{lever}`",
                 "defaults" if lever == "default" else str(value),
-                *[f"{g:.2f}" for g in gains],
-                str(hpb.half_gain_cycle(gains)),
+                *[f"{g:.2f}" for g in curve["gains_s"]],
+                str(curve["half_gain_cycle"]),
                 f"{hit:.3f}",
             ]
         )
-    seed = list(hpb.SEED_GAINS)
-    rows.append(["seed", "", *[f"{g:g}" for g in seed], str(hpb.half_gain_cycle(seed)), ""])
+    seed = figures["seed_gains_s"]
+    rows.append(["seed", "", *[f"{g:g}" for g in seed], str(figures["seed_half_gain_cycle"]), ""])
     return rows
 
 

@@ -9,7 +9,10 @@
 
 pub mod claim;
 pub mod format;
-pub mod missing;
+pub mod row_lookup;
 
 pub mod apst;
+pub mod devfreq;
+pub mod hpb;
+pub mod qos;
 pub mod teo;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::claim::{robustness, Claim, End, JudgedClaim};
-use super::missing::Missing;
+use super::row_lookup::MissingRow;
 
 /// The seed's number.
 pub const SEED: &str = "000";
@@ -222,7 +222,7 @@ pub struct ApstJudgement {
 
 /// Judges seed 000's claims on `inputs`: every claim at the central grid, again at each end,
 /// and the verdict's robustness across them.
-pub fn judge(inputs: ApstInputs) -> Result<ApstJudgement, Missing> {
+pub fn judge(inputs: ApstInputs) -> Result<ApstJudgement, MissingRow> {
     let tables = Tables(&inputs.tables);
     let central = rules::claims(&Grid(&inputs.runs), &tables)?;
     let ends = inputs
@@ -232,14 +232,14 @@ pub fn judge(inputs: ApstInputs) -> Result<ApstJudgement, Missing> {
             let claims = rules::claims(&Grid(&end.runs), &tables)?;
             Ok((end.name.clone(), claims.into_iter().map(Some).collect()))
         })
-        .collect::<Result<Vec<End>, Missing>>()?;
+        .collect::<Result<Vec<End>, MissingRow>>()?;
     Ok(ApstJudgement {
         claims: robustness(central, &ends, ROBUST_BASIS),
         figures: figures(&Grid(&inputs.runs), &tables)?,
     })
 }
 
-fn figures(grid: &Grid, tables: &Tables) -> Result<ApstFigures, Missing> {
+fn figures(grid: &Grid, tables: &Tables) -> Result<ApstFigures, MissingRow> {
     let savings = sn530_savings(grid)?;
     let values = savings.iter().map(|s| s.value);
     let smallest = values.clone().fold(f64::INFINITY, f64::min);
@@ -281,7 +281,7 @@ fn figures(grid: &Grid, tables: &Tables) -> Result<ApstFigures, Missing> {
     })
 }
 
-fn intel_w7(grid: &Grid, tables: &Tables) -> Result<Option<W7Latency>, Missing> {
+fn intel_w7(grid: &Grid, tables: &Tables) -> Result<Option<W7Latency>, MissingRow> {
     let (device, _, seed_ms) = SEED_W7_MS[1];
     let mean_ms = grid.row(device, 7, "v5.14")?.lat_mean_us / 1000.0;
     let Some((ps, exit_latency_ms)) = first_target_exit_ms(&tables.drive(device)?.v5_14)? else {
@@ -304,7 +304,7 @@ fn declared_exit_too_short(exit_latency_ms: f64, seed_mean_ms: f64) -> bool {
 
 /// The first state of `t`'s idle chain and its declared exit latency, ms; `None` when the
 /// table makes no transition.
-fn first_target_exit_ms(t: &TableView) -> Result<Option<(usize, f64)>, Missing> {
+fn first_target_exit_ms(t: &TableView) -> Result<Option<(usize, f64)>, MissingRow> {
     let Some(first) = t.idle_schedule.first() else {
         return Ok(None);
     };
@@ -313,11 +313,11 @@ fn first_target_exit_ms(t: &TableView) -> Result<Option<(usize, f64)>, Missing> 
         .controller
         .power_states
         .get(first.ps)
-        .ok_or_else(|| Missing::new(format!("power state PS{} in a table's drive", first.ps)))?;
+        .ok_or_else(|| MissingRow::new(format!("power state PS{} in a table's drive", first.ps)))?;
     Ok(Some((first.ps, f64::from(state.exit_lat_us) / 1000.0)))
 }
 
-fn drives_without_idlp(tables: &Tables) -> Result<Vec<String>, Missing> {
+fn drives_without_idlp(tables: &Tables) -> Result<Vec<String>, MissingRow> {
     let mut out = Vec::new();
     for (device, name) in DRIVES {
         let states = &tables.drive(device)?.v5_14.device.controller.power_states;
@@ -333,7 +333,7 @@ fn drives_without_idlp(tables: &Tables) -> Result<Vec<String>, Missing> {
 }
 
 /// The SN530's power saving under v5.14 on workflows 4-6, as fractions.
-fn sn530_savings(grid: &Grid) -> Result<Vec<WorkflowFigure>, Missing> {
+fn sn530_savings(grid: &Grid) -> Result<Vec<WorkflowFigure>, MissingRow> {
     (4..=6)
         .map(|w| {
             let change = grid.relative_change(SN530, w, |r| r.avg_power_mw)?;
@@ -347,7 +347,7 @@ fn sn530_savings(grid: &Grid) -> Result<Vec<WorkflowFigure>, Missing> {
 
 /// The PM991's workflow with the largest power change under v5.14 (the first on a tie), and
 /// that change.
-fn pm991_worst_increase(grid: &Grid) -> Result<WorkflowFigure, Missing> {
+fn pm991_worst_increase(grid: &Grid) -> Result<WorkflowFigure, MissingRow> {
     let mut worst: Option<WorkflowFigure> = None;
     for w in WORKFLOWS {
         let value = grid.relative_change(PM991, w, |r| r.avg_power_mw)?;
@@ -355,7 +355,7 @@ fn pm991_worst_increase(grid: &Grid) -> Result<WorkflowFigure, Missing> {
             worst = Some(WorkflowFigure { workflow: w, value });
         }
     }
-    worst.ok_or_else(|| Missing::new("workflow"))
+    worst.ok_or_else(|| MissingRow::new("workflow"))
 }
 
 /// A drive's name as the claims write it.
@@ -388,11 +388,13 @@ fn schedule_text(t: &TableView) -> String {
 struct Grid<'a>(&'a [ApstRow]);
 
 impl Grid<'_> {
-    fn row(&self, device: &str, workflow: u32, algorithm: &str) -> Result<&ApstRow, Missing> {
+    fn row(&self, device: &str, workflow: u32, algorithm: &str) -> Result<&ApstRow, MissingRow> {
         self.0
             .iter()
             .find(|r| r.device == device && r.workflow == workflow && r.algorithm == algorithm)
-            .ok_or_else(|| Missing::new(format!("run of {device} workflow {workflow} {algorithm}")))
+            .ok_or_else(|| {
+                MissingRow::new(format!("run of {device} workflow {workflow} {algorithm}"))
+            })
     }
 
     /// v5.14 against legacy on `device` and `workflow`, as a fraction of legacy's `measure`.
@@ -401,7 +403,7 @@ impl Grid<'_> {
         device: &str,
         workflow: u32,
         measure: impl Fn(&ApstRow) -> f64,
-    ) -> Result<f64, Missing> {
+    ) -> Result<f64, MissingRow> {
         let old = measure(self.row(device, workflow, "legacy")?);
         let new = measure(self.row(device, workflow, "v5.14")?);
         Ok((new - old) / old)
@@ -413,7 +415,7 @@ impl Grid<'_> {
         device: &str,
         workflow: u32,
         measure: impl Fn(&ApstRow) -> f64,
-    ) -> Result<Option<f64>, Missing> {
+    ) -> Result<Option<f64>, MissingRow> {
         let old = measure(self.row(device, workflow, "legacy")?);
         if old == 0.0 {
             return Ok(None);
@@ -426,10 +428,10 @@ impl Grid<'_> {
 struct Tables<'a>(&'a BTreeMap<String, DriveTables>);
 
 impl Tables<'_> {
-    fn drive(&self, device: &str) -> Result<&DriveTables, Missing> {
+    fn drive(&self, device: &str) -> Result<&DriveTables, MissingRow> {
         self.0
             .get(device)
-            .ok_or_else(|| Missing::new(format!("tables of {device}")))
+            .ok_or_else(|| MissingRow::new(format!("tables of {device}")))
     }
 }
 

@@ -8,10 +8,10 @@ use super::{
 };
 use crate::experiments::claim::Claim;
 use crate::experiments::format::{g, percent, signed_percent};
-use crate::experiments::missing::Missing;
+use crate::experiments::row_lookup::MissingRow;
 
 /// Every claim, in the report's order.
-pub(super) fn claims(grid: &Grid, tables: &Tables) -> Result<Vec<Claim>, Missing> {
+pub(super) fn claims(grid: &Grid, tables: &Tables) -> Result<Vec<Claim>, MissingRow> {
     let mut out = vec![
         tables_identical(tables)?,
         quicker(tables, SN530)?,
@@ -31,7 +31,10 @@ pub(super) fn claims(grid: &Grid, tables: &Tables) -> Result<Vec<Claim>, Missing
     Ok(out)
 }
 
-fn both<'a>(tables: &'a Tables, device: &str) -> Result<(&'a TableView, &'a TableView), Missing> {
+fn both<'a>(
+    tables: &'a Tables,
+    device: &str,
+) -> Result<(&'a TableView, &'a TableView), MissingRow> {
     let t = tables.drive(device)?;
     Ok((&t.legacy, &t.v5_14))
 }
@@ -47,7 +50,7 @@ fn chains_text(old: &TableView, new: &TableView) -> String {
 /// Kioxia BG4, "virtually identical" tables. Rule: the same idle transition state (ITPS) in
 /// every entry (as many entries in both), and each pair of non-zero idle times (ITPT) within a
 /// factor 1.25.
-pub(super) fn tables_identical(tables: &Tables) -> Result<Claim, Missing> {
+pub(super) fn tables_identical(tables: &Tables) -> Result<Claim, MissingRow> {
     let (old, new) = both(tables, BG4)?;
     let pairs = || old.table.entries.iter().zip(&new.table.entries);
     let same_targets = old.table.entries.len() == new.table.entries.len()
@@ -70,14 +73,14 @@ pub(super) fn tables_identical(tables: &Tables) -> Result<Claim, Missing> {
 /// "much quicker transitions to PS3 and PS4". The claim is about the tables, so the rule reads
 /// the tables: PS0's idle time before its first transition (ITPT) under v5.14 is non-zero and
 /// at most half legacy's, and the deepest state of the chain is as deep and reached sooner.
-pub(super) fn quicker(tables: &Tables, device: &str) -> Result<Claim, Missing> {
+pub(super) fn quicker(tables: &Tables, device: &str) -> Result<Claim, MissingRow> {
     let (old, new) = both(tables, device)?;
     let first_itpt = |t: &TableView| {
         t.table
             .entries
             .first()
             .map(|e| e.itpt_ms)
-            .ok_or_else(|| Missing::new(format!("table entries of {device}")))
+            .ok_or_else(|| MissingRow::new(format!("table entries of {device}")))
     };
     let (old_itpt, new_itpt) = (first_itpt(old)?, first_itpt(new)?);
     let (old_itpt_f, new_itpt_f) = (f64::from(old_itpt), f64::from(new_itpt));
@@ -119,7 +122,7 @@ fn margin(slack: f64) -> String {
 /// SK hynix BC511, "PS4 rather than PS3 after a similar amount of time". Rule: the chain's
 /// first target is PS3 under legacy and PS4 under v5.14, reached after idle times within a
 /// factor 2 of each other.
-pub(super) fn deeper_similar_time(tables: &Tables) -> Result<Claim, Missing> {
+pub(super) fn deeper_similar_time(tables: &Tables) -> Result<Claim, MissingRow> {
     let (old, new) = both(tables, BC511)?;
     let ok = match (old.idle_schedule.first(), new.idle_schedule.first()) {
         (Some(o), Some(n)) => {
@@ -139,7 +142,7 @@ pub(super) fn deeper_similar_time(tables: &Tables) -> Result<Claim, Missing> {
 
 /// Samsung PM991, "initial transition later, but to a lower power state". Rule: v5.14's first
 /// transition goes to a deeper state than legacy's and happens strictly later.
-pub(super) fn deeper_later(tables: &Tables) -> Result<Claim, Missing> {
+pub(super) fn deeper_later(tables: &Tables) -> Result<Claim, MissingRow> {
     let (old, new) = both(tables, PM991)?;
     let ok = match (old.idle_schedule.first(), new.idle_schedule.first()) {
         (Some(o), Some(n)) => n.ps > o.ps && n.reached_after_ms > o.reached_after_ms,
@@ -157,7 +160,7 @@ pub(super) fn deeper_later(tables: &Tables) -> Result<Claim, Missing> {
 /// WD SN530, "up to 62 % lower power on scenarios 4, 5 and 6". Rule, bounded on both sides:
 /// at least 30 % lower average power on each of workflows 4-6, and the largest saving at most
 /// [`SN530_OVERSHOOT_POINTS`] above the seed's figure (beyond it the model overshoots).
-pub(super) fn sn530_large_savings(grid: &Grid) -> Result<Claim, Missing> {
+pub(super) fn sn530_large_savings(grid: &Grid) -> Result<Claim, MissingRow> {
     let savings = sn530_savings(grid)?;
     let ceiling = SEED_SN530_SAVING + SN530_OVERSHOOT_POINTS;
     let largest = savings
@@ -202,10 +205,10 @@ pub(super) fn sn530_large_savings(grid: &Grid) -> Result<Claim, Missing> {
 
 /// Kioxia BG4, "little or no change". Rule: |change in average power| <= 10 % on every
 /// workflow.
-pub(super) fn kioxia_flat(grid: &Grid) -> Result<Claim, Missing> {
+pub(super) fn kioxia_flat(grid: &Grid) -> Result<Claim, MissingRow> {
     let changes = WORKFLOWS
         .map(|w| grid.relative_change(BG4, w, |r| r.avg_power_mw))
-        .collect::<Result<Vec<f64>, Missing>>()?;
+        .collect::<Result<Vec<f64>, MissingRow>>()?;
     // The largest in size, the first on a tie.
     let worst = changes
         .iter()
@@ -228,7 +231,7 @@ pub(super) fn kioxia_flat(grid: &Grid) -> Result<Claim, Missing> {
 
 /// Samsung PM991, "up to 18 % more power in worst-case scenarios". Rule: the worst workflow
 /// shows a power increase, above 0 and at most twice the seed's figure.
-pub(super) fn pm991_increase(grid: &Grid) -> Result<Claim, Missing> {
+pub(super) fn pm991_increase(grid: &Grid) -> Result<Claim, MissingRow> {
     let worst = pm991_worst_increase(grid)?;
     let bound = 2.0 * SEED_PM991_INCREASE;
     Ok(claim(
@@ -252,7 +255,7 @@ pub(super) fn pm991_increase(grid: &Grid) -> Result<Claim, Missing> {
 
 /// Sustained writes (workflow 1), "effect minimal". Rule: workflow 1's mean latency and
 /// average power change by at most 1 % on every drive.
-pub(super) fn sustained_unchanged(grid: &Grid) -> Result<Claim, Missing> {
+pub(super) fn sustained_unchanged(grid: &Grid) -> Result<Claim, MissingRow> {
     let mut largest = f64::NEG_INFINITY;
     for (device, _) in DRIVES {
         let lat = grid.relative_change(device, 1, |r| r.lat_mean_us)?.abs();
@@ -278,7 +281,7 @@ pub(super) fn w7_latency(
     device: &str,
     seed_old_ms: f64,
     seed_new_ms: f64,
-) -> Result<[Claim; 2], Missing> {
+) -> Result<[Claim; 2], MissingRow> {
     let old = grid.row(device, 7, "legacy")?.lat_mean_us / 1000.0;
     let new = grid.row(device, 7, "v5.14")?.lat_mean_us / 1000.0;
     let name = name(device);
@@ -315,8 +318,8 @@ pub(super) fn w7_latency(
 
 /// The other drives, "much milder or non-existent". Rule: on each of the three, workflow 7's
 /// mean latency increase (ms) is at most half the smaller of SN530's and 760p's ("much").
-pub(super) fn others_milder(grid: &Grid) -> Result<Claim, Missing> {
-    let increase = |device: &str| -> Result<f64, Missing> {
+pub(super) fn others_milder(grid: &Grid) -> Result<Claim, MissingRow> {
+    let increase = |device: &str| -> Result<f64, MissingRow> {
         let old = grid.row(device, 7, "legacy")?.lat_mean_us;
         let new = grid.row(device, 7, "v5.14")?.lat_mean_us;
         Ok((new - old) / 1000.0)

@@ -124,7 +124,7 @@ fn all_plain() -> BTreeMap<String, DriveTables> {
     tables_with(BG4, plain(), plain())
 }
 
-fn ok(c: Result<Claim, Missing>) -> Option<bool> {
+fn ok(c: Result<Claim, MissingRow>) -> Option<bool> {
     c.unwrap().ok
 }
 
@@ -438,7 +438,7 @@ fn a_missing_run_is_an_error_not_a_panic() {
     let err = judge(inputs(rows, vec![], all_plain())).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the judgement's inputs have no run of samsung-pm991-mzvlq256hajd workflow 4 legacy"
+        "no row for run of samsung-pm991-mzvlq256hajd workflow 4 legacy"
     );
     let mut tables = all_plain();
     tables.remove(BG4);

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::claim::{not_assessed, JudgedClaim};
-use super::missing::Missing;
+use super::row_lookup::MissingRow;
 
 /// The seed's number.
 pub const SEED: &str = "002";
@@ -152,7 +152,7 @@ pub struct TeoJudgement {
 }
 
 /// Judges seed 002's claims and the revert's on `inputs`.
-pub fn judge(inputs: TeoInputs) -> Result<TeoJudgement, Missing> {
+pub fn judge(inputs: TeoInputs) -> Result<TeoJudgement, MissingRow> {
     let runs = Runs(&inputs.runs);
     let mut claims = rules::claims(&runs)?;
     claims.push(rules::revert(&inputs.revert)?);
@@ -162,7 +162,7 @@ pub fn judge(inputs: TeoInputs) -> Result<TeoJudgement, Missing> {
     })
 }
 
-fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, Missing> {
+fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, MissingRow> {
     let mut against_menu = BTreeMap::new();
     let mut teo_util_draws_more = Vec::new();
     for w in WORKLOADS {
@@ -191,7 +191,7 @@ fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, Missing> {
                     .tasks
                     .iter()
                     .find(|t| t.task == base.task)
-                    .ok_or_else(|| Missing::new(format!("task {} under {gov}", base.task)))?;
+                    .ok_or_else(|| MissingRow::new(format!("task {} under {gov}", base.task)))?;
                 table.latency.entry(base.task.clone()).or_default().insert(
                     gov.to_owned(),
                     perc_diff(got.latency_avg_us, base.latency_avg_us),
@@ -219,28 +219,28 @@ pub fn perc_diff(value: f64, base: f64) -> Option<f64> {
     (base != 0.0).then(|| 100.0 * (value - base) / base)
 }
 
-fn frame_ms(r: &TeoRow) -> Result<f64, Missing> {
+fn frame_ms(r: &TeoRow) -> Result<f64, MissingRow> {
     r.frame_ms
-        .ok_or_else(|| Missing::new(format!("frame_ms of {} under {}", r.workload, r.governor)))
+        .ok_or_else(|| MissingRow::new(format!("frame_ms of {} under {}", r.workload, r.governor)))
 }
 
 /// The figure of `workload` in one of the seed's per-workload lists.
-fn seed<T: Copy>(figures: &[(&str, T)], workload: &str) -> Result<T, Missing> {
+fn seed<T: Copy>(figures: &[(&str, T)], workload: &str) -> Result<T, MissingRow> {
     figures
         .iter()
         .find(|(w, _)| *w == workload)
         .map(|(_, f)| *f)
-        .ok_or_else(|| Missing::new(format!("seed figure for {workload}")))
+        .ok_or_else(|| MissingRow::new(format!("seed figure for {workload}")))
 }
 
 /// The rows, found by workload and governor.
 struct Runs<'a>(&'a [TeoRow]);
 
 impl Runs<'_> {
-    fn row(&self, workload: &str, governor: &str) -> Result<&TeoRow, Missing> {
+    fn row(&self, workload: &str, governor: &str) -> Result<&TeoRow, MissingRow> {
         self.0
             .iter()
             .find(|r| r.workload == workload && r.governor == governor)
-            .ok_or_else(|| Missing::new(format!("run of {workload} under {governor}")))
+            .ok_or_else(|| MissingRow::new(format!("run of {workload} under {governor}")))
     }
 }

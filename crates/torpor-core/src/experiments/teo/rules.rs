@@ -6,10 +6,10 @@ use super::{
 };
 use crate::experiments::claim::Claim;
 use crate::experiments::format::{g, signed_g};
-use crate::experiments::missing::Missing;
+use crate::experiments::row_lookup::MissingRow;
 
 /// The seed's claims, in the report's order (the revert's comes apart: [`revert`]).
-pub(super) fn claims(runs: &Runs) -> Result<Vec<Claim>, Missing> {
+pub(super) fn claims(runs: &Runs) -> Result<Vec<Claim>, MissingRow> {
     Ok(vec![
         too_deep(runs)?,
         too_shallow(runs)?,
@@ -38,7 +38,7 @@ fn order(
     runs: &Runs,
     workload: &str,
     measure: impl Fn(&super::TeoRow) -> f64,
-) -> Result<[f64; 3], Missing> {
+) -> Result<[f64; 3], MissingRow> {
     Ok([
         measure(runs.row(workload, "menu")?),
         measure(runs.row(workload, "teo@5.13")?),
@@ -57,7 +57,7 @@ fn seed_orders(figures: &[(&str, [f64; 3])]) -> String {
 
 /// Too-deep sleeps, menu > teo > teo-util. Rule: on every workload the too-deep share strictly
 /// falls from menu to teo@5.13 (the seed's teo) to teo-util.
-pub(super) fn too_deep(runs: &Runs) -> Result<Claim, Missing> {
+pub(super) fn too_deep(runs: &Runs) -> Result<Claim, MissingRow> {
     let (mut got, mut breaks) = (Vec::new(), Vec::new());
     for w in WORKLOADS {
         let [m, t, u] = order(runs, w, |r| r.too_deep_pct)?;
@@ -81,7 +81,7 @@ pub(super) fn too_deep(runs: &Runs) -> Result<Claim, Missing> {
 
 /// Too-shallow sleeps, the reverse order. Rule: on every workload the too-shallow share
 /// strictly rises from menu to teo@5.13 to teo-util.
-pub(super) fn too_shallow(runs: &Runs) -> Result<Claim, Missing> {
+pub(super) fn too_shallow(runs: &Runs) -> Result<Claim, MissingRow> {
     let (mut got, mut ok) = (Vec::new(), true);
     for w in WORKLOADS {
         let [m, t, u] = order(runs, w, |r| r.too_shallow_pct)?;
@@ -98,7 +98,7 @@ pub(super) fn too_shallow(runs: &Runs) -> Result<Claim, Missing> {
 
 /// Wake-up latency on the latency-sensitive workloads (the seed: -30 % to -55 % for the tasks
 /// it lists). Rule: on each, teo-util's geometric-mean wake-up latency is below menu's.
-pub(super) fn latency(runs: &Runs) -> Result<Claim, Missing> {
+pub(super) fn latency(runs: &Runs) -> Result<Claim, MissingRow> {
     let (mut got, mut ok) = (Vec::new(), true);
     for w in LATENCY_SENSITIVE {
         let m = runs.row(w, "menu")?.wakeup_latency_gmean_us;
@@ -118,7 +118,7 @@ pub(super) fn latency(runs: &Runs) -> Result<Claim, Missing> {
 }
 
 /// teo-util's power against menu, percent, per workload (NaN where menu's is zero).
-fn power_diffs(runs: &Runs) -> Result<Vec<(&'static str, f64)>, Missing> {
+fn power_diffs(runs: &Runs) -> Result<Vec<(&'static str, f64)>, MissingRow> {
     WORKLOADS
         .iter()
         .map(|&w| {
@@ -131,7 +131,7 @@ fn power_diffs(runs: &Runs) -> Result<Vec<(&'static str, f64)>, Missing> {
 
 /// teo-util's score proxy against menu, percent, higher is better: work per second, or for
 /// Jankbench the mean frame time's fall (NaN where menu's is zero).
-fn score_gains(runs: &Runs) -> Result<Vec<(&'static str, f64)>, Missing> {
+fn score_gains(runs: &Runs) -> Result<Vec<(&'static str, f64)>, MissingRow> {
     WORKLOADS
         .iter()
         .map(|&w| {
@@ -152,7 +152,7 @@ fn within(got: f64, seed: f64) -> bool {
 }
 
 /// The words naming the workloads whose figure is not [`within`] the seed's ("" when none).
-fn outside(got: &[(&str, f64)], seeds: &[(&str, f64)]) -> Result<String, Missing> {
+fn outside(got: &[(&str, f64)], seeds: &[(&str, f64)]) -> Result<String, MissingRow> {
     let mut off = Vec::new();
     for &(w, v) in got {
         if !within(v, seed(seeds, w)?) {
@@ -174,7 +174,7 @@ fn outside(got: &[(&str, f64)], seeds: &[(&str, f64)]) -> Result<String, Missing
 /// +3.05 % Speedometer). Rule: teo-util's power against menu rises on some workload and falls
 /// on another, and on each it moves the seed's way by at most [`EXAGGERATION`] times the
 /// seed's change.
-pub(super) fn power_mixed(runs: &Runs) -> Result<Claim, Missing> {
+pub(super) fn power_mixed(runs: &Runs) -> Result<Claim, MissingRow> {
     let diffs = power_diffs(runs)?;
     let mixed = diffs.iter().any(|(_, d)| *d > 0.0) && diffs.iter().any(|(_, d)| *d < 0.0);
     let why = outside(&diffs, &SEED_POWER_DIFF)?;
@@ -198,7 +198,7 @@ pub(super) fn power_mixed(runs: &Runs) -> Result<Claim, Missing> {
 /// Speedometer +1.83 %). Rule: on every workload teo-util's score proxy beats menu's (more work
 /// per second; a shorter mean frame on Jankbench), by at most [`EXAGGERATION`] times the
 /// seed's gain.
-pub(super) fn benchmark_scores(runs: &Runs) -> Result<Claim, Missing> {
+pub(super) fn benchmark_scores(runs: &Runs) -> Result<Claim, MissingRow> {
     let gains = score_gains(runs)?;
     let why = outside(&gains, &SEED_SCORE_GAIN)?;
     let work: Vec<String> = gains
@@ -225,11 +225,11 @@ pub(super) fn benchmark_scores(runs: &Runs) -> Result<Claim, Missing> {
 /// figure published). Rule: under teo-util the lightly busy CPU0 spends (almost) no time in
 /// the cluster state (< 1 % of the run) while teo@6.12 uses it (> 10 %), and teo-util draws
 /// more power.
-pub(super) fn revert(rows: &[RevertRow]) -> Result<Claim, Missing> {
+pub(super) fn revert(rows: &[RevertRow]) -> Result<Claim, MissingRow> {
     let find = |gov: &str| {
         rows.iter()
             .find(|r| r.governor == gov)
-            .ok_or_else(|| Missing::new(format!("revert run under {gov}")))
+            .ok_or_else(|| MissingRow::new(format!("revert run under {gov}")))
     };
     let (u, t) = (find("teo-util")?, find("teo@6.12")?);
     let ok = u.cluster_state_pct_cpu0 < 1.0

@@ -53,7 +53,7 @@ fn three(
     })
 }
 
-fn verdict(rule: fn(&Runs) -> Result<Claim, Missing>, rows: &[TeoRow]) -> Option<bool> {
+fn verdict(rule: fn(&Runs) -> Result<Claim, MissingRow>, rows: &[TeoRow]) -> Option<bool> {
     rule(&Runs(rows)).unwrap().ok
 }
 
@@ -307,6 +307,6 @@ fn a_missing_run_is_an_error_not_a_panic() {
     let err = rules::claims(&Runs(&runs)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the judgement's inputs have no run of pcmark-web under teo@5.13"
+        "no row for run of pcmark-web under teo@5.13"
     );
 }
