@@ -170,6 +170,13 @@ def report_rows(report: dict[str, Any]) -> dict[str, Any]:
     return json.loads(_native.report_rows(report))
 
 
+def fio_text(report: dict[str, Any]) -> str | None:
+    """``torpor run --fio``'s output for a report (``view::fio_text``, docs/fio-jobs.md):
+    per variant, its jobs as fio's normal output prints them and their group's run status;
+    ``None`` when no variant ran a fio job."""
+    return _native.fio_text(report)
+
+
 def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dict[str, Any]:
     """A report timeline's measures over ``[from_s, to_s)`` (``view::timeline_window``):
     ``ios``, ``lat_avg_us`` and ``lat_max_us`` of the requests that arrived in it (None
