@@ -345,6 +345,10 @@ pub struct IoSection {
     pub ios: u64,
     pub bytes: u64,
     pub iops: f64,
+    /// The completed reads' and writes' counts over the run's duration (0 for a run of no
+    /// time).
+    pub read_iops: f64,
+    pub write_iops: f64,
     pub all: LatencySummary,
     pub read: LatencySummary,
     pub write: LatencySummary,
@@ -386,14 +390,13 @@ impl IoSection {
         let mut all = io.read.clone();
         all.merge(&io.write);
         let secs = duration.as_secs_f64();
+        let per_second = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         IoSection {
             ios: io.ios,
             bytes: io.bytes,
-            iops: if secs > 0.0 {
-                io.ios as f64 / secs
-            } else {
-                0.0
-            },
+            iops: per_second(io.ios),
+            read_iops: per_second(io.read.count()),
+            write_iops: per_second(io.write.count()),
             all: all.summary(),
             cdf: all.cdf(),
             read: io.read.summary(),
