@@ -195,8 +195,9 @@ def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dic
 
 def residency_shares(cpus: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
     """Idle-state shares of a CPU report's ``cpus`` over a run of ``duration_s``
-    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]`` and ``all``, the
-    platform's, each a percentage."""
+    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]``, ``all``, the
+    platform's for the first CPU's states, and ``cpu_time``, all CPUs' time by ``running``
+    and every state any CPU names (first-seen order), each a percentage."""
     return json.loads(_native.residency_shares(json.dumps(cpus), duration_s))
 
 
