@@ -517,3 +517,24 @@ impl From<&crate::apst::tolerance::TableChange> for ToleranceChange {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_direction_s_iops_is_its_completed_ios_over_the_run() {
+        // Three reads and one write completed in a 2 s run: by hand 1.5 and 0.5 IOPS, 2 in
+        // all; a run of no time has 0, not a division by zero.
+        let mut io = IoReport::empty(Nanos::from_secs(2));
+        for _ in 0..3 {
+            io.read.record(Nanos::from_us(75));
+        }
+        io.write.record(Nanos::from_us(30));
+        io.ios = 4;
+        let s = IoSection::new(&io, Nanos::from_secs(2));
+        assert_eq!((s.read_iops, s.write_iops, s.iops), (1.5, 0.5, 2.0));
+        let none = IoSection::new(&io, Nanos::ZERO);
+        assert_eq!((none.read_iops, none.write_iops), (0.0, 0.0));
+    }
+}
