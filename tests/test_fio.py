@@ -2,7 +2,8 @@
 
 Every expected line is worked out by hand from the drive's preset (WD SN530: 75 us 4 KiB reads,
 PS3 after 100 ms idle under the default table, 3.9 ms in and 11 ms out) and fio's `stat.c`
-rules as ``torpor.report.fio_text`` states them, not taken from torpor's output.
+rules as ``view::fio_text`` (crates/torpor-core) states them, not taken from torpor's output;
+fio's ``num2str`` and ``display_lat`` have their unit tests there.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-
-from torpor.report.fio_text import display_lat, num2str
 
 SCENARIO = """[platform.nvme]
 preset = "wdc-pc-sn530-256gb"
@@ -103,27 +102,4 @@ def test_numjobs_clones_print_under_the_jobs_name_and_sum_in_the_group(tmp_path:
     assert lines[-1] == (
         "   READ: bw=800KiB/s (819kB/s), 400KiB/s-400KiB/s (410kB/s-410kB/s), io=800KiB "
         "(819kB), run=1000-1000msec"
-    )
-
-
-def test_num2str_follows_fio() -> None:
-    # By fio's algorithm: fits in 4 digits -> as is; else divide by 1000/1024 until it fits,
-    # keeping the remainder for maxlen - digits - 1 decimals.
-    assert num2str(100, 4, 1, False, "") == "100"
-    assert num2str(409_600, 4, 1, True, "B/s") == "400KiB/s"
-    assert num2str(409_600, 4, 1, False, "B/s") == "410kB/s"
-    assert num2str(1_536, 4, 1, True, "B") == "1536B"
-    assert num2str(15_360, 4, 1, True, "B") == "15.0KiB"
-    assert num2str(123_456_789, 6, 1, False, "") == "123457k"
-    assert num2str(1_048_576_000, 4, 1, True, "B/s") == "1000MiB/s"
-
-
-def test_display_lat_switches_unit_only_when_spread_is_large() -> None:
-    # Constant 11 075 us: stdev 0 keeps nsec even though min and max are large.
-    assert display_lat("clat", 11_075_000, 11_075_000, 11_075_000.0, 0.0) == (
-        "    clat (nsec): min=11075k, max=11075k, avg=11075000.00, stdev= 0.00"
-    )
-    # 3 ms to 150 ms, stdev 2 ms: msec.
-    assert display_lat("clat", 3_000_000, 150_000_000, 50e6, 2e6) == (
-        "    clat (msec): min=3, max=150, avg=50.00, stdev= 2.00"
     )

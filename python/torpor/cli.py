@@ -26,7 +26,6 @@ from torpor.report import (
     apst_text,
     bench_text,
     devices_text,
-    fio_text,
     idle_replay_text,
     idle_text,
     qos_text,
@@ -429,12 +428,13 @@ def run(
         return
     report = shown
     if as_fio:
-        if not fio_text.has_jobs(report):
+        text = native.fio_text(report)
+        if text is None:
             raise click.UsageError(
                 f"{scenario}: --fio prints fio jobs' results; this scenario runs no job "
                 "(`[[workload.job]]`, `[workload] fio` or `apst_workflow`)"
             )
-        click.echo(fio_text.fio_text(report), nl=False)
+        click.echo(text, nl=False)
         return
     run_text.print_run(console, report, detail=not brief)
 

@@ -170,6 +170,13 @@ def report_rows(report: dict[str, Any]) -> dict[str, Any]:
     return json.loads(_native.report_rows(report))
 
 
+def fio_text(report: dict[str, Any]) -> str | None:
+    """``torpor run --fio``'s output for a report (``view::fio_text``, docs/fio-jobs.md):
+    per variant, its jobs as fio's normal output prints them and their group's run status;
+    ``None`` when no variant ran a fio job."""
+    return _native.fio_text(report)
+
+
 def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dict[str, Any]:
     """A report timeline's measures over ``[from_s, to_s)`` (``view::timeline_window``):
     ``ios``, ``lat_avg_us`` and ``lat_max_us`` of the requests that arrived in it (None
@@ -188,8 +195,9 @@ def timeline_window(timeline: dict[str, Any], from_s: float, to_s: float) -> dic
 
 def residency_shares(cpus: list[dict[str, Any]], duration_s: float) -> dict[str, Any]:
     """Idle-state shares of a CPU report's ``cpus`` over a run of ``duration_s``
-    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]`` and ``all``, the
-    platform's, each a percentage."""
+    (``view::residency_share``): ``per_cpu`` as ``[cpu, [{state, pct}]]``, ``all``, the
+    platform's for the first CPU's states, and ``cpu_time``, all CPUs' time by ``running``
+    and every state any CPU names (first-seen order), each a percentage."""
     return json.loads(_native.residency_shares(json.dumps(cpus), duration_s))
 
 

@@ -205,6 +205,15 @@ fn report_rows(report: &Bound<'_, PyAny>) -> PyResult<String> {
     to_json(&row_tables(&json_value(report)?))
 }
 
+/// `torpor run --fio`'s text (`view::fio_text`) of a report given as Python objects, or
+/// `None` when no variant ran a fio job.
+#[pyfunction]
+fn fio_text(report: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let report = serde_json::from_value(json_value(report)?)
+        .map_err(|e| InputError::new_err(format!("<report>: {e}")))?;
+    Ok(torpor_core::view::fio_text::fio_text(&report))
+}
+
 /// A JSON-like Python object (dicts, lists, strings, numbers, booleans, None) as a JSON
 /// value, each float taken bit for bit (parsing its text back could change its last digit).
 fn json_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
@@ -753,6 +762,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(residency_shares, m)?)?;
     m.add_function(wrap_pyfunction!(ufs_link_times, m)?)?;
     m.add_function(wrap_pyfunction!(report_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(fio_text, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(load_sweep, m)?)?;

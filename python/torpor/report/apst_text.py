@@ -85,9 +85,10 @@ def print_apst(console: Console, result: dict[str, Any], entries: bool = False) 
         console.print("(--entries prints the 32 entries as `nvme get-feature -f 0x0c -H` does)")
 
 
-def fio_latency_lines(name: str, lat: dict[str, Any], seconds: float) -> list[str]:
-    """A direction's latency in fio's layout, so it reads like a real fio run beside it."""
-    iops = lat["count"] / seconds if seconds else 0.0
+def fio_latency_lines(name: str, io: dict[str, Any]) -> list[str]:
+    """A direction's latency in fio's layout, so it reads like a real fio run beside it, from
+    the report's ``io`` section (the direction's summary and its ``<name>_iops``)."""
+    lat, iops = io[name], io[f"{name}_iops"]
     return [
         f"  {name}: IOPS={iops:.1f}, ios={lat['count']}",
         # One precision for all three, so that min <= avg <= max also reads so.
@@ -226,7 +227,7 @@ def print_run(
         console.print(Text(v["name"], style="bold"))
         for direction in ("read", "write"):
             if v["io"][direction]["count"]:
-                for line in fio_latency_lines(direction, v["io"][direction], v["duration_s"]):
+                for line in fio_latency_lines(direction, v["io"]):
                     console.print(line, markup=False)
         nvme = v["nvme"]
         console.print(

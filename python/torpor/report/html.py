@@ -224,16 +224,15 @@ def _cpu_residency(report: dict[str, Any]) -> str:
     fig = _figure(10, 0.6 * len(variants) + 1.8)
     ax = fig.subplots()
     names = [v["name"] for v in variants]
-    totals = [v["duration_s"] * 1e9 * len(v["cpu"]["cpus"]) or 1.0 for v in variants]
-    buckets: dict[str, list[float]] = {"running": [0.0] * len(variants)}
+    # The core's shares of all CPUs' time (running, then every state any CPU names), a bar
+    # segment per state any variant has, in first-seen order; 0 where a variant lacks it.
+    buckets: dict[str, list[float]] = {}
     for i, v in enumerate(variants):
-        for c in v["cpu"]["cpus"]:
-            buckets["running"][i] += c["busy_ns"]
-            for st in c["states"]:
-                buckets.setdefault(st["name"], [0.0] * len(variants))[i] += st["time_ns"]
+        cpu_time = native.residency_shares(v["cpu"]["cpus"], v["duration_s"])["cpu_time"]
+        for s in cpu_time:
+            buckets.setdefault(s["state"], [0.0] * len(variants))[i] = s["pct"]
     left = [0.0] * len(variants)
-    for state, ns in buckets.items():
-        shares = [100 * n / t for n, t in zip(ns, totals, strict=True)]
+    for state, shares in buckets.items():
         if any(shares):
             ax.barh(names, shares, left=left, label=state)
             left = [a + b for a, b in zip(left, shares, strict=True)]

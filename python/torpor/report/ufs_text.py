@@ -58,7 +58,7 @@ def print_ufs_run(
         console.print(Text(v["name"], style="bold"))
         for direction in ("read", "write"):
             if v["io"][direction]["count"]:
-                for line in fio_latency_lines(direction, v["io"][direction], v["duration_s"]):
+                for line in fio_latency_lines(direction, v["io"]):
                     console.print(line, markup=False)
         console.print(f"  {policy_line(ufs)}", markup=False)
         c = ufs["counters"]

@@ -19,7 +19,7 @@
 //! 4. IO counts are completed IOs (fio counts issued ones; they differ only by IOs still in
 //!    flight when the run's end cut them off, which fio would have waited for).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::LatencyHistogram;
 use crate::time::Nanos;
@@ -37,7 +37,7 @@ const PLAT_BITS: u32 = 6;
 const PLAT_NR: usize = 29 << PLAT_BITS;
 
 /// One job as fio reports it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FioJobStats {
     /// When the job started (its `startdelay`), from the run's start.
     pub start_ns: u64,
@@ -48,7 +48,7 @@ pub struct FioJobStats {
 }
 
 /// One direction of a job: what fio's `show_ddir_status` prints.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FioDirStats {
     /// Completed IOs and their bytes.
     pub ios: u64,

@@ -3,6 +3,7 @@
 //! computes them itself).
 
 pub mod apst;
+pub mod fio_text;
 pub mod ftrace_writer;
 pub mod knobs;
 pub mod qos;
