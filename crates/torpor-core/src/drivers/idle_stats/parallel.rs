@@ -397,9 +397,10 @@ fn scan_block(
     let stop = end - from;
     let at_file_end = until == bytes.len();
     let mut s = Scanned::default();
+    let mut line_ends = LineEnds::new(buf, pos);
     while pos < stop {
-        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
-            Some(nl) => (&buf[pos..pos + nl + 1], pos + nl + 1),
+        let (line, next) = match line_ends.next() {
+            Some(nl) => (&buf[pos..nl + 1], nl + 1),
             None if at_file_end => (&buf[pos..], buf.len()),
             // Longer than the window: the streaming reader's line-length error.
             None => return None,
@@ -413,6 +414,82 @@ fn scan_block(
         pos = next;
     }
     Some(s)
+}
+
+/// The offsets of the line ends (`\n`) in a block's window from a given offset on, in order.
+/// The window is compared 64 bytes at a time, each chunk's line ends kept as a bitmask: a
+/// `memchr` call per line (lines are about a hundred bytes) cost several times more in
+/// setting up than in comparing.
+struct LineEnds<'a> {
+    buf: &'a [u8],
+    /// The offset of the chunk `mask` covers.
+    chunk: usize,
+    /// The line ends in the chunk not yet given, bit `i` for the chunk's byte `i`.
+    mask: u64,
+}
+
+impl<'a> LineEnds<'a> {
+    fn new(buf: &'a [u8], from: usize) -> LineEnds<'a> {
+        LineEnds {
+            buf,
+            chunk: from,
+            mask: line_end_mask(buf.get(from..).unwrap_or_default()),
+        }
+    }
+}
+
+impl Iterator for LineEnds<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.chunk += 64;
+            if self.chunk >= self.buf.len() {
+                return None;
+            }
+            self.mask = line_end_mask(&self.buf[self.chunk..]);
+        }
+        let at = self.chunk + self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+/// The line ends among the first 64 bytes of `bytes` (fewer at its end), bit `i` for byte `i`.
+fn line_end_mask(bytes: &[u8]) -> u64 {
+    match bytes.first_chunk::<64>() {
+        Some(chunk) => line_end_mask64(chunk),
+        None => bytes
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i)),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let at = chunk.as_ptr().cast::<__m128i>();
+    // SAFETY: SSE2 is part of every x86_64 CPU; the four unaligned 16-byte loads read the 64
+    // bytes of `chunk`.
+    unsafe {
+        let nl = _mm_set1_epi8(b'\n' as i8);
+        let part = |k: usize| {
+            let hits = _mm_cmpeq_epi8(_mm_loadu_si128(at.add(k)), nl);
+            u64::from(_mm_movemask_epi8(hits) as u16) << (16 * k)
+        };
+        part(0) | part(1) | part(2) | part(3)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
 }
 
 impl Scanned {
