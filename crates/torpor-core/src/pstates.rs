@@ -215,14 +215,16 @@ struct GroupTrack {
     res: Residency,
     /// Per member CPU (by its slot in the group), the frequency it runs at (`None`: idle or
     /// unknown). The group's `res.current` is always the highest of these (`None` below any
-    /// frequency), so a change of one member needs a look at the others only when it lowers
-    /// the member that held the highest.
+    /// frequency).
     running: Vec<Option<u32>>,
+    /// How many members are at that highest: a change of one member needs a look at the
+    /// others only when it lowers the last one there.
+    at_highest: usize,
 }
 
 impl GroupTrack {
-    /// Its member in `slot` went from running at `before` to `after`: the highest frequency
-    /// among its running CPUs now.
+    /// Its member in `slot` went from running at `before` to `after` (another frequency):
+    /// the highest frequency among its running CPUs now.
     fn highest_after(
         &mut self,
         slot: usize,
@@ -231,10 +233,19 @@ impl GroupTrack {
     ) -> Option<u32> {
         self.running[slot] = after;
         let highest = self.res.current;
-        if after >= highest {
+        if after > highest {
+            self.at_highest = 1;
             after
+        } else if after == highest {
+            self.at_highest += 1;
+            highest
+        } else if before == highest && self.at_highest > 1 {
+            self.at_highest -= 1;
+            highest
         } else if before == highest {
-            self.running.iter().copied().max().flatten()
+            let highest = self.running.iter().copied().max().flatten();
+            self.at_highest = self.running.iter().filter(|&&f| f == highest).count();
+            highest
         } else {
             highest
         }
@@ -263,8 +274,10 @@ impl PstateTracker {
             .map(|of| {
                 of.into_iter()
                     .map(|g| {
-                        tracks[g].running.push(None);
-                        (g, tracks[g].running.len() - 1)
+                        let t: &mut GroupTrack = &mut tracks[g];
+                        t.running.push(None);
+                        t.at_highest += 1;
+                        (g, t.running.len() - 1)
                     })
                     .collect()
             })
