@@ -790,7 +790,7 @@ pub(crate) fn classify_line(line: &[u8]) -> LineClass {
 }
 
 /// [`classify_line`] for a line of any layout.
-fn classify_any_layout(line: &[u8]) -> LineClass {
+pub(crate) fn classify_any_layout(line: &[u8]) -> LineClass {
     let body = trim(line);
     if body.is_empty() {
         return LineClass::Skip;
@@ -951,7 +951,7 @@ fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
 /// starts with `#` nor, after blanks, with `CPU`), its first `[` opens the CPU column, the
 /// token after it is the flags column unless it starts with a digit, and the timestamp token
 /// is exactly `DIGITS.DIGITS:` with one to nine decimals.
-fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
+pub(crate) fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     let start = skip_blanks(line, 0);
     if line.first() == Some(&b'#') || line[start..].starts_with(b"CPU") {
         return None;
@@ -1003,7 +1003,12 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     let frac_at = at;
     if let Some(frac) = micros_colon(line, frac_at) {
         let ts = secs.checked_mul(1_000_000_000)?.checked_add(frac * 1000)?;
-        return Some((cpu, ts, skip_blanks(line, frac_at + 8)));
+        // The event name most often follows the one blank at once.
+        let name_at = match line.get(frac_at + 8) {
+            Some(b) if !is_blank(b) => frac_at + 8,
+            _ => skip_blanks(line, frac_at + 8),
+        };
+        return Some((cpu, ts, name_at));
     }
     let mut frac: u64 = 0;
     while let Some(d) = line.get(at).and_then(|b| digit(*b)) {

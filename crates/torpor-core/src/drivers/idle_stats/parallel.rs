@@ -5,7 +5,8 @@
 //! trace that is most of the command's time. Here the header is read by the streaming reader,
 //! then the rest of the file is cut into blocks of [`BLOCK_BYTES`]; a block holds the lines that
 //! start in it (the last one may run past its end). Workers scan blocks in parallel with the
-//! same line checks as the streaming reader ([`classify_line`], [`parse_kind`] for the
+//! same line checks as the streaming reader
+//! ([`classify_line`](crate::trace::ftrace::classify_line), [`parse_kind`] for the
 //! `cpu_idle` and `cpu_frequency` events the report reads; the other events are checked up to
 //! their name, as the streaming reader does for the report), keep only those two events and
 //! the counts, and the calling thread merges the blocks in file order:
@@ -35,9 +36,9 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, StatsPlatform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name_end, find_byte, known_index, parse_kind, parse_u64, skip_blanks,
-    trim_end, EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT,
-    KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
+    classify_any_layout, event_name_end, find_byte, kernel_layout, known_index, parse_kind,
+    parse_u64, skip_blanks, trim_end, EventKind, FtraceCounts, FtraceReader, LineClass,
+    CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
 };
 use crate::user_file::MAX_LINE_BYTES;
 
@@ -496,14 +497,19 @@ impl Scanned {
     /// One line, without its line end (`last_line`: the trace's last); `None` where the
     /// streaming reader would stop (or could, at the trace's last line).
     fn line(&mut self, line: &[u8], last_line: bool, limits: Limits) -> Option<()> {
-        let (cpu, ts, event_at) = match classify_line(line) {
-            LineClass::Skip => return Some(()),
-            LineClass::Marker(m) => {
-                self.markers.add_marker(m);
-                return Some(());
-            }
-            LineClass::NotEvent => return None,
-            LineClass::Event { cpu, ts, event_at } => (cpu, ts.ok()?, event_at),
+        // `classify_line`'s two steps, the kernel's layout first, without building its
+        // answer for an event line of that layout.
+        let (cpu, ts, event_at) = match kernel_layout(line) {
+            Some(event) => event,
+            None => match classify_any_layout(line) {
+                LineClass::Skip => return Some(()),
+                LineClass::Marker(m) => {
+                    self.markers.add_marker(m);
+                    return Some(());
+                }
+                LineClass::NotEvent => return None,
+                LineClass::Event { cpu, ts, event_at } => (cpu, ts.ok()?, event_at),
+            },
         };
         if cpu >= limits.cpus.unwrap_or(MAX_CPUS) {
             return None;
@@ -559,7 +565,15 @@ impl Scanned {
             // name, except on the last line, where the streaming reader tells whether one was
             // cut short.
             if name == b"cpu_frequency" || last_line {
-                let kind = parse_kind(name, fields(), limits.cpus).ok()?;
+                let fast = if name == b"cpu_frequency" {
+                    cpu_frequency_fields(fields(), limits.cpus)
+                } else {
+                    None
+                };
+                let kind = match fast {
+                    Some(kind) => kind,
+                    None => parse_kind(name, fields(), limits.cpus).ok()?,
+                };
                 if let EventKind::CpuFrequency { khz, cpu_id } = kind {
                     if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
                         return None;
@@ -590,8 +604,27 @@ impl Scanned {
 /// reader does) or for values it would refuse. On this form [`parse_kind`]'s key search finds
 /// the same two values.
 fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
+    let (state, cpu_id) = state_and_cpu(fields, cpus)?;
+    let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
+        state as u32
+    } else {
+        return None;
+    };
+    Some((state, cpu_id))
+}
+
+/// [`cpu_idle_fields`] for `cpu_frequency`, whose fields have the same form: the event, or
+/// `None` where [`parse_kind`] is to read them (and may refuse them).
+fn cpu_frequency_fields(fields: &[u8], cpus: Option<u32>) -> Option<EventKind<'_>> {
+    let (khz, cpu_id) = state_and_cpu(fields, cpus)?;
+    let khz = u32::try_from(khz).ok()?;
+    Some(EventKind::CpuFrequency { khz, cpu_id })
+}
+
+/// `state=N cpu_id=M` exactly, as (N, M) with M a CPU below `cpus` (or [`MAX_CPUS`]).
+fn state_and_cpu(fields: &[u8], cpus: Option<u32>) -> Option<(u64, u32)> {
     let rest = fields.strip_prefix(b"state=")?;
-    // An exit (half the events) by one compare: ten digits cost the most to parse.
+    // A `cpu_idle` exit (half the events) by one compare: ten digits cost the most to parse.
     let (state, rest) = match rest.strip_prefix(b"4294967295 ") {
         Some(rest) => (u64::from(CPU_IDLE_EXIT), rest),
         None => {
@@ -600,11 +633,6 @@ fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
         }
     };
     let cpu_id = parse_u64(rest.strip_prefix(b"cpu_id=")?)?;
-    let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
-        state as u32
-    } else {
-        return None;
-    };
     let cpu_id = u32::try_from(cpu_id)
         .ok()
         .filter(|&c| c < cpus.unwrap_or(MAX_CPUS))?;
