@@ -249,3 +249,31 @@ fn line_ends_are_every_newline_in_order() {
     let all = [b'\n'; 130];
     assert!(LineEnds::new(&all, 5).eq(5..130));
 }
+
+/// `cpu_frequency`'s fields in the kernel's exact form are read as [`parse_kind`] reads them
+/// (values read off the text by hand); any other form, or a value it refuses, is left to it.
+#[test]
+fn cpu_frequency_fields_in_the_exact_form_agree_with_parse_kind() {
+    let freq = |khz, cpu_id| Some(EventKind::CpuFrequency { khz, cpu_id });
+    let cases: &[(&str, Option<EventKind>)] = &[
+        ("state=1200000 cpu_id=3", freq(1_200_000, 3)),
+        ("state=0 cpu_id=0", freq(0, 0)),
+        ("state=4294967295 cpu_id=7", freq(u32::MAX, 7)),
+        // Beyond a u32, or a CPU the header does not have: parse_kind's errors.
+        ("state=4294967296 cpu_id=1", None),
+        ("state=5 cpu_id=8", None),
+        // Other forms: parse_kind reads them.
+        ("cpu_id=1 state=5", None),
+        ("state=5  cpu_id=1", None),
+        ("state=5 cpu_id=1 extra=2", None),
+        ("state= cpu_id=1", None),
+        ("state=12a cpu_id=1", None),
+    ];
+    for (fields, want) in cases {
+        let fast = cpu_frequency_fields(fields.as_bytes(), Some(8));
+        assert_eq!(fast, *want, "{fields}");
+        if let Some(kind) = fast {
+            assert_eq!(parse_kind(b"cpu_frequency", fields.as_bytes(), Some(8)), Ok(kind));
+        }
+    }
+}
