@@ -273,7 +273,10 @@ fn cpu_frequency_fields_in_the_exact_form_agree_with_parse_kind() {
         let fast = cpu_frequency_fields(fields.as_bytes(), Some(8));
         assert_eq!(fast, *want, "{fields}");
         if let Some(kind) = fast {
-            assert_eq!(parse_kind(b"cpu_frequency", fields.as_bytes(), Some(8)), Ok(kind));
+            assert_eq!(
+                parse_kind(b"cpu_frequency", fields.as_bytes(), Some(8)),
+                Ok(kind)
+            );
         }
     }
 }
