@@ -46,8 +46,8 @@
 //! the end.
 //!
 //! Memory is constant in the trace's length: per CPU, core and cluster a current frequency and
-//! at most [`MAX_FREQUENCIES`] rows; per cluster and core a count of its running CPUs per
-//! frequency.
+//! at most [`MAX_FREQUENCIES`] rows; per cluster and core the frequency each of its CPUs runs
+//! at.
 
 use serde::Serialize;
 
@@ -209,46 +209,46 @@ impl CpuTrack {
     }
 }
 
-/// A cluster or a core: its rows, and how many of its CPUs run at each frequency.
+/// A cluster or a core: its rows, and the frequency each of its CPUs runs at.
 #[derive(Clone, Debug, Default)]
 struct GroupTrack {
     res: Residency,
-    /// (kHz, running CPUs at it), by rising frequency, counts above 0.
-    running: Vec<(u32, u32)>,
+    /// Per member CPU (by its slot in the group), the frequency it runs at (`None`: idle or
+    /// unknown). The group's `res.current` is always the highest of these (`None` below any
+    /// frequency).
+    running: Vec<Option<u32>>,
+    /// How many members are at that highest: a change of one member needs a look at the
+    /// others only when it lowers the last one there.
+    at_highest: usize,
 }
 
 impl GroupTrack {
-    fn add(&mut self, khz: u32) {
-        match self.find(khz) {
-            Ok(i) => self.running[i].1 += 1,
-            Err(i) => self.running.insert(i, (khz, 1)),
+    /// Its member in `slot` went from running at `before` to `after` (another frequency):
+    /// the highest frequency among its running CPUs now.
+    fn highest_after(
+        &mut self,
+        slot: usize,
+        before: Option<u32>,
+        after: Option<u32>,
+    ) -> Option<u32> {
+        self.running[slot] = after;
+        let highest = self.res.current;
+        if after > highest {
+            self.at_highest = 1;
+            after
+        } else if after == highest {
+            self.at_highest += 1;
+            highest
+        } else if before == highest && self.at_highest > 1 {
+            self.at_highest -= 1;
+            highest
+        } else if before == highest {
+            let highest = self.running.iter().copied().max().flatten();
+            self.at_highest = self.running.iter().filter(|&&f| f == highest).count();
+            highest
+        } else {
+            highest
         }
-    }
-
-    fn remove(&mut self, khz: u32) {
-        if let Ok(i) = self.find(khz) {
-            self.running[i].1 -= 1;
-            if self.running[i].1 == 0 {
-                self.running.remove(i);
-            }
-        }
-    }
-
-    /// `khz`'s place in `running`, as a binary search gives it: from the top, the list being
-    /// a few frequencies long (one per running CPU at most).
-    fn find(&self, khz: u32) -> Result<usize, usize> {
-        let mut i = self.running.len();
-        while i > 0 {
-            let f = self.running[i - 1].0;
-            if f == khz {
-                return Ok(i - 1);
-            }
-            if f < khz {
-                break;
-            }
-            i -= 1;
-        }
-        Err(i)
     }
 }
 
@@ -258,8 +258,8 @@ impl GroupTrack {
 pub struct PstateTracker {
     cpus: Vec<CpuTrack>,
     groups: Vec<GroupTrack>,
-    /// Per CPU, the groups it belongs to.
-    cpu_groups: Vec<Vec<usize>>,
+    /// Per CPU, the groups it belongs to, each with the CPU's slot in it.
+    cpu_groups: Vec<Vec<(usize, usize)>>,
     dropped: PstateDropped,
     events: u64,
 }
@@ -268,9 +268,23 @@ impl PstateTracker {
     /// A tracker for `groups` groups, CPU `c` belonging to `cpu_groups[c]` (CPUs beyond that
     /// list, or all of them when it is empty, belong to none).
     pub fn new(groups: usize, cpu_groups: Vec<Vec<usize>>) -> PstateTracker {
+        let mut tracks = vec![GroupTrack::default(); groups];
+        let cpu_groups = cpu_groups
+            .into_iter()
+            .map(|of| {
+                of.into_iter()
+                    .map(|g| {
+                        let t: &mut GroupTrack = &mut tracks[g];
+                        t.running.push(None);
+                        t.at_highest += 1;
+                        (g, t.running.len() - 1)
+                    })
+                    .collect()
+            })
+            .collect();
         PstateTracker {
             cpus: Vec::new(),
-            groups: vec![GroupTrack::default(); groups],
+            groups: tracks,
             cpu_groups,
             dropped: PstateDropped::default(),
             events: 0,
@@ -326,15 +340,9 @@ impl PstateTracker {
         let Some(groups) = self.cpu_groups.get(cpu as usize) else {
             return;
         };
-        for &g in groups {
+        for &(g, slot) in groups {
             let t = &mut self.groups[g];
-            if let Some(khz) = before {
-                t.remove(khz);
-            }
-            if let Some(khz) = after {
-                t.add(khz);
-            }
-            let highest = t.running.last().map(|r| r.0);
+            let highest = t.highest_after(slot, before, after);
             if highest != t.res.current {
                 t.res.switch(ts, highest, &mut self.dropped);
             }

@@ -582,8 +582,11 @@ struct Analysis {
     cpus: Vec<Tracker>,
     groups: Vec<Tracker>,
     group_names: Vec<String>,
-    /// Per CPU: its core's and its cluster's index in `groups`.
-    cpu_groups: Vec<(usize, usize)>,
+    /// Per CPU: its core's and its cluster's index in `groups`, the core's only where it has
+    /// more than one CPU: a core of one CPU gets the same entries and exits as its CPU, so
+    /// its tracker would be the CPU's (and it is not reported); only its dropped intervals
+    /// count, as the CPU's again.
+    cpu_groups: Vec<(Option<usize>, usize)>,
     order: Vec<ClusterOrder>,
     dropped: IdleDropped,
     events: u64,
@@ -726,13 +729,15 @@ impl Analysis {
             .unwrap_or_default();
         let mut groups: Vec<Tracker> = Vec::new();
         let mut group_names: Vec<String> = Vec::new();
-        let mut cpu_groups: Vec<(usize, usize)> = Vec::new();
+        let mut cpu_groups: Vec<(Option<usize>, usize)> = Vec::new();
+        let mut pstate_groups: Vec<Vec<usize>> = Vec::new();
         let mut order: Vec<ClusterOrder> = Vec::new();
         if let Some(l) = &layout {
             let mut clusters: Vec<u32> = l.places.iter().map(|p| p.cluster).collect();
             clusters.sort_unstable();
             clusters.dedup();
-            cpu_groups = vec![(0, 0); l.places.len()];
+            cpu_groups = vec![(None, 0); l.places.len()];
+            pstate_groups = vec![Vec::new(); l.places.len()];
             let mut core_keys: Vec<String> = Vec::new();
             for &cl in &clusters {
                 let mut members: Vec<&CpuPlace> =
@@ -768,18 +773,17 @@ impl Analysis {
                     };
                     core_keys.push(key.clone());
                     group_names.push(key);
+                    let smt = cpus_of.len() > 1;
                     for &c in &cpus_of {
-                        cpu_groups[c as usize] = (co_index, cl_index);
+                        cpu_groups[c as usize] = (smt.then_some(co_index), cl_index);
+                        pstate_groups[c as usize] = vec![co_index, cl_index];
                     }
-                    core_list.push(((cpus_of.len() > 1).then_some(co_index), cpus_of));
+                    core_list.push((smt.then_some(co_index), cpus_of));
                 }
                 order.push((cl_index, core_list));
             }
         }
-        let pstates = PstateTracker::new(
-            groups.len(),
-            cpu_groups.iter().map(|&(co, cl)| vec![co, cl]).collect(),
-        );
+        let pstates = PstateTracker::new(groups.len(), pstate_groups);
         Ok(Analysis {
             header,
             layout,
@@ -834,10 +838,15 @@ impl Analysis {
             return;
         }
         let before = cpu.current;
+        let dropped_before = self.dropped.non_positive_intervals;
         cpu.record(ts, state, &mut self.dropped);
         let after = cpu.current;
         if let Some(&(core, cluster)) = self.cpu_groups.get(c) {
-            for g in [core, cluster] {
+            if core.is_none() {
+                self.dropped.non_positive_intervals +=
+                    self.dropped.non_positive_intervals - dropped_before;
+            }
+            for g in core.into_iter().chain([cluster]) {
                 let t = &mut self.groups[g];
                 if before != after {
                     t.moved(before, after);

@@ -150,3 +150,30 @@ fn a_repeated_frequency_is_another_hit_for_the_cpu_not_for_its_group() {
     let group: Vec<u64> = t.group_rows(0).iter().map(|r| r.hits).collect();
     assert_eq!(group, [1]);
 }
+
+/// A group's frequency, kept from a count of its members at the highest one, is after every
+/// event the highest running frequency recomputed over all its members (random events on
+/// three CPUs with two frequencies, so ties and a last member leaving the highest are
+/// frequent).
+#[test]
+fn a_groups_frequency_is_its_running_members_highest_after_every_event() {
+    let mut t = PstateTracker::new(1, vec![vec![0]; 3]);
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for ts in 1..20_000 {
+        let r = next();
+        let cpu = (r % 3) as u32;
+        match (r >> 8) % 4 {
+            0 => t.cpu_frequency(ts, cpu, [0, 500, 900][((r >> 16) % 3) as usize] * MHZ),
+            1 | 2 => t.cpu_idle(ts, cpu, true),
+            _ => t.cpu_idle(ts, cpu, false),
+        }
+        let highest = t.cpus.iter().filter_map(CpuTrack::running_at).max();
+        assert_eq!(t.groups[0].res.current, highest, "at {ts}");
+    }
+}

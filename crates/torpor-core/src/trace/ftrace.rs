@@ -790,7 +790,7 @@ pub(crate) fn classify_line(line: &[u8]) -> LineClass {
 }
 
 /// [`classify_line`] for a line of any layout.
-fn classify_any_layout(line: &[u8]) -> LineClass {
+pub(crate) fn classify_any_layout(line: &[u8]) -> LineClass {
     let body = trim(line);
     if body.is_empty() {
         return LineClass::Skip;
@@ -951,25 +951,34 @@ fn split_event_line(line: &[u8]) -> Option<(u32, Result<u64, String>, usize)> {
 /// starts with `#` nor, after blanks, with `CPU`), its first `[` opens the CPU column, the
 /// token after it is the flags column unless it starts with a digit, and the timestamp token
 /// is exactly `DIGITS.DIGITS:` with one to nine decimals.
-fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
+pub(crate) fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     let start = skip_blanks(line, 0);
     if line.first() == Some(&b'#') || line[start..].starts_with(b"CPU") {
         return None;
     }
     // The blanks before the task name hold no `[`.
     let open = start + find_byte(&line[start..], b'[')?;
-    let mut at = open + 1;
-    let mut cpu: u32 = 0;
-    while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
-        if at - open > 5 {
-            return None;
+    let (cpu, mut at) = match cpu_column3(line, open) {
+        Some(cpu) => (cpu, open + 4),
+        None => {
+            let mut at = open + 1;
+            let mut cpu: u32 = 0;
+            while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
+                if at - open > 5 {
+                    return None;
+                }
+                cpu = cpu * 10 + d;
+                at += 1;
+            }
+            if at == open + 1
+                || line.get(at) != Some(&b']')
+                || !line.get(at + 1).is_some_and(is_blank)
+            {
+                return None;
+            }
+            (cpu, at)
         }
-        cpu = cpu * 10 + d;
-        at += 1;
-    }
-    if at == open + 1 || line.get(at) != Some(&b']') || !line.get(at + 1).is_some_and(is_blank) {
-        return None;
-    }
+    };
     at = skip_blanks(line, at + 2);
     if !line.get(at)?.is_ascii_digit() {
         // The flags column.
@@ -992,6 +1001,15 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
     }
     at += 1;
     let frac_at = at;
+    if let Some(frac) = micros_colon(line, frac_at) {
+        let ts = secs.checked_mul(1_000_000_000)?.checked_add(frac * 1000)?;
+        // The event name most often follows the one blank at once.
+        let name_at = match line.get(frac_at + 8) {
+            Some(b) if !is_blank(b) => frac_at + 8,
+            _ => skip_blanks(line, frac_at + 8),
+        };
+        return Some((cpu, ts, name_at));
+    }
     let mut frac: u64 = 0;
     while let Some(d) = line.get(at).and_then(|b| digit(*b)) {
         if at - frac_at == 9 {
@@ -1010,6 +1028,45 @@ fn kernel_layout(line: &[u8]) -> Option<(u32, u64, usize)> {
         .checked_mul(1_000_000_000)?
         .checked_add(frac * NS_SCALE[at - frac_at])?;
     Some((cpu, ts, skip_blanks(line, at + 1)))
+}
+
+/// [`kernel_layout`]'s CPU column in the kernel's form, three digits (`[%03d]`) and a blank:
+/// the CPU, where the bytes after the `[` at `open` are that.
+fn cpu_column3(line: &[u8], open: usize) -> Option<u32> {
+    let &[a, b, c, b']', sep] = line.get(open + 1..open + 6)? else {
+        return None;
+    };
+    let cpu = digit(a)? * 100 + digit(b)? * 10 + digit(c)?;
+    is_blank(&sep).then_some(cpu)
+}
+
+/// [`kernel_layout`]'s timestamp decimals in the kernel's form, six digits (microseconds)
+/// then `:` and a blank: their value, where the eight bytes at `at` are that. The digits are
+/// checked and read as one word (the loop costs a few instructions per digit).
+fn micros_colon(line: &[u8], at: usize) -> Option<u64> {
+    const DIGITS: u64 = 0x0000_FFFF_FFFF_FFFF;
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0;
+    const ZEROS: u64 = 0x3030_3030_3030;
+    let word = u64::from_le_bytes(line.get(at..at + 8)?.try_into().ok()?);
+    let tail = word >> 48;
+    if tail & 0xFF != u64::from(b':') || !is_blank(&((tail >> 8) as u8)) {
+        return None;
+    }
+    // Six ASCII digits: each byte's high half is 3, and still is once 6 is added (a byte
+    // above `9` carries into it; a carry out of a byte only happens from one that failed the
+    // first test).
+    let lo = word & DIGITS;
+    if lo & HIGH != ZEROS || (lo + 0x0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    // The digits, first one lowest, as eight with two leading zeros; then pairs, fours and
+    // the whole (the usual eight-digit word parse).
+    let v = (lo - ZEROS) << 16;
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let v = ((v & 0x0000_00FF_0000_00FF).wrapping_mul(100 + (1_000_000 << 32)))
+        .wrapping_add(((v >> 16) & 0x0000_00FF_0000_00FF).wrapping_mul(1 + (10_000 << 32)))
+        >> 32;
+    Some(v)
 }
 
 fn is_blank(b: &u8) -> bool {

@@ -5,7 +5,8 @@
 //! trace that is most of the command's time. Here the header is read by the streaming reader,
 //! then the rest of the file is cut into blocks of [`BLOCK_BYTES`]; a block holds the lines that
 //! start in it (the last one may run past its end). Workers scan blocks in parallel with the
-//! same line checks as the streaming reader ([`classify_line`], [`parse_kind`] for the
+//! same line checks as the streaming reader
+//! ([`classify_line`](crate::trace::ftrace::classify_line), [`parse_kind`] for the
 //! `cpu_idle` and `cpu_frequency` events the report reads; the other events are checked up to
 //! their name, as the streaming reader does for the report), keep only those two events and
 //! the counts, and the calling thread merges the blocks in file order:
@@ -35,9 +36,9 @@ use std::sync::{mpsc, Condvar, Mutex};
 use super::{Analysis, IdleStats, StatsPlatform};
 use crate::error::InputError;
 use crate::trace::ftrace::{
-    classify_line, event_name_end, find_byte, known_index, parse_kind, parse_u64, skip_blanks,
-    trim_end, EventKind, FtraceCounts, FtraceReader, LineClass, CPUIDLE_STATE_MAX, CPU_IDLE_EXIT,
-    KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
+    classify_any_layout, event_name_end, find_byte, kernel_layout, known_index, parse_kind,
+    parse_u64, skip_blanks, trim_end, EventKind, FtraceCounts, FtraceReader, LineClass,
+    CPUIDLE_STATE_MAX, CPU_IDLE_EXIT, KNOWN, MAX_CPUS, MAX_EVENT_NAMES, OTHER_EVENTS,
 };
 use crate::user_file::MAX_LINE_BYTES;
 
@@ -397,9 +398,10 @@ fn scan_block(
     let stop = end - from;
     let at_file_end = until == bytes.len();
     let mut s = Scanned::default();
+    let mut line_ends = LineEnds::new(buf, pos);
     while pos < stop {
-        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
-            Some(nl) => (&buf[pos..pos + nl + 1], pos + nl + 1),
+        let (line, next) = match line_ends.next() {
+            Some(nl) => (&buf[pos..nl + 1], nl + 1),
             None if at_file_end => (&buf[pos..], buf.len()),
             // Longer than the window: the streaming reader's line-length error.
             None => return None,
@@ -415,18 +417,99 @@ fn scan_block(
     Some(s)
 }
 
+/// The offsets of the line ends (`\n`) in a block's window from a given offset on, in order.
+/// The window is compared 64 bytes at a time, each chunk's line ends kept as a bitmask: a
+/// `memchr` call per line (lines are about a hundred bytes) cost several times more in
+/// setting up than in comparing.
+struct LineEnds<'a> {
+    buf: &'a [u8],
+    /// The offset of the chunk `mask` covers.
+    chunk: usize,
+    /// The line ends in the chunk not yet given, bit `i` for the chunk's byte `i`.
+    mask: u64,
+}
+
+impl<'a> LineEnds<'a> {
+    fn new(buf: &'a [u8], from: usize) -> LineEnds<'a> {
+        LineEnds {
+            buf,
+            chunk: from,
+            mask: line_end_mask(buf.get(from..).unwrap_or_default()),
+        }
+    }
+}
+
+impl Iterator for LineEnds<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.chunk += 64;
+            if self.chunk >= self.buf.len() {
+                return None;
+            }
+            self.mask = line_end_mask(&self.buf[self.chunk..]);
+        }
+        let at = self.chunk + self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+/// The line ends among the first 64 bytes of `bytes` (fewer at its end), bit `i` for byte `i`.
+fn line_end_mask(bytes: &[u8]) -> u64 {
+    match bytes.first_chunk::<64>() {
+        Some(chunk) => line_end_mask64(chunk),
+        None => bytes
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i)),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let at = chunk.as_ptr().cast::<__m128i>();
+    // SAFETY: SSE2 is part of every x86_64 CPU; the four unaligned 16-byte loads read the 64
+    // bytes of `chunk`.
+    unsafe {
+        let nl = _mm_set1_epi8(b'\n' as i8);
+        let part = |k: usize| {
+            let hits = _mm_cmpeq_epi8(_mm_loadu_si128(at.add(k)), nl);
+            u64::from(_mm_movemask_epi8(hits) as u16) << (16 * k)
+        };
+        part(0) | part(1) | part(2) | part(3)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
+    chunk
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
+}
+
 impl Scanned {
     /// One line, without its line end (`last_line`: the trace's last); `None` where the
     /// streaming reader would stop (or could, at the trace's last line).
     fn line(&mut self, line: &[u8], last_line: bool, limits: Limits) -> Option<()> {
-        let (cpu, ts, event_at) = match classify_line(line) {
-            LineClass::Skip => return Some(()),
-            LineClass::Marker(m) => {
-                self.markers.add_marker(m);
-                return Some(());
-            }
-            LineClass::NotEvent => return None,
-            LineClass::Event { cpu, ts, event_at } => (cpu, ts.ok()?, event_at),
+        // `classify_line`'s two steps, the kernel's layout first, without building its
+        // answer for an event line of that layout.
+        let (cpu, ts, event_at) = match kernel_layout(line) {
+            Some(event) => event,
+            None => match classify_any_layout(line) {
+                LineClass::Skip => return Some(()),
+                LineClass::Marker(m) => {
+                    self.markers.add_marker(m);
+                    return Some(());
+                }
+                LineClass::NotEvent => return None,
+                LineClass::Event { cpu, ts, event_at } => (cpu, ts.ok()?, event_at),
+            },
         };
         if cpu >= limits.cpus.unwrap_or(MAX_CPUS) {
             return None;
@@ -482,7 +565,15 @@ impl Scanned {
             // name, except on the last line, where the streaming reader tells whether one was
             // cut short.
             if name == b"cpu_frequency" || last_line {
-                let kind = parse_kind(name, fields(), limits.cpus).ok()?;
+                let fast = if name == b"cpu_frequency" {
+                    cpu_frequency_fields(fields(), limits.cpus)
+                } else {
+                    None
+                };
+                let kind = match fast {
+                    Some(kind) => kind,
+                    None => parse_kind(name, fields(), limits.cpus).ok()?,
+                };
                 if let EventKind::CpuFrequency { khz, cpu_id } = kind {
                     if limits.layout_cpus.is_some_and(|n| cpu_id as usize >= n) {
                         return None;
@@ -513,15 +604,35 @@ impl Scanned {
 /// reader does) or for values it would refuse. On this form [`parse_kind`]'s key search finds
 /// the same two values.
 fn cpu_idle_fields(fields: &[u8], cpus: Option<u32>) -> Option<(u32, u32)> {
-    let rest = fields.strip_prefix(b"state=")?;
-    let space = find_byte(rest, b' ')?;
-    let state = parse_u64(&rest[..space])?;
-    let cpu_id = parse_u64(rest[space + 1..].strip_prefix(b"cpu_id=")?)?;
+    let (state, cpu_id) = state_and_cpu(fields, cpus)?;
     let state = if state == u64::from(CPU_IDLE_EXIT) || state < u64::from(CPUIDLE_STATE_MAX) {
         state as u32
     } else {
         return None;
     };
+    Some((state, cpu_id))
+}
+
+/// [`cpu_idle_fields`] for `cpu_frequency`, whose fields have the same form: the event, or
+/// `None` where [`parse_kind`] is to read them (and may refuse them).
+fn cpu_frequency_fields(fields: &[u8], cpus: Option<u32>) -> Option<EventKind<'_>> {
+    let (khz, cpu_id) = state_and_cpu(fields, cpus)?;
+    let khz = u32::try_from(khz).ok()?;
+    Some(EventKind::CpuFrequency { khz, cpu_id })
+}
+
+/// `state=N cpu_id=M` exactly, as (N, M) with M a CPU below `cpus` (or [`MAX_CPUS`]).
+fn state_and_cpu(fields: &[u8], cpus: Option<u32>) -> Option<(u64, u32)> {
+    let rest = fields.strip_prefix(b"state=")?;
+    // A `cpu_idle` exit (half the events) by one compare: ten digits cost the most to parse.
+    let (state, rest) = match rest.strip_prefix(b"4294967295 ") {
+        Some(rest) => (u64::from(CPU_IDLE_EXIT), rest),
+        None => {
+            let space = find_byte(rest, b' ')?;
+            (parse_u64(&rest[..space])?, &rest[space + 1..])
+        }
+    };
+    let cpu_id = parse_u64(rest.strip_prefix(b"cpu_id=")?)?;
     let cpu_id = u32::try_from(cpu_id)
         .ok()
         .filter(|&c| c < cpus.unwrap_or(MAX_CPUS))?;

@@ -459,6 +459,12 @@ fn kernel_layout_agrees_with_the_general_checks() {
             b"     surfaceflinger-495   (  495) [002] ...1  12.000100: tracing_mark_write: B",
             (2, 12_000_100_000, 57),
         ),
+        // The kernel's `[%03d]` and six decimals (each read as one word).
+        (
+            b"  k-12   [002]  1000.000103: sched_switch: x",
+            (2, 1_000_000_103_000, 29),
+        ),
+        (b"  a-1 [127] 5.999999:\te", (127, 5_999_999_000, 22)),
     ];
     for (line, want) in answered {
         assert_eq!(kernel_layout(line), Some(*want), "{}", Lossy(line));
@@ -482,6 +488,9 @@ fn kernel_layout_agrees_with_the_general_checks() {
         b"  a-1 [001] 18446744073.709551616: e:",
         b"  a-1 [001] 1.1234567891: e:",
         b"  a-1 [001] 12345678901234567890.1: e:",
+        b"  k-12   [002]  1000.000103: sched_switch: x",
+        b"  a-1 [127] 5.999999:\te",
+        b"  a-1 [001] 1.000001:",
     ];
     for seed in seeds {
         if let Some(fast) = kernel_layout(seed) {

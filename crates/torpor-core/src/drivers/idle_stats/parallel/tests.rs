@@ -221,3 +221,62 @@ fn a_header_error_is_the_streaming_readers() {
     let err = run(&file, "t", None, None, 64).unwrap_err();
     assert_eq!(Some(err), streaming(&path, None).err());
 }
+
+/// The line ends found 64 bytes at a time are the ones a byte-by-byte search finds, from
+/// every start, in windows of every length around the chunk size (ends at a chunk's first
+/// and last byte, runs of them, none at all, bytes that differ from `\n` by one bit).
+#[test]
+fn line_ends_are_every_newline_in_order() {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut byte = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        b"\n\n\x0b\x0a\x8a\x02ab "[(state % 8) as usize]
+    };
+    for len in [0, 1, 2, 63, 64, 65, 127, 128, 129, 200, 1000] {
+        for _ in 0..20 {
+            let buf: Vec<u8> = (0..len).map(|_| byte()).collect();
+            for from in 0..=len.min(70) {
+                let want: Vec<usize> = (from..len).filter(|&i| buf[i] == b'\n').collect();
+                let got: Vec<usize> = LineEnds::new(&buf, from).collect();
+                assert_eq!(got, want, "len {len} from {from}");
+            }
+        }
+    }
+    let none = [b'a'; 300];
+    assert_eq!(LineEnds::new(&none, 0).count(), 0);
+    let all = [b'\n'; 130];
+    assert!(LineEnds::new(&all, 5).eq(5..130));
+}
+
+/// `cpu_frequency`'s fields in the kernel's exact form are read as [`parse_kind`] reads them
+/// (values read off the text by hand); any other form, or a value it refuses, is left to it.
+#[test]
+fn cpu_frequency_fields_in_the_exact_form_agree_with_parse_kind() {
+    let freq = |khz, cpu_id| Some(EventKind::CpuFrequency { khz, cpu_id });
+    let cases: &[(&str, Option<EventKind>)] = &[
+        ("state=1200000 cpu_id=3", freq(1_200_000, 3)),
+        ("state=0 cpu_id=0", freq(0, 0)),
+        ("state=4294967295 cpu_id=7", freq(u32::MAX, 7)),
+        // Beyond a u32, or a CPU the header does not have: parse_kind's errors.
+        ("state=4294967296 cpu_id=1", None),
+        ("state=5 cpu_id=8", None),
+        // Other forms: parse_kind reads them.
+        ("cpu_id=1 state=5", None),
+        ("state=5  cpu_id=1", None),
+        ("state=5 cpu_id=1 extra=2", None),
+        ("state= cpu_id=1", None),
+        ("state=12a cpu_id=1", None),
+    ];
+    for (fields, want) in cases {
+        let fast = cpu_frequency_fields(fields.as_bytes(), Some(8));
+        assert_eq!(fast, *want, "{fields}");
+        if let Some(kind) = fast {
+            assert_eq!(
+                parse_kind(b"cpu_frequency", fields.as_bytes(), Some(8)),
+                Ok(kind)
+            );
+        }
+    }
+}
