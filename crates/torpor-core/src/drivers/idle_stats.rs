@@ -488,7 +488,7 @@ struct Layout {
 
 /// Runs the report on the trace at `path`, with the platform file at `platform` if given.
 ///
-/// A regular file of plain text is scanned in blocks on every core ([`parallel`]); a file that
+/// A regular file of plain text is scanned in blocks on every core (`parallel`); a file that
 /// scan hands back (anything it does not read exactly as the streaming reader would: bad
 /// input, a cut-short last line, very many event names) is read by the streaming reader, from
 /// the start. `-` (standard input) and pipes are read once, as they stream, in any format
