@@ -201,6 +201,15 @@ def residency_shares(cpus: list[dict[str, Any]], duration_s: float) -> dict[str,
     return json.loads(_native.residency_shares(json.dumps(cpus), duration_s))
 
 
+def idlestat_comparison(
+    cpus: list[dict[str, Any]], baseline: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """idlestat's comparison report (``view::idlestat_comparison``) of a CPU report's ``cpus``
+    against ``baseline``'s (None: the baseline's own table, without difference rows)."""
+    base = None if baseline is None else json.dumps(baseline)
+    return _native.idlestat_comparison(json.dumps(cpus), base)
+
+
 def ufs_link_times(device: str, size_bytes: int) -> dict[str, Any]:
     """How long ``size_bytes`` cross the link of the built-in UFS preset ``device`` at the
     host's ``min`` and ``max`` levels: ``{gear, link_us}`` each (``view::ufs_link``)."""

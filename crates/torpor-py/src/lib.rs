@@ -188,6 +188,21 @@ fn residency_shares(cpus_json: &str, duration_s: f64) -> PyResult<String> {
     to_json(&shares(&cpus, duration_s))
 }
 
+/// idlestat's comparison report (`view::idlestat_comparison`) of a CPU report's `cpus`
+/// (JSON) against `baseline_json`'s (none: the baseline's own table), as its lines.
+#[pyfunction]
+#[pyo3(signature = (cpus_json, baseline_json=None))]
+fn idlestat_comparison(cpus_json: &str, baseline_json: Option<&str>) -> PyResult<Vec<String>> {
+    use torpor_core::view::idlestat_comparison::{lines, CpuCounts};
+    let read = |json: &str| -> PyResult<Vec<CpuCounts>> {
+        serde_json::from_str(json).map_err(|e| InputError::new_err(format!("<cpus>: {e}")))
+    };
+    let cpus = read(cpus_json)?;
+    let baseline = baseline_json.map(read).transpose()?;
+    lines(&cpus, baseline.as_deref())
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
 /// How long `bytes` cross the link of the built-in UFS preset `id` at the host's min and max
 /// levels (`view::ufs_link`), as JSON.
 #[pyfunction]
@@ -760,6 +775,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apst_workflow_titles, m)?)?;
     m.add_function(wrap_pyfunction!(timeline_window, m)?)?;
     m.add_function(wrap_pyfunction!(residency_shares, m)?)?;
+    m.add_function(wrap_pyfunction!(idlestat_comparison, m)?)?;
     m.add_function(wrap_pyfunction!(ufs_link_times, m)?)?;
     m.add_function(wrap_pyfunction!(report_rows, m)?)?;
     m.add_function(wrap_pyfunction!(fio_text, m)?)?;

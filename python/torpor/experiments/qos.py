@@ -218,47 +218,6 @@ def runs(work: Path, burst_us: int = BURST_US) -> tuple[list[dict[str, Any]], di
     return rows, {"cyclictest": lines, "states": states}
 
 
-def _duration(ns: float) -> str:
-    """idlestat's way of printing a duration: us, ms or s."""
-    us = ns / 1e3
-    if abs(us) < 1000:
-        return f"{us:.0f}us"
-    if abs(us) < 1e6:
-        return f"{us / 1e3:.2f}ms"
-    return f"{us / 1e6:.2f}s"
-
-
-def idlestat_comparison(cpus: list[dict[str, Any]], base: list[dict[str, Any]]) -> list[str]:
-    """idlestat's comparison report (`-r comparison -b baseline`) from the run's per-state
-    counts: per CPU and state avg, total, hits, over (too deep) and under (too shallow), and
-    under each the difference from the baseline. torpor keeps no per-period minimum and
-    maximum, so those two columns are left out."""
-    sep = "-" * 64
-    out = [sep, "| C-state  |      avg |    total |  hits |  over | under |", sep]
-    for cpu, ref in zip(cpus, base, strict=True):
-        out += [f"| cpu{cpu['cpu']} |", sep]
-        for s, b in zip(cpu["states"], ref["states"], strict=True):
-            avg = s["time_ns"] / s["entries"] if s["entries"] else 0.0
-            bavg = b["time_ns"] / b["entries"] if b["entries"] else 0.0
-            out.append(
-                f"| {s['name']:8s} | {_duration(avg):>8s} | {_duration(s['time_ns']):>8s} | "
-                f"{s['entries']:5d} | {s['above']:5d} | {s['below']:5d} |"
-            )
-            if cpus is not base:
-                out.append(
-                    f"|          | {_signed(avg - bavg):>8s} | "
-                    f"{_signed(s['time_ns'] - b['time_ns']):>8s} | "
-                    f"{s['entries'] - b['entries']:+5d} | {s['above'] - b['above']:+5d} | "
-                    f"{s['below'] - b['below']:+5d} |"
-                )
-        out.append(sep)
-    return out
-
-
-def _signed(ns: float) -> str:
-    return ("+" if ns >= 0 else "-") + _duration(abs(ns))
-
-
 # The second built-in scenario: an NVMe drive under APST workflow 7 whose latency tolerance a
 # holder lowers mid-run.
 NVME_DRIVE = "wdc-pc-sn530-256gb"
@@ -354,7 +313,10 @@ def results(
         "runs": rows,
         "cyclictest": extra["cyclictest"],
         "idlestat": {
-            c: idlestat_comparison(extra["states"][c], extra["states"]["none"]) for c in CONFIGS
+            c: native.idlestat_comparison(
+                extra["states"][c], None if c == "none" else extra["states"]["none"]
+            )
+            for c in CONFIGS
         },
         "nvme_tolerance": nvme,
     }

@@ -5,6 +5,7 @@
 pub mod apst;
 pub mod fio_text;
 pub mod ftrace_writer;
+pub mod idlestat_comparison;
 pub mod knobs;
 pub mod qos;
 pub mod residency_share;
