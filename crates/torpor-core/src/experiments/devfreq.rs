@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::claim::{robustness, Claim, End, JudgedClaim};
-use super::row_lookup::{find, MissingRow};
+use super::row_lookup::{find, present, MissingRow};
 
 const SEED: &str = "001";
 /// The seed's case 1 clat, us: (min, max, avg) with the boost ...
@@ -341,9 +341,7 @@ fn figures(
         }
     }
     let case1 = runs[0].case1_clat_gain_pct.get(BOOST_ON).copied();
-    let case1 = case1.ok_or_else(|| MissingRow {
-        what: "case 1, variant boost-on (central run)".into(),
-    })?;
+    let case1 = present(case1, || "case 1, variant boost-on (central run)".into())?;
     Ok(DevfreqFigures {
         seed_case1_gain_pct: seed_case1_gain_pct(),
         seed_case2_gain_pct: seed_case2_gain_pct(),
@@ -364,12 +362,11 @@ fn run_gains(assumption: Option<&str>, rows: &[VariantRow]) -> Result<RunGains, 
         if of_case.is_empty() {
             continue;
         }
-        let off = of_case
-            .iter()
-            .find(|r| r.variant == BOOST_OFF)
-            .ok_or_else(|| MissingRow {
-                what: format!("case {case}, variant boost-off ({assumption:?})"),
-            })?;
+        let off = find(
+            &of_case,
+            |r| r.variant == BOOST_OFF,
+            || format!("case {case}, variant boost-off ({assumption:?})"),
+        )?;
         for r in of_case.iter().filter(|r| r.variant != BOOST_OFF) {
             let (map, gain) = if case == 1 {
                 (

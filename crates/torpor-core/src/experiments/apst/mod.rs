@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::claim::{robustness, Claim, End, JudgedClaim};
-use super::row_lookup::MissingRow;
+use super::row_lookup::{find, MissingRow};
 
 /// The seed's number.
 pub const SEED: &str = "000";
@@ -389,12 +389,11 @@ struct Grid<'a>(&'a [ApstRow]);
 
 impl Grid<'_> {
     fn row(&self, device: &str, workflow: u32, algorithm: &str) -> Result<&ApstRow, MissingRow> {
-        self.0
-            .iter()
-            .find(|r| r.device == device && r.workflow == workflow && r.algorithm == algorithm)
-            .ok_or_else(|| {
-                MissingRow::new(format!("run of {device} workflow {workflow} {algorithm}"))
-            })
+        find(
+            self.0,
+            |r| r.device == device && r.workflow == workflow && r.algorithm == algorithm,
+            || format!("run of {device} workflow {workflow} {algorithm}"),
+        )
     }
 
     /// v5.14 against legacy on `device` and `workflow`, as a fraction of legacy's `measure`.

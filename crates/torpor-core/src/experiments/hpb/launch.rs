@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::SEED;
 use crate::experiments::claim::Claim;
 use crate::experiments::format::{g, percent};
-use crate::experiments::row_lookup::{find, MissingRow};
+use crate::experiments::row_lookup::{find, present, MissingRow};
 
 /// The seed's app start-up cycles, s: (baseline, HPB) per cycle.
 pub(super) const SEED_LAUNCH: [(f64, f64); 6] = [
@@ -177,8 +177,8 @@ pub(super) fn warmup_driver(
         .filter(|b| *b >= working_set_regions)
         .collect();
     let budget = spread(BUDGET, &holding);
-    let smallest = budgets.iter().copied().min().ok_or_else(|| MissingRow {
-        what: format!("the warm-up runs of {BUDGET}"),
+    let smallest = present(budgets.iter().copied().min(), || {
+        format!("the warm-up runs of {BUDGET}")
     })?;
     let small = warmup_curve(warmup, BUDGET, smallest);
     let ok = pace >= 2 && !matching.is_empty() && delay <= MINOR_SHARE && budget <= MINOR_SHARE;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::claim::{not_assessed, JudgedClaim};
-use super::row_lookup::MissingRow;
+use super::row_lookup::{find, MissingRow};
 
 /// The seed's number.
 pub const SEED: &str = "002";
@@ -187,11 +187,11 @@ fn figures(runs: &Runs, inputs: &TeoInputs) -> Result<TeoFigures, MissingRow> {
                 .insert(gov.to_owned(), perc_diff(r.avg_power_mw, menu.avg_power_mw));
             table.score.insert(gov.to_owned(), score);
             for base in &menu.tasks {
-                let got = r
-                    .tasks
-                    .iter()
-                    .find(|t| t.task == base.task)
-                    .ok_or_else(|| MissingRow::new(format!("task {} under {gov}", base.task)))?;
+                let got = find(
+                    &r.tasks,
+                    |t| t.task == base.task,
+                    || format!("task {} under {gov}", base.task),
+                )?;
                 table.latency.entry(base.task.clone()).or_default().insert(
                     gov.to_owned(),
                     perc_diff(got.latency_avg_us, base.latency_avg_us),
@@ -238,9 +238,10 @@ struct Runs<'a>(&'a [TeoRow]);
 
 impl Runs<'_> {
     fn row(&self, workload: &str, governor: &str) -> Result<&TeoRow, MissingRow> {
-        self.0
-            .iter()
-            .find(|r| r.workload == workload && r.governor == governor)
-            .ok_or_else(|| MissingRow::new(format!("run of {workload} under {governor}")))
+        find(
+            self.0,
+            |r| r.workload == workload && r.governor == governor,
+            || format!("run of {workload} under {governor}"),
+        )
     }
 }

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::experiments::claim::Claim;
 use crate::experiments::format::{g, signed_g};
-use crate::experiments::row_lookup::MissingRow;
+use crate::experiments::row_lookup::{find, MissingRow};
 
 /// The seed's claims, in the report's order (the revert's comes apart: [`revert`]).
 pub(super) fn claims(runs: &Runs) -> Result<Vec<Claim>, MissingRow> {
@@ -226,12 +226,14 @@ pub(super) fn benchmark_scores(runs: &Runs) -> Result<Claim, MissingRow> {
 /// the cluster state (< 1 % of the run) while teo@6.12 uses it (> 10 %), and teo-util draws
 /// more power.
 pub(super) fn revert(rows: &[RevertRow]) -> Result<Claim, MissingRow> {
-    let find = |gov: &str| {
-        rows.iter()
-            .find(|r| r.governor == gov)
-            .ok_or_else(|| MissingRow::new(format!("revert run under {gov}")))
+    let under = |gov: &str| {
+        find(
+            rows,
+            |r| r.governor == gov,
+            || format!("revert run under {gov}"),
+        )
     };
-    let (u, t) = (find("teo-util")?, find("teo@6.12")?);
+    let (u, t) = (under("teo-util")?, under("teo@6.12")?);
     let ok = u.cluster_state_pct_cpu0 < 1.0
         && t.cluster_state_pct_cpu0 > 10.0
         && u.avg_power_mw > t.avg_power_mw;
