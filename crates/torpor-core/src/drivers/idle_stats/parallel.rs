@@ -460,11 +460,16 @@ impl Iterator for LineEnds<'_> {
 fn line_end_mask(bytes: &[u8]) -> u64 {
     match bytes.first_chunk::<64>() {
         Some(chunk) => line_end_mask64(chunk),
-        None => bytes
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i)),
+        None => line_end_mask_bytewise(bytes),
     }
+}
+
+/// [`line_end_mask`] one byte at a time, for at most 64 bytes.
+fn line_end_mask_bytewise(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -487,10 +492,7 @@ fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn line_end_mask64(chunk: &[u8; 64]) -> u64 {
-    chunk
-        .iter()
-        .enumerate()
-        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
+    line_end_mask_bytewise(chunk)
 }
 
 impl Scanned {
