@@ -26,8 +26,6 @@ from torpor.report.notes import run_notes
 matplotlib.rcParams["svg.hashsalt"] = "torpor"
 
 _VERDICT = {True: "holds", False: "fails", None: "not checkable"}
-#: A drive's time between power states, as the core's residency table names it.
-_BETWEEN = native.BETWEEN_STATES
 # The IO path figure's bars per task: its parts at these percentiles of the report.
 _IO_BARS = ("p50_us", "p99_us")
 _STYLE = """
@@ -433,7 +431,7 @@ def _device_lanes(v: dict[str, Any], until_s: float) -> list[_Lane]:
     report's section, which the slowest IO's ``device`` names); none without a device."""
     lanes: list[_Lane] = []
     if (t := v.get("nvme", {}).get("timeline")) is not None:
-        names = [_BETWEEN if n == "transition" else n for n in t["states"]]
+        names = [native.BETWEEN_STATES if n == "transition" else n for n in t["states"]]
         changes = [(at, names[s]) for at, s in zip(t["t_s"], t["state"], strict=True)]
         lanes.append(("device-nvme", v["nvme"]["device"], changes, bool(t["dropped"])))
     if "ufs" in v:
@@ -455,7 +453,7 @@ def _device_colors(variants: list[dict[str, Any]]) -> dict[str, str]:
     for v in variants:
         if (t := v.get("nvme", {}).get("timeline")) is not None:
             states = [s for s in t["states"] if s != "transition"]
-            colors |= _shades("Purples", states) | {_BETWEEN: "gold"}
+            colors |= _shades("Purples", states) | {native.BETWEEN_STATES: "gold"}
         if "ufs" in v:
             levels = sorted({hz for _, hz in v["ufs"]["freq_timeline"]}, reverse=True)
             colors |= _shades("Purples", [_clock(hz) for hz in levels])
